@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * libpmcring: user space access to pmcring's per-CPU record rings.
+ *
+ *   - a session on /dev/pmcring: configure, enable, map every CPU's ring;
+ *   - per-CPU ring access for custom consumers (raw mapping and iterator);
+ *   - an exact cross-CPU timestamp merge with bounded delay;
+ *   - a pmclog(3)-style parser of pmclog files and streams;
+ *   - a user space producer of the same ring ABI (tests and benchmarks).
+ *
+ * Conventions: int functions return 0 (or a count) on success and a
+ * negative errno on failure; functions returning a pointer return NULL and
+ * set errno.  Options structs start with `size_t sz` (set it to sizeof the
+ * struct): fields past sz take their defaults, so the structs can grow.
+ * Objects are not thread safe unless said otherwise: use one object from one
+ * thread at a time.
+ *
+ * The ABI (record layouts, mmap layout, ordering contract) lives in
+ * <linux/pmcring.h>, installed with this header.
+ */
+#ifndef LIBPMCRING_H
+#define LIBPMCRING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <linux/pmcring.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef PMCRING_API
+#define PMCRING_API __attribute__((visibility("default")))
+#endif
+
+#define LIBPMCRING_MAJOR_VERSION	0
+#define LIBPMCRING_MINOR_VERSION	1
+
+/* ------------------------------------------------------------------ */
+/* Session on /dev/pmcring                                             */
+/* ------------------------------------------------------------------ */
+
+struct pmcring;			/* a session, one open() of the device */
+struct pmcring_cpu_buf;		/* one CPU's ring as a consumer sees it */
+
+struct pmcring_opts {
+	size_t		sz;		/* sizeof(struct pmcring_opts) */
+	const char	*dev_path;	/* NULL: PMCRING_DEV_PATH */
+	uint32_t	data_pages;	/* per CPU, power of two; 0: 64 (clamped
+					 * to the device's min/max)
+					 */
+	uint32_t	flags;		/* PMCRING_CFG_F_* */
+	uint64_t	watermark;	/* bytes; 0: data_size / 4 */
+	uint64_t	types;		/* PMCRING_TYPE_BIT() mask; 0: all */
+	int32_t		pid;		/* with PMCRING_CFG_F_PID */
+	uint32_t	callchain_depth;/* 0: 128, at most 512 */
+};
+
+/*
+ * Open the device, PMCRING_IOC_CONFIGURE it from @opts (NULL: defaults) and
+ * map the ring of every possible CPU.  The session starts disabled.
+ */
+PMCRING_API struct pmcring *pmcring_new(const struct pmcring_opts *opts);
+/* Unmap, close.  Accepts NULL. */
+PMCRING_API void pmcring_free(struct pmcring *s);
+/* The session fd, for poll() (EPOLLIN at watermark, EPOLLHUP after stop). */
+PMCRING_API int pmcring_fd(const struct pmcring *s);
+/* Copy of PMCRING_IOC_GET_INFO as read at pmcring_new(). */
+PMCRING_API int pmcring_info(const struct pmcring *s, struct pmcring_info *info);
+PMCRING_API int pmcring_enable(struct pmcring *s);
+PMCRING_API int pmcring_disable(struct pmcring *s);
+/* Wake poll() now, whatever the watermark. */
+PMCRING_API int pmcring_flush(struct pmcring *s);
+/* USERDATA record with value @v on the calling CPU (pmc_writelog(3)). */
+PMCRING_API int pmcring_writelog(struct pmcring *s, uint32_t v);
+/* The record clock now (ns of CLOCK_MONOTONIC, kernel's fast clock). */
+PMCRING_API int pmcring_clock(struct pmcring *s, uint64_t *now);
+/* PMCRING_IOC_ADD_COUNTER; fills c->pmcid. */
+PMCRING_API int pmcring_add_counter(struct pmcring *s, struct pmcring_counter *c);
+/* PMCRING_IOC_GENERATE (tests, benchmarks; CAP_SYS_ADMIN). */
+PMCRING_API int pmcring_generate(struct pmcring *s, const struct pmcring_generate *g);
+/* Number of CPU rings (possible CPUs); rings are 0..n-1. */
+PMCRING_API unsigned int pmcring_nr_cpus(const struct pmcring *s);
+/*
+ * The raw mapping of @cpu's ring: *base is the control page
+ * (struct pmcring_mmap_page), *size the bytes mapped (region_size), like
+ * libbpf's perf_buffer__buffer().  For consumers of their own; they must
+ * follow the ordering contract of <linux/pmcring.h>.
+ */
+PMCRING_API int pmcring_cpu_buffer(struct pmcring *s, unsigned int cpu,
+				   void **base, size_t *size);
+/* The iterator of @cpu's ring (owned by the session), or NULL (errno). */
+PMCRING_API struct pmcring_cpu_buf *pmcring_cpu_buf(struct pmcring *s,
+						    unsigned int cpu);
+
+/* ------------------------------------------------------------------ */
+/* One CPU's ring                                                      */
+/* ------------------------------------------------------------------ */
+
+/* A record in a ring; data points into the read-only mapping. */
+struct pmcring_record {
+	const void	*data;		/* the record, header first, 8-aligned */
+	uint32_t	len;		/* pmclog length (header's length field) */
+	uint32_t	type;		/* PMCRING_TYPE_* */
+	uint64_t	ts;		/* header timestamp, ns */
+	uint32_t	cpu;		/* ring it came from */
+	uint32_t	__pad;
+	uint64_t	end;		/* ring position just after it */
+};
+
+/*
+ * Peek the record at the cursor without moving it: 1 and *r filled, 0 when
+ * the ring holds nothing more now, -EBADMSG when the ring data is corrupt
+ * (bad magic, type or length, record beyond data_head, timestamps going
+ * backwards).  Loads data_head with acquire semantics ((C) of the contract)
+ * only when the records already seen are used up.
+ */
+PMCRING_API int pmcring_cpu_buf_peek(struct pmcring_cpu_buf *b,
+				     struct pmcring_record *r);
+/* Move the cursor past the peeked record (counts it in the stats). */
+PMCRING_API void pmcring_cpu_buf_next(struct pmcring_cpu_buf *b);
+/* The cursor: ring position of the next record to peek. */
+PMCRING_API uint64_t pmcring_cpu_buf_pos(const struct pmcring_cpu_buf *b);
+/*
+ * Give ring space up to @pos back to the producer: full fence, then
+ * store-release of data_tail ((D) of the contract).  @pos must lie between
+ * the current data_tail and the cursor; other values are ignored.  Records
+ * before @pos must not be accessed afterwards.
+ */
+PMCRING_API void pmcring_cpu_buf_consume(struct pmcring_cpu_buf *b, uint64_t pos);
+/* The CPU this ring belongs to. */
+PMCRING_API unsigned int pmcring_cpu_buf_cpu(const struct pmcring_cpu_buf *b);
+
+struct pmcring_cpu_stats {
+	uint64_t	records;	/* records passed with _next() */
+	uint64_t	bytes;		/* ring bytes passed with _next() */
+	uint64_t	lost;		/* records the producer dropped */
+};
+PMCRING_API void pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
+				       struct pmcring_cpu_stats *st);
+
+/* ------------------------------------------------------------------ */
+/* Exact timestamp merge                                               */
+/* ------------------------------------------------------------------ */
+
+struct pmcring_merge;
+
+/* A record clock read as (F) of the contract: ns, CLOCK_MONOTONIC. */
+typedef int (*pmcring_clock_fn)(void *ctx, uint64_t *now);
+
+struct pmcring_merge_opts {
+	size_t		sz;		/* sizeof(struct pmcring_merge_opts) */
+	uint64_t	max_delay_ns;	/* poll period the caller promises;
+					 * 0: 10 ms
+					 */
+	pmcring_clock_fn clock;		/* required for _merge_new() */
+	void		*clock_ctx;
+	uint32_t	flags;		/* PMCRING_MERGE_F_* */
+	uint32_t	__pad;
+};
+
+/*
+ * Consume automatically: each call of pmcring_merge_next() first gives back
+ * the space of the record it handed out before (so that record is invalid
+ * from then on).  Without it the caller calls pmcring_cpu_buf_consume().
+ */
+#define PMCRING_MERGE_F_AUTO_CONSUME	(1u << 0)
+
+/*
+ * Merge @n CPU rings (pointers copied, rings stay owned by the caller).
+ * Records come out with non-decreasing timestamps, ties by ring index.
+ */
+PMCRING_API struct pmcring_merge *
+pmcring_merge_new(struct pmcring_cpu_buf **bufs, unsigned int n,
+		  const struct pmcring_merge_opts *opts);
+/* Merge every CPU of a session, clock = pmcring_clock() unless given. */
+PMCRING_API struct pmcring_merge *
+pmcring_merge_new_session(struct pmcring *s, const struct pmcring_merge_opts *opts);
+/*
+ * Hand out the next record in timestamp order: 1 and *r filled; 0 when no
+ * record can be handed out yet (some CPU may still commit an earlier one);
+ * negative errno on a corrupt ring (-EBADMSG) or clock failure.
+ *
+ * A record is handed out only once every other CPU has a visible record
+ * that is not earlier, or is drained and provably cannot produce an earlier
+ * one (its pending_ts, or the clock read before checking it).  Idle CPUs do
+ * not stall the merge.  After 0 the caller waits (poll() on the session fd)
+ * with a timeout of at most max_delay_ns and calls again: then every record
+ * is handed out within about max_delay_ns of its commit.
+ *
+ * r->data stays valid until the caller consumes past r->end on the ring of
+ * r->cpu (or, with PMCRING_MERGE_F_AUTO_CONSUME, until the next call).
+ */
+PMCRING_API int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r);
+/* The ring with index @i (the CPU for a session merge). */
+PMCRING_API struct pmcring_cpu_buf *pmcring_merge_buf(struct pmcring_merge *m,
+						      unsigned int i);
+/* The effective max_delay_ns. */
+PMCRING_API uint64_t pmcring_merge_max_delay_ns(const struct pmcring_merge *m);
+/* Accepts NULL. */
+PMCRING_API void pmcring_merge_free(struct pmcring_merge *m);
+
+/* ------------------------------------------------------------------ */
+/* pmclog(3)-style parser                                              */
+/* ------------------------------------------------------------------ */
+
+#define PMCRING_LOG_FD_NONE	(-1)
+
+enum pmcring_log_state {
+	PMCRING_LOG_OK,
+	PMCRING_LOG_EOF,
+	PMCRING_LOG_ERROR,
+	PMCRING_LOG_REQUIRE_DATA,
+};
+
+/*
+ * Typed views of the records (FreeBSD lib/libpmc/pmclog.h names).  Pointers
+ * point into pl_data and stay valid until the next call on the parser.
+ */
+struct pmcring_log_ev_initialize {
+	uint32_t	pl_version;	/* PMCRING_LOG_VERSION */
+	uint32_t	pl_arch;	/* cputype */
+	uint64_t	pl_tsc_freq;	/* ticks per second of the timestamps */
+	struct timespec	pl_ts;		/* realtime at the start */
+	char		pl_cpuid[PMCRING_CPUID_LEN + 1];
+};
+struct pmcring_log_ev_pmcallocate {
+	uint32_t	pl_pmcid, pl_event, pl_flags;
+	uint64_t	pl_rate;
+};
+struct pmcring_log_ev_pmcallocatedyn {
+	uint32_t	pl_pmcid, pl_event, pl_flags;
+	char		pl_evname[PMCRING_NAME_MAX + 1];
+};
+struct pmcring_log_ev_pmcattach {
+	uint32_t	pl_pmcid, pl_pid;
+	const char	*pl_pathname;
+};
+struct pmcring_log_ev_pmcdetach {
+	uint32_t	pl_pmcid, pl_pid;
+};
+struct pmcring_log_ev_proccsw {
+	uint64_t	pl_value;
+	uint32_t	pl_pmcid, pl_pid, pl_tid;
+};
+struct pmcring_log_ev_procexec {
+	uint32_t	pl_pid, pl_pmcid;
+	uint64_t	pl_baseaddr, pl_dynaddr;
+	const char	*pl_pathname;
+};
+struct pmcring_log_ev_procexit {
+	uint32_t	pl_pmcid, pl_pid;
+	uint64_t	pl_value;
+};
+struct pmcring_log_ev_procfork {
+	uint32_t	pl_oldpid, pl_newpid;
+};
+struct pmcring_log_ev_sysexit {
+	uint32_t	pl_pid;
+};
+struct pmcring_log_ev_userdata {
+	uint32_t	pl_userdata;
+};
+struct pmcring_log_ev_map_in {
+	uint32_t	pl_pid;
+	uint64_t	pl_start;
+	const char	*pl_pathname;
+};
+struct pmcring_log_ev_map_out {
+	uint32_t	pl_pid;
+	uint64_t	pl_start, pl_end;
+};
+struct pmcring_log_ev_callchain {
+	uint32_t	pl_pid, pl_tid, pl_pmcid, pl_cpuflags;
+	uint32_t	pl_cpu;		/* pl_cpuflags >> 16 */
+	uint32_t	pl_npc;		/* frames, <= 512 */
+	const uint64_t	*pl_pc;		/* 8-aligned */
+};
+struct pmcring_log_ev_thr_create {
+	uint32_t	pl_tid, pl_pid, pl_flags;
+	char		pl_tdname[PMCRING_COMM_LEN + 1];
+};
+struct pmcring_log_ev_thr_exit {
+	uint32_t	pl_tid;
+};
+struct pmcring_log_ev_proc_create {
+	uint32_t	pl_pid, pl_flags;
+	char		pl_pcomm[PMCRING_COMM_LEN + 1];
+};
+struct pmcring_log_ev_generated {
+	uint64_t	pl_seq;		/* 0 if the record is too short */
+	uint32_t	pl_cpu, pl_ctx;
+};
+
+struct pmcring_log_ev {
+	enum pmcring_log_state pl_state;
+	const char	*pl_reason;	/* static text when pl_state is ERROR */
+	uint64_t	pl_offset;	/* stream offset of this record */
+	uint64_t	pl_count;	/* records read, this one included */
+	uint64_t	pl_ts;		/* header timestamp */
+	uint32_t	pl_type;	/* PMCRING_TYPE_* */
+	uint32_t	pl_len;		/* record length */
+	const void	*pl_data;	/* whole record, 8-aligned copy */
+	union {
+		struct pmcring_log_ev_callchain		pl_cc;
+		struct pmcring_log_ev_initialize	pl_i;
+		struct pmcring_log_ev_map_in		pl_mi;
+		struct pmcring_log_ev_map_out		pl_mo;
+		struct pmcring_log_ev_pmcallocate	pl_a;
+		struct pmcring_log_ev_pmcallocatedyn	pl_ad;
+		struct pmcring_log_ev_pmcattach		pl_t;
+		struct pmcring_log_ev_pmcdetach		pl_d;
+		struct pmcring_log_ev_proccsw		pl_c;
+		struct pmcring_log_ev_proc_create	pl_pc;
+		struct pmcring_log_ev_procexec		pl_x;
+		struct pmcring_log_ev_procexit		pl_e;
+		struct pmcring_log_ev_procfork		pl_f;
+		struct pmcring_log_ev_sysexit		pl_se;
+		struct pmcring_log_ev_thr_create	pl_tc;
+		struct pmcring_log_ev_thr_exit		pl_te;
+		struct pmcring_log_ev_userdata		pl_u;
+		struct pmcring_log_ev_generated		pl_g;
+	} pl_u;
+};
+
+struct pmcring_log;
+
+/*
+ * A parser reading @fd (which it does not close), or fed from memory with
+ * pmcring_log_feed() when @fd is PMCRING_LOG_FD_NONE.
+ */
+PMCRING_API struct pmcring_log *pmcring_log_open(int fd);
+/*
+ * Parse the next record into @ev: 0 with pl_state OK, else -1 with pl_state
+ * EOF (CLOSELOG read, or end of file in fd mode; a truncated last record
+ * reads as EOF), REQUIRE_DATA (memory mode: feed more) or ERROR (sticky;
+ * pl_reason says why).
+ */
+PMCRING_API int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev);
+/* Append @len bytes (copied) to a memory parser: 0, -EINVAL in fd mode. */
+PMCRING_API int pmcring_log_feed(struct pmcring_log *l, const void *data, size_t len);
+/* Accepts NULL. */
+PMCRING_API void pmcring_log_close(struct pmcring_log *l);
+/* "CALLCHAIN", ... or NULL for an unknown type. */
+PMCRING_API const char *pmcring_type_name(unsigned int type);
+
+/* ------------------------------------------------------------------ */
+/* User space producer of the ring ABI (tests, benchmarks)             */
+/* ------------------------------------------------------------------ */
+
+struct pmcring_uprod;
+
+/*
+ * @nr_cpus rings of @data_pages pages each (power of two) in a memfd, laid
+ * out and mapped exactly like the device's (consumers map the control page
+ * read-write and the rest read-only).
+ */
+PMCRING_API struct pmcring_uprod *pmcring_uprod_new(unsigned int nr_cpus,
+						    uint32_t data_pages);
+/*
+ * Write one record of @type to @cpu's ring: a header (timestamp from
+ * pmcring_uprod_clock()) then @body_len bytes of @body.  0, -ENOSPC when
+ * dropped (counted in lost; a DROPNOTIFY record follows once space
+ * returns), -EINVAL.  One writer per CPU at a time.
+ */
+PMCRING_API int pmcring_uprod_write(struct pmcring_uprod *p, unsigned int cpu,
+				    unsigned int type, const void *body,
+				    uint32_t body_len);
+/*
+ * The two halves of _write(), to hold a record in flight: reserve publishes
+ * pending_ts, reads the timestamp and returns the record (header filled,
+ * body zeroed) or NULL (errno ENOSPC/EINVAL); commit publishes it.
+ */
+PMCRING_API void *pmcring_uprod_reserve(struct pmcring_uprod *p, unsigned int cpu,
+					unsigned int type, uint32_t len);
+PMCRING_API void pmcring_uprod_commit(struct pmcring_uprod *p, unsigned int cpu);
+PMCRING_API struct pmcring_cpu_buf *pmcring_uprod_cpu_buf(struct pmcring_uprod *p,
+							  unsigned int cpu);
+/* The raw consumer mapping, as pmcring_cpu_buffer(). */
+PMCRING_API int pmcring_uprod_buffer(struct pmcring_uprod *p, unsigned int cpu,
+				     void **base, size_t *size);
+PMCRING_API unsigned int pmcring_uprod_nr_cpus(const struct pmcring_uprod *p);
+/* CLOCK_MONOTONIC in ns; @uprod may be NULL.  Usable as the merge clock. */
+PMCRING_API int pmcring_uprod_clock(void *uprod, uint64_t *now);
+/* Accepts NULL. */
+PMCRING_API void pmcring_uprod_free(struct pmcring_uprod *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBPMCRING_H */

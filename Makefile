@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# pmcring top-level build.
+#
+#   make deps     install build/test dependencies with apt-get (idempotent)
+#   make          build the module, userspace (if present) and selftests
+#   make check    -Werror build, host unit tests, selftests in a QEMU VM;
+#                 ends with "N passed, N failed, N skipped"
+#   make run      build, boot the VM (HOST=1: this host), record a workload
+#   make lint     checkpatch --strict on kmod/ and uapi/
+#   make fuzz / bench / install / clean
+#
+# KVER selects the Debian kernel series (default 6.1): the newest installed
+# /usr/src/linux-headers-$(KVER).*-amd64 is used and the VM boots the
+# matching /boot/vmlinuz.  KREL/KDIR may be given to pin an exact release.
+
+KVER ?= 6.1
+SHELL := /bin/bash
+MAKEFLAGS += --no-print-directory
+
+TOP := $(CURDIR)
+BUILD := $(TOP)/build
+KSRC_TAR ?= /usr/src/linux-source-6.1.tar.xz
+KSRC := $(BUILD)/ksrc
+KSFT_DIR := $(KSRC)/tools/testing/selftests
+KSFT_INSTALL := $(BUILD)/kselftest-install
+
+# Lazily evaluated (=): "make deps" may install the headers first.
+KREL = $(shell $(TOP)/selftests/lib/kver $(KVER))
+KDIR = /usr/src/linux-headers-$(KREL)
+
+# Packages: the 6.1 series comes from bookworm's meta packages, any other
+# series from the versioned meta packages (linux-image-6.12-amd64, ...).
+ifeq ($(KVER),6.1)
+KPKGS := linux-image-amd64 linux-headers-amd64
+else
+KPKGS := linux-image-$(KVER)-amd64 linux-headers-$(KVER)-amd64
+endif
+DEB_PKGS := gcc make libc6-dev pkg-config perl xz-utils kmod rsync \
+	    qemu-system-x86 busybox-static cpio liburing-dev linux-source-6.1 \
+	    $(KPKGS)
+
+HAVE_USER = $(wildcard $(TOP)/user/Makefile)
+# Does user/Makefile know target $(1)?  (make -q exits 2 on "no rule")
+user_has = $(and $(HAVE_USER),$(shell $(MAKE) -C $(TOP)/user -q $(1) \
+	>/dev/null 2>&1; [ $$? -ne 2 ] && echo y))
+
+.PHONY: all deps kmod user selftests ksrc lint check run fuzz bench \
+	install clean help
+
+all: kmod user selftests
+
+help:
+	@sed -n '3,16p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+
+# ---------------------------------------------------------------------------
+# Dependencies.  dpkg-query first so a second run costs nothing.
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do \
+		s=$$(dpkg-query -W -f='$${db:Status-Abbrev}' $$p 2>/dev/null); \
+		case "$$s" in ii*) ;; *) echo $$p;; esac; done); \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "deps: need root (try: sudo make deps)" >&2; exit 1; \
+		fi; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -q -o DPkg::Lock::Timeout=900 && \
+		apt-get install -y -q -o DPkg::Lock::Timeout=900 --no-install-recommends $$missing || exit 1; \
+	fi; \
+	krel=$$($(TOP)/selftests/lib/kver $(KVER)) && [ -n "$$krel" ] || \
+		{ echo "deps: no kernel $(KVER) headers+image installed" >&2; exit 1; }
+
+# ---------------------------------------------------------------------------
+# Kernel files we use but never commit, extracted from linux-source-6.1.
+KSRC_FILES := tools/testing/selftests/kselftest.h \
+	tools/testing/selftests/kselftest_harness.h \
+	tools/testing/selftests/lib.mk \
+	tools/testing/selftests/run_kselftest.sh \
+	tools/testing/selftests/kselftest/* \
+	scripts/checkpatch.pl scripts/spelling.txt \
+	scripts/const_structs.checkpatch
+
+$(KSRC)/.stamp: $(KSRC_TAR)
+	@echo "  EXTRACT kselftest + checkpatch from $(notdir $(KSRC_TAR))"
+	@rm -rf $(KSRC) && mkdir -p $(KSRC)
+	@tar -xJf $(KSRC_TAR) -C $(KSRC) --strip-components=1 --wildcards \
+		$(foreach f,$(KSRC_FILES),'*/$(f)')
+	@mkdir -p $(BUILD)/kselftest
+	@cp $(KSFT_DIR)/kselftest.h $(KSFT_DIR)/kselftest_harness.h \
+		$(BUILD)/kselftest/
+	@touch $@
+
+ksrc: $(KSRC)/.stamp
+
+# ---------------------------------------------------------------------------
+# Build.  The module is also copied to build/kmod/<release>/ so 6.1 and
+# 6.12 builds can coexist for the VM runner.
+kmod:
+	@test -d "$(KDIR)" || { echo "no headers for KVER=$(KVER);" \
+		"run: make deps KVER=$(KVER)" >&2; exit 1; }
+	$(MAKE) -C kmod KDIR=$(KDIR)
+	@mkdir -p $(BUILD)/kmod/$(KREL)
+	@cp kmod/pmcring.ko $(BUILD)/kmod/$(KREL)/pmcring.ko
+
+user:
+ifneq ($(HAVE_USER),)
+	$(MAKE) -C user
+	$(MAKE) -C user static
+else
+	@echo "  SKIP    user/ (no user/Makefile yet)"
+endif
+
+# Selftests are static programs; they may link build/user/static/libpmcring.a.
+selftests: ksrc user
+	$(MAKE) -C selftests
+	@rm -rf $(KSFT_INSTALL)
+	$(MAKE) -C selftests install INSTALL_PATH=$(KSFT_INSTALL) >/dev/null
+
+# ---------------------------------------------------------------------------
+CHECKPATCH := perl $(KSRC)/scripts/checkpatch.pl --strict --no-tree \
+	--terse --show-types
+# The uapi header is checked under its in-kernel name include/uapi/linux/
+# so checkpatch applies its uapi rules (no BIT() there, etc.).
+lint: ksrc
+	@echo "  CHECKPATCH --strict kmod/*.[ch] uapi/linux/pmcring.h"
+	@rc=0; $(CHECKPATCH) -f $(filter-out %.mod.c,$(wildcard kmod/*.[ch])) || rc=1; \
+	mkdir -p $(BUILD)/lint/include/uapi/linux && \
+	cp uapi/linux/pmcring.h $(BUILD)/lint/include/uapi/linux/ && \
+	cd $(BUILD)/lint && \
+	$(CHECKPATCH) -f include/uapi/linux/pmcring.h || rc=1; exit $$rc
+
+# ---------------------------------------------------------------------------
+check: deps
+	@$(MAKE) all
+	@KVER=$(KVER) KREL=$(KREL) $(TOP)/selftests/lib/check.sh
+
+run: deps
+	@$(MAKE) all
+	@KVER=$(KVER) KREL=$(KREL) KDIR=$(KDIR) HOST=$(HOST) \
+		$(TOP)/selftests/lib/run.sh
+
+fuzz bench:
+ifneq ($(HAVE_USER),)
+	@if [ -n "$(call user_has,$@)" ]; then $(MAKE) -C user $@; else \
+		echo "$@: user/Makefile has no '$@' target yet"; fi
+else
+	@echo "$@: user/ does not exist yet"
+endif
+
+install: kmod
+	$(MAKE) -C kmod KDIR=$(KDIR) modules_install
+ifneq ($(HAVE_USER),)
+	@if [ -n "$(call user_has,install)" ]; then $(MAKE) -C user install; \
+	else echo "install: user/Makefile has no 'install' target yet"; fi
+endif
+
+clean:
+	-$(MAKE) -C kmod KDIR=$(KDIR) clean
+ifneq ($(HAVE_USER),)
+	-$(MAKE) -C user clean
+endif
+	-$(MAKE) -C selftests clean
+	rm -rf $(BUILD) $(TOP)/out

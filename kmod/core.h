@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Ring core internals shared by ring.c, dev.c and gen.c only.  The record
+ * sources (src*.c) use kmod/pmcring.h and nothing from here.
+ */
+#ifndef _PMCRING_CORE_H
+#define _PMCRING_CORE_H
+
+#include <linux/mm_types.h>
+#include "pmcring.h"
+
+/* Smallest ring: the largest record plus a DROPNOTIFY must fit. */
+#define PMCRING_MIN_DATA_PAGES	2u
+/* Largest ring per CPU: 32 MiB with 4 KiB pages. */
+#define PMCRING_MAX_DATA_PAGES	8192u
+
+/* Pages of a CPU region before the data: control page, producer page. */
+#define PMCRING_META_PAGES	2u
+
+/* Record types the module can produce (GET_INFO, CONFIGURE's mask check). */
+#define PMCRING_TYPES_KNOWN						\
+	(PMCRING_TYPE_BIT(PMCRING_TYPE_CLOSELOG) |			\
+	 PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY) |			\
+	 PMCRING_TYPE_BIT(PMCRING_TYPE_INITIALIZE) |			\
+	 GENMASK_ULL(PMCRING_TYPE_PROC_CREATE, PMCRING_TYPE_PMCALLOCATE) | \
+	 PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED))
+
+/* Bytes of one CPU's region for a ring of data_pages pages. */
+static inline u64 pmcring_region_size(u32 data_pages)
+{
+	return (u64)(PMCRING_META_PAGES + 2 * data_pages) << PAGE_SHIFT;
+}
+
+/* ring.c */
+struct pmcring_ring *pmcring_ring_alloc(struct pmcring_session *s,
+					unsigned int cpu);
+void pmcring_ring_free(struct pmcring_ring *rb);
+struct page *pmcring_ring_page(struct pmcring_ring *rb, unsigned long pgoff);
+bool pmcring_ring_ready(struct pmcring_ring *rb);
+void pmcring_ring_check_abi(void);
+
+/* gen.c */
+int pmcring_gen_init(void);
+void pmcring_gen_exit(void);
+long pmcring_gen_ioctl(struct pmcring_session *s,
+		       struct pmcring_generate __user *arg);
+
+#endif /* _PMCRING_CORE_H */

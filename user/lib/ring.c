@@ -16,6 +16,7 @@
  * length, one that reaches past data_head, or a data_head further from
  * data_tail than the ring is long makes the ring corrupt (-EBADMSG, sticky).
  */
+#define _GNU_SOURCE
 #include <sys/mman.h>
 #include "internal.h"
 

@@ -4,6 +4,7 @@
  * region (control page read-write, the rest read-only, one contiguous view
  * per CPU), and the ioctl wrappers.
  */
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>

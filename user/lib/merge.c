@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Exact timestamp merge of CPU rings (EXACT CROSS-CPU ORDER in
+ * <linux/pmcring.h>).
+ *
+ * Every ring is in one of two min-heaps:
+ *
+ *   visible	the ring has a peeked record; keyed by (record ts, index).
+ *   drained	the ring had nothing more when last looked at; keyed by its
+ *		bound, a timestamp below which it will never produce a
+ *		record.  Bounds only grow, so an old bound stays true.
+ *
+ * The head r of the visible heap is handed out once the smallest bound is
+ * >= r.ts: every other ring then either holds a record >= r.ts or can never
+ * produce one below it.  A drained ring whose bound blocks r is refreshed:
+ *
+ *	(F) T = clock (cached); smp_mb(); pending = load-acquire pending_ts
+ *	(H) load-acquire data_head: moved -> it has a record, peek it
+ *	    else bound = pending ? pending : T
+ *
+ * T is read only when a drained ring blocks a record later than the cached
+ * T, so a busy stream reads the clock about once per max_delay_ns of idle
+ * rings, not once per record.  A ring that runs dry after handing out a
+ * record starts with that record's ts as its bound (rings are in ts order).
+ * Cost per record: O(log n) heap work on the ring that produced it; only
+ * when no ring has a visible record are all rings looked at (one load each).
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include "internal.h"
+
+#define PMCRING_MERGE_DEFAULT_DELAY_NS	10000000ull	/* 10 ms */
+
+struct merge_ring {
+	struct pmcring_cpu_buf	*b;
+	struct pmcring_record	rec;	/* peeked, when in the visible heap */
+	uint64_t		bound;	/* when in the drained heap */
+};
+
+struct pmcring_merge {
+	unsigned int		n;
+	unsigned int		nvis;	/* entries in vis[] */
+	unsigned int		ndr;	/* entries in dr[] */
+	unsigned int		*vis;	/* heap of ring indexes by rec.ts */
+	unsigned int		*dr;	/* heap of ring indexes by bound */
+	struct merge_ring	*rings;
+	pmcring_clock_fn	clock;
+	void			*clock_ctx;
+	uint64_t		T;	/* last clock read, 0: none */
+	uint64_t		max_delay_ns;
+	uint32_t		flags;
+	int			err;	/* sticky error of a ring */
+	struct pmcring_cpu_buf	*last;	/* ring of the last record out */
+	uint64_t		last_end;
+};
+
+/* ---- two small heaps of ring indexes ------------------------------------ */
+
+static bool vis_less(const struct pmcring_merge *m, unsigned int a,
+		     unsigned int b)
+{
+	const struct pmcring_record *ra = &m->rings[a].rec;
+	const struct pmcring_record *rb = &m->rings[b].rec;
+
+	return ra->ts < rb->ts || (ra->ts == rb->ts && a < b);
+}
+
+static bool dr_less(const struct pmcring_merge *m, unsigned int a,
+		    unsigned int b)
+{
+	return m->rings[a].bound < m->rings[b].bound;
+}
+
+typedef bool (*less_fn)(const struct pmcring_merge *, unsigned int,
+			unsigned int);
+
+static void sift_down(struct pmcring_merge *m, unsigned int *h,
+		      unsigned int n, unsigned int i, less_fn less)
+{
+	for (;;) {
+		unsigned int l = 2 * i + 1, r = l + 1, min = i, t;
+
+		if (l < n && less(m, h[l], h[min]))
+			min = l;
+		if (r < n && less(m, h[r], h[min]))
+			min = r;
+		if (min == i)
+			return;
+		t = h[i];
+		h[i] = h[min];
+		h[min] = t;
+		i = min;
+	}
+}
+
+static void sift_up(struct pmcring_merge *m, unsigned int *h, unsigned int i,
+		    less_fn less)
+{
+	while (i) {
+		unsigned int p = (i - 1) / 2, t;
+
+		if (!less(m, h[i], h[p]))
+			return;
+		t = h[i];
+		h[i] = h[p];
+		h[p] = t;
+		i = p;
+	}
+}
+
+static void vis_push(struct pmcring_merge *m, unsigned int i)
+{
+	m->vis[m->nvis] = i;
+	sift_up(m, m->vis, m->nvis++, vis_less);
+}
+
+static void vis_pop(struct pmcring_merge *m)
+{
+	m->vis[0] = m->vis[--m->nvis];
+	sift_down(m, m->vis, m->nvis, 0, vis_less);
+}
+
+static void dr_push(struct pmcring_merge *m, unsigned int i)
+{
+	m->dr[m->ndr] = i;
+	sift_up(m, m->dr, m->ndr++, dr_less);
+}
+
+static void dr_pop(struct pmcring_merge *m)
+{
+	m->dr[0] = m->dr[--m->ndr];
+	sift_down(m, m->dr, m->ndr, 0, dr_less);
+}
+
+/* ---- setup ------------------------------------------------------------- */
+
+struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
+					unsigned int n,
+					const struct pmcring_merge_opts *opts)
+{
+	struct pmcring_merge *m;
+	unsigned int i;
+
+	if (!OPTS_VALID(opts) || !n || !bufs || !OPTS_GET(opts, clock, NULL) ||
+	    (OPTS_GET(opts, flags, 0) & ~PMCRING_MERGE_F_AUTO_CONSUME)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (!bufs[i]) {
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->rings = calloc(n, sizeof(*m->rings));
+	m->vis = calloc(n, sizeof(*m->vis));
+	m->dr = calloc(n, sizeof(*m->dr));
+	if (!m->rings || !m->vis || !m->dr) {
+		pmcring_merge_free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->n = n;
+	m->clock = opts->clock;
+	m->clock_ctx = opts->clock_ctx;
+	m->max_delay_ns = OPTS_GET(opts, max_delay_ns, 0) ?:
+			  PMCRING_MERGE_DEFAULT_DELAY_NS;
+	m->flags = OPTS_GET(opts, flags, 0);
+	/* Every ring starts drained with bound 0: looked at on first use. */
+	for (i = 0; i < n; i++) {
+		m->rings[i].b = bufs[i];
+		dr_push(m, i);
+	}
+	return m;
+}
+
+static int session_clock(void *ctx, uint64_t *now)
+{
+	return pmcring_clock(ctx, now);
+}
+
+struct pmcring_merge *
+pmcring_merge_new_session(struct pmcring *s,
+			  const struct pmcring_merge_opts *opts)
+{
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o),
+		.max_delay_ns = OPTS_GET(opts, max_delay_ns, 0),
+		.clock = OPTS_GET(opts, clock, NULL),
+		.clock_ctx = OPTS_GET(opts, clock_ctx, NULL),
+		.flags = OPTS_GET(opts, flags, 0),
+	};
+	struct pmcring_cpu_buf **bufs;
+	struct pmcring_merge *m;
+	unsigned int i, n = pmcring_nr_cpus(s);
+
+	if (!OPTS_VALID(opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!o.clock) {
+		o.clock = session_clock;
+		o.clock_ctx = s;
+	}
+	bufs = calloc(n, sizeof(*bufs));
+	if (!bufs)
+		return NULL;
+	for (i = 0; i < n; i++)
+		bufs[i] = pmcring_cpu_buf(s, i);
+	m = pmcring_merge_new(bufs, n, &o);
+	free(bufs);
+	return m;
+}
+
+void pmcring_merge_free(struct pmcring_merge *m)
+{
+	if (!m)
+		return;
+	free(m->rings);
+	free(m->vis);
+	free(m->dr);
+	free(m);
+}
+
+struct pmcring_cpu_buf *pmcring_merge_buf(struct pmcring_merge *m,
+					  unsigned int i)
+{
+	if (i >= m->n) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return m->rings[i].b;
+}
+
+uint64_t pmcring_merge_max_delay_ns(const struct pmcring_merge *m)
+{
+	return m->max_delay_ns;
+}
+
+/* ---- the merge ----------------------------------------------------------- */
+
+/*
+ * With no visible record anywhere, look at every drained ring once (one
+ * data_head load each, no clock) and move those with records over.
+ */
+static int poll_drained(struct pmcring_merge *m)
+{
+	unsigned int i, keep = 0;
+	int ret;
+
+	for (i = 0; i < m->ndr; i++) {
+		unsigned int r = m->dr[i];
+
+		ret = pmcring_cpu_buf_peek(m->rings[r].b, &m->rings[r].rec);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			vis_push(m, r);
+		else
+			m->dr[keep++] = r;
+	}
+	if (keep != m->ndr) {
+		m->ndr = keep;
+		for (i = keep / 2; i-- > 0;)
+			sift_down(m, m->dr, m->ndr, i, dr_less);
+	}
+	return 0;
+}
+
+/*
+ * Raise the bound of drained ring @i so it may let a record of @ts out:
+ * 1 if the ring turned out to hold a record (now in rec), 0 with the bound
+ * raised as far as the contract allows, or a negative errno.
+ */
+static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts)
+{
+	struct merge_ring *mr = &m->rings[i];
+	uint64_t pending, bound;
+	int ret;
+
+	ret = pmcring_cpu_buf_peek(mr->b, &mr->rec);
+	if (ret)
+		return ret;
+	if (m->T < ts) {
+		ret = m->clock(m->clock_ctx, &m->T);
+		if (ret)
+			return ret < 0 ? ret : -EIO;
+	}
+	/* (F): T before pending_ts; pairs with (E), the smp_mb() between
+	 * the producer's store of pending_ts and its clock read in
+	 * pmcring_ring_reserve().
+	 */
+	smp_mb();
+	pending = smp_load_acquire(&mr->b->prod->pending_ts);
+	/* (H): pairs with (G), the smp_wmb() between the producer's store
+	 * of data_head and its clearing of pending_ts: if we read the clear,
+	 * peek sees the record it published.
+	 */
+	ret = pmcring_cpu_buf_peek(mr->b, &mr->rec);
+	if (ret)
+		return ret;
+	bound = pending ? pending : m->T;
+	if (bound > mr->bound)
+		mr->bound = bound;
+	return 0;
+}
+
+int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
+{
+	struct merge_ring *top;
+	unsigned int t;
+	int ret;
+
+	if (m->last) {
+		pmcring_cpu_buf_consume(m->last, m->last_end);
+		m->last = NULL;
+	}
+	if (m->err)
+		return m->err;
+again:
+	if (!m->nvis) {
+		ret = poll_drained(m);
+		if (ret < 0)
+			return m->err = ret;
+		if (!m->nvis)
+			return 0;
+	}
+	t = m->vis[0];
+	top = &m->rings[t];
+	while (m->ndr && m->rings[m->dr[0]].bound < top->rec.ts) {
+		unsigned int d = m->dr[0];
+
+		ret = refresh(m, d, top->rec.ts);
+		if (ret < 0)
+			return m->err = ret;
+		if (ret) {
+			dr_pop(m);
+			vis_push(m, d);
+			if (m->vis[0] != t)
+				goto again;
+			continue;
+		}
+		if (m->rings[d].bound < top->rec.ts)
+			return 0;	/* a record of d is in flight */
+		sift_down(m, m->dr, m->ndr, 0, dr_less);
+	}
+
+	*r = top->rec;
+	pmcring_cpu_buf_next(top->b);
+	if (m->flags & PMCRING_MERGE_F_AUTO_CONSUME) {
+		m->last = top->b;
+		m->last_end = r->end;
+	}
+	ret = pmcring_cpu_buf_peek(top->b, &top->rec);
+	if (ret < 0)
+		m->err = ret;	/* reported on the next call */
+	if (ret > 0) {
+		sift_down(m, m->vis, m->nvis, 0, vis_less);
+	} else {
+		vis_pop(m);
+		top->bound = r->ts;
+		dr_push(m, t);
+	}
+	return 1;
+}

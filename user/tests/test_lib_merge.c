@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Description: the exact merge hands out records of all CPUs in
+ * non-decreasing timestamp order, each exactly once, while writers on
+ * several threads commit late (records held in flight with pending_ts set),
+ * go idle, wrap their small rings and drop records; an idle CPU does not
+ * stall it, an in-flight record on a drained CPU does.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "libpmcring.h"
+
+/* Fail fast: writer threads may still run, so no cleanup. */
+#define FAIL(...) do { \
+	fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__); \
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); \
+	fflush(NULL); _exit(1); } while (0)
+
+static uint64_t now(void)
+{
+	uint64_t t;
+
+	pmcring_uprod_clock(NULL, &t);
+	return t;
+}
+
+static struct pmcring_merge *merge_of(struct pmcring_uprod *p, uint32_t flags)
+{
+	unsigned int i, n = pmcring_uprod_nr_cpus(p);
+	struct pmcring_cpu_buf *bufs[256];
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o),
+		.clock = pmcring_uprod_clock,
+		.clock_ctx = p,
+		.flags = flags,
+	};
+
+	for (i = 0; i < n; i++)
+		bufs[i] = pmcring_uprod_cpu_buf(p, i);
+	return pmcring_merge_new(bufs, n, &o);
+}
+
+static int put_gen(struct pmcring_uprod *p, unsigned int cpu, uint64_t seq,
+		   uint32_t len, bool commit)
+{
+	struct pmcring_rec_generated *g;
+
+	g = pmcring_uprod_reserve(p, cpu, PMCRING_TYPE_GENERATED, len);
+	if (!g)
+		return -errno;
+	g->pl_seq = seq;
+	g->pl_cpu = cpu;
+	if (commit)
+		pmcring_uprod_commit(p, cpu);
+	return 0;
+}
+
+/* One busy CPU and three idle ones: records come out at once. */
+static int test_idle_cpus_do_not_stall(void)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(4, 1);
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	int i, ret;
+
+	if (!p)
+		FAIL("uprod_new: %m");
+	m = merge_of(p, PMCRING_MERGE_F_AUTO_CONSUME);
+	if (!m)
+		FAIL("merge_new: %m");
+	if (pmcring_merge_next(m, &r) != 0)
+		FAIL("empty rings gave a record");
+	for (i = 0; i < 100; i++) {
+		if (put_gen(p, 2, i, 32, true))
+			FAIL("write %d", i);
+		ret = pmcring_merge_next(m, &r);
+		if (ret != 1)
+			FAIL("record %d not handed out (ret %d)", i, ret);
+		if (r.cpu != 2 ||
+		    ((const struct pmcring_rec_generated *)r.data)->pl_seq !=
+		    (uint64_t)i)
+			FAIL("wrong record %d: cpu %u", i, r.cpu);
+	}
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
+/*
+ * CPU 1 reserves (pending_ts set) but does not commit; CPU 0 then commits
+ * a later record.  The merge must hold CPU 0's record back until CPU 1's
+ * earlier one is committed, then hand out CPU 1's first.
+ */
+static int test_in_flight_blocks(void)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(2, 1);
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	int ret;
+
+	if (!p)
+		FAIL("uprod_new: %m");
+	m = merge_of(p, PMCRING_MERGE_F_AUTO_CONSUME);
+	if (!m)
+		FAIL("merge_new: %m");
+	if (put_gen(p, 1, 100, 32, false))
+		FAIL("reserve on cpu 1");
+	if (put_gen(p, 0, 200, 32, true))
+		FAIL("write on cpu 0");
+	ret = pmcring_merge_next(m, &r);
+	if (ret != 0)
+		FAIL("record handed out while an earlier one is in flight "
+		     "(ret %d cpu %u)", ret, r.cpu);
+	pmcring_uprod_commit(p, 1);
+	if (pmcring_merge_next(m, &r) != 1 || r.cpu != 1)
+		FAIL("in-flight record of cpu 1 not first");
+	if (pmcring_merge_next(m, &r) != 1 || r.cpu != 0)
+		FAIL("record of cpu 0 not second");
+	if (pmcring_merge_next(m, &r) != 0)
+		FAIL("extra record");
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
+/* ---- property test: threads as CPUs ------------------------------------- */
+
+#define NCPU		6
+#define PER_CPU		20000
+
+struct writer {
+	struct pmcring_uprod	*p;
+	unsigned int		cpu;
+	unsigned int		seed;
+	uint64_t		drops;
+};
+
+static void tiny_delay(unsigned int *seed)
+{
+	unsigned int r = rand_r(seed) % 100;
+
+	if (r < 60)
+		return;
+	if (r < 90) {
+		sched_yield();
+		return;
+	}
+	if (r < 99) {
+		struct timespec d = { 0, 1000 * (rand_r(seed) % 50) };
+
+		nanosleep(&d, NULL);
+		return;
+	}
+	/* go idle for a while */
+	usleep(1000 + rand_r(seed) % 3000);
+}
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	uint64_t seq;
+
+	for (seq = 0; seq < PER_CPU; seq++) {
+		uint32_t len = 16 + 8 * (2 + rand_r(&w->seed) % 30);
+		struct pmcring_rec_generated *g;
+
+		while (!(g = pmcring_uprod_reserve(w->p, w->cpu,
+						   PMCRING_TYPE_GENERATED,
+						   len))) {
+			w->drops++;
+			sched_yield();
+		}
+		g->pl_seq = seq;
+		g->pl_cpu = w->cpu;
+		/* hold the record in flight now and then */
+		if (rand_r(&w->seed) % 8 == 0)
+			tiny_delay(&w->seed);
+		pmcring_uprod_commit(w->p, w->cpu);
+		tiny_delay(&w->seed);
+	}
+	return NULL;
+}
+
+static int test_property(unsigned int seed, bool auto_consume)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(NCPU, 2);
+	struct writer w[NCPU];
+	pthread_t th[NCPU];
+	uint64_t next_seq[NCPU] = { 0 }, last_ts = 0, got = 0, drops = 0;
+	uint64_t deadline = now() + 120ull * 1000000000ull, dropnotify = 0;
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	unsigned int i;
+	int ret;
+
+	if (!p)
+		FAIL("uprod_new: %m");
+	m = merge_of(p, auto_consume ? PMCRING_MERGE_F_AUTO_CONSUME : 0);
+	if (!m)
+		FAIL("merge_new: %m");
+	for (i = 0; i < NCPU; i++) {
+		w[i] = (struct writer){ .p = p, .cpu = i, .seed = seed + i };
+		if (pthread_create(&th[i], NULL, writer_main, &w[i]))
+			FAIL("pthread_create");
+	}
+	while (got < (uint64_t)NCPU * PER_CPU) {
+		const struct pmcring_rec_generated *g;
+
+		ret = pmcring_merge_next(m, &r);
+		if (ret < 0)
+			FAIL("merge_next: %s", strerror(-ret));
+		if (!ret) {
+			if (now() > deadline)
+				FAIL("stalled after %llu records",
+				     (unsigned long long)got);
+			sched_yield();
+			continue;
+		}
+		if (r.ts < last_ts)
+			FAIL("out of order: %llu after %llu (cpu %u)",
+			     (unsigned long long)r.ts,
+			     (unsigned long long)last_ts, r.cpu);
+		last_ts = r.ts;
+		if (r.type == PMCRING_TYPE_DROPNOTIFY) {
+			dropnotify++;
+		} else {
+			g = r.data;
+			if (r.type != PMCRING_TYPE_GENERATED ||
+			    g->pl_cpu != r.cpu || r.cpu >= NCPU)
+				FAIL("bad record type %u cpu %u", r.type, r.cpu);
+			if (g->pl_seq != next_seq[r.cpu])
+				FAIL("cpu %u: seq %llu, expected %llu", r.cpu,
+				     (unsigned long long)g->pl_seq,
+				     (unsigned long long)next_seq[r.cpu]);
+			next_seq[r.cpu]++;
+			got++;
+		}
+		if (!auto_consume)
+			pmcring_cpu_buf_consume(pmcring_merge_buf(m, r.cpu),
+						r.end);
+	}
+	for (i = 0; i < NCPU; i++) {
+		pthread_join(th[i], NULL);
+		drops += w[i].drops;
+	}
+	/* after the writers ended, nothing more may come out */
+	if ((ret = pmcring_merge_next(m, &r)) != 0 &&
+	    !(ret == 1 && r.type == PMCRING_TYPE_DROPNOTIFY))
+		FAIL("record after the end (ret %d)", ret);
+	for (i = 0; i < NCPU; i++) {
+		struct pmcring_cpu_stats st;
+
+		pmcring_cpu_buf_stats(pmcring_uprod_cpu_buf(p, i), &st);
+		if (st.lost != w[i].drops)
+			FAIL("cpu %u: lost %llu, writer saw %llu", i,
+			     (unsigned long long)st.lost,
+			     (unsigned long long)w[i].drops);
+	}
+	printf("# property seed %u: %llu records, %llu drops, %llu "
+	       "DROPNOTIFY, sorted and complete\n", seed,
+	       (unsigned long long)got, (unsigned long long)drops,
+	       (unsigned long long)dropnotify);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
+int main(void)
+{
+	if (test_idle_cpus_do_not_stall())
+		return 1;
+	if (test_in_flight_blocks())
+		return 1;
+	if (test_property(1, true) || test_property(1000, false))
+		return 1;
+	printf("ok merge\n");
+	return 0;
+}

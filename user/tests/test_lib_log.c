@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Description: the pmclog parser decodes every record type of a valid
+ * stream (4-byte aligned records, as FreeBSD writes them); every truncation
+ * of it gives REQUIRE_DATA (memory) or EOF (fd), never ERROR; feeding it in
+ * chunks of every size gives the same events as reading it whole; corrupt
+ * inputs give a sticky ERROR with a reason.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "libpmcring.h"
+
+#define FAIL(...) do { \
+	fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__); \
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); \
+	return 1; } while (0)
+
+static uint8_t stream[64 * 1024];
+static size_t stream_len;
+static unsigned int nrec;
+static size_t rec_off[64];
+
+/* Append a record of @type and @len; returns its bytes to fill in. */
+static uint8_t *rec(unsigned int type, uint32_t len)
+{
+	uint8_t *r = stream + stream_len;
+	uint32_t hdr = PMCRING_HEADER(type, len);
+	uint64_t ts = 1000 + nrec * 10;
+
+	memset(r, 0, len);
+	memcpy(r, &hdr, 4);
+	memcpy(r + 8, &ts, 8);
+	rec_off[nrec++] = stream_len;
+	stream_len += len;
+	return r;
+}
+
+static void put32(uint8_t *r, size_t off, uint32_t v) { memcpy(r + off, &v, 4); }
+static void put64(uint8_t *r, size_t off, uint64_t v) { memcpy(r + off, &v, 8); }
+
+static uint8_t *rec_path(unsigned int type, uint32_t fixed, const char *path)
+{
+	uint32_t len = PMCRING_LOG_ALIGN(fixed + (uint32_t)strlen(path) + 1);
+	uint8_t *r = rec(type, len);
+
+	strcpy((char *)r + fixed, path);
+	return r;
+}
+
+static void build_stream(void)
+{
+	uint8_t *r;
+	unsigned int i;
+
+	r = rec(PMCRING_TYPE_INITIALIZE, 112);
+	put32(r, 16, PMCRING_LOG_VERSION);
+	put32(r, 20, 7);
+	put64(r, 24, 1000000000);
+	put64(r, 32, 1700000000);
+	put64(r, 40, 123);
+	memset(r + 48, 'c', 64);		/* cpuid without a NUL */
+	r = rec(PMCRING_TYPE_PMCALLOCATEDYN, 96);
+	put32(r, 16, 0x100);
+	put32(r, 20, 3);
+	strcpy((char *)r + 32, "instructions");
+	r = rec(PMCRING_TYPE_PMCALLOCATE, 40);
+	put32(r, 16, 0x101);
+	put64(r, 32, 100000);
+	r = rec(PMCRING_TYPE_THR_CREATE, 52);	/* from here on 4 mod 8 */
+	put32(r, 16, 43);
+	put32(r, 20, 42);
+	strcpy((char *)r + 32, "worker");
+	r = rec(PMCRING_TYPE_PROC_CREATE, 44);
+	put32(r, 16, 42);
+	memcpy(r + 24, "abcdefghijklmnopqrst", 20);	/* full, no NUL */
+	r = rec_path(PMCRING_TYPE_MAP_IN, 32, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	put32(r, 16, 42);
+	put64(r, 24, 0x7f0000000000ull);
+	r = rec_path(PMCRING_TYPE_PMCATTACH, 24, "/bin/sh");
+	put32(r, 16, 0x100);
+	put32(r, 20, 42);
+	r = rec_path(PMCRING_TYPE_PROCEXEC, 40, "/usr/bin/true");
+	put32(r, 16, 42);
+	put64(r, 24, 0x400000);
+	r = rec(PMCRING_TYPE_CALLCHAIN, 32 + 8 * 5);
+	put32(r, 16, 42);
+	put32(r, 20, 43);
+	put32(r, 24, 0x100);
+	put32(r, 28, 3u << 16 | PMCRING_CC_F_USERSPACE);
+	for (i = 0; i < 5; i++)
+		put64(r, 32 + 8 * i, 0xffffffff81000000ull + i);
+	r = rec(PMCRING_TYPE_PROCCSW, 40);
+	put64(r, 16, 999);
+	r = rec(PMCRING_TYPE_PROCEXIT, 32);
+	r = rec(PMCRING_TYPE_PROCFORK, 24);
+	put32(r, 16, 42);
+	put32(r, 20, 44);
+	rec(PMCRING_TYPE_SYSEXIT, 24);
+	r = rec(PMCRING_TYPE_USERDATA, 24);
+	put32(r, 16, 0xabcd);
+	r = rec(PMCRING_TYPE_MAP_OUT, 40);
+	put64(r, 32, 0x7f0000100000ull);
+	rec(PMCRING_TYPE_THR_EXIT, 24);
+	rec(PMCRING_TYPE_PMCDETACH, 24);
+	rec(PMCRING_TYPE_DROPNOTIFY, 16);
+	r = rec(PMCRING_TYPE_GENERATED, 48);
+	put64(r, 16, 77);
+	put32(r, 24, 1);
+	put32(r, 28, PMCRING_GEN_CTX_HARDIRQ);
+	r = rec(PMCRING_TYPE_CALLCHAIN, PMCRING_RECORD_MAX);
+	for (i = 0; i < 512; i++)
+		put64(r, 32 + 8 * i, i);
+	rec(PMCRING_TYPE_PROCFORK, 24);
+	rec(PMCRING_TYPE_CLOSELOG, 16);
+}
+
+/* ---- reading it whole ---------------------------------------------------- */
+
+struct ev_copy {
+	uint64_t	off, ts, count;
+	uint32_t	type, len;
+	uint8_t		data[PMCRING_RECORD_MAX];
+};
+static struct ev_copy whole[64];
+
+static int test_whole(void)
+{
+	struct pmcring_log *l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	struct pmcring_log_ev ev;
+	unsigned int n = 0;
+
+	if (!l || pmcring_log_feed(l, stream, stream_len))
+		FAIL("open/feed");
+	while (pmcring_log_read(l, &ev) == 0) {
+		if (ev.pl_offset != rec_off[n] || ev.pl_count != n + 1 ||
+		    ev.pl_ts != 1000 + n * 10u || (uintptr_t)ev.pl_data % 8)
+			FAIL("record %u: offset %llu count %llu", n,
+			     (unsigned long long)ev.pl_offset,
+			     (unsigned long long)ev.pl_count);
+		whole[n].off = ev.pl_offset;
+		whole[n].ts = ev.pl_ts;
+		whole[n].count = ev.pl_count;
+		whole[n].type = ev.pl_type;
+		whole[n].len = ev.pl_len;
+		memcpy(whole[n].data, ev.pl_data, ev.pl_len);
+		switch (ev.pl_type) {
+		case PMCRING_TYPE_INITIALIZE:
+			if (ev.pl_u.pl_i.pl_version != PMCRING_LOG_VERSION ||
+			    ev.pl_u.pl_i.pl_tsc_freq != 1000000000 ||
+			    ev.pl_u.pl_i.pl_ts.tv_nsec != 123 ||
+			    strlen(ev.pl_u.pl_i.pl_cpuid) != 64)
+				FAIL("INITIALIZE");
+			break;
+		case PMCRING_TYPE_PMCALLOCATEDYN:
+			if (strcmp(ev.pl_u.pl_ad.pl_evname, "instructions") ||
+			    ev.pl_u.pl_ad.pl_pmcid != 0x100)
+				FAIL("PMCALLOCATEDYN");
+			break;
+		case PMCRING_TYPE_THR_CREATE:
+			if (strcmp(ev.pl_u.pl_tc.pl_tdname, "worker") ||
+			    ev.pl_u.pl_tc.pl_pid != 42 || ev.pl_len != 52)
+				FAIL("THR_CREATE");
+			break;
+		case PMCRING_TYPE_PROC_CREATE:
+			if (strcmp(ev.pl_u.pl_pc.pl_pcomm,
+				   "abcdefghijklmnopqrst"))
+				FAIL("PROC_CREATE");
+			break;
+		case PMCRING_TYPE_MAP_IN:
+			if (strcmp(ev.pl_u.pl_mi.pl_pathname,
+				   "/usr/lib/x86_64-linux-gnu/libc.so.6") ||
+			    ev.pl_u.pl_mi.pl_start != 0x7f0000000000ull)
+				FAIL("MAP_IN");
+			break;
+		case PMCRING_TYPE_PMCATTACH:
+			if (strcmp(ev.pl_u.pl_t.pl_pathname, "/bin/sh"))
+				FAIL("PMCATTACH");
+			break;
+		case PMCRING_TYPE_PROCEXEC:
+			if (strcmp(ev.pl_u.pl_x.pl_pathname, "/usr/bin/true") ||
+			    ev.pl_u.pl_x.pl_baseaddr != 0x400000)
+				FAIL("PROCEXEC");
+			break;
+		case PMCRING_TYPE_CALLCHAIN:
+			if (ev.pl_u.pl_cc.pl_npc == 5 &&
+			    (ev.pl_u.pl_cc.pl_cpu != 3 ||
+			     ev.pl_u.pl_cc.pl_pc[4] != 0xffffffff81000004ull))
+				FAIL("CALLCHAIN");
+			if (ev.pl_u.pl_cc.pl_npc != 5 &&
+			    (ev.pl_u.pl_cc.pl_npc != 512 ||
+			     ev.pl_u.pl_cc.pl_pc[511] != 511))
+				FAIL("CALLCHAIN 512");
+			break;
+		case PMCRING_TYPE_GENERATED:
+			if (ev.pl_u.pl_g.pl_seq != 77 ||
+			    ev.pl_u.pl_g.pl_ctx != PMCRING_GEN_CTX_HARDIRQ)
+				FAIL("GENERATED");
+			break;
+		case PMCRING_TYPE_USERDATA:
+			if (ev.pl_u.pl_u.pl_userdata != 0xabcd)
+				FAIL("USERDATA");
+			break;
+		}
+		n++;
+	}
+	if (ev.pl_state != PMCRING_LOG_EOF || n != nrec - 1 ||
+	    ev.pl_type != PMCRING_TYPE_CLOSELOG || ev.pl_count != nrec)
+		FAIL("end: state %d after %u of %u records (%s)", ev.pl_state,
+		     n, nrec, ev.pl_reason ? ev.pl_reason : "");
+	if (pmcring_log_read(l, &ev) != -1 || ev.pl_state != PMCRING_LOG_EOF)
+		FAIL("EOF not sticky");
+	pmcring_log_close(l);
+	printf("# %u records, %zu bytes\n", nrec, stream_len);
+	return 0;
+}
+
+/* ---- truncation ---------------------------------------------------------- */
+
+static unsigned int whole_before(size_t k)
+{
+	unsigned int n = 0;
+
+	while (n < nrec &&
+	       (n + 1 < nrec ? rec_off[n + 1] : stream_len) <= k)
+		n++;
+	return n;
+}
+
+static int test_truncation(void)
+{
+	struct pmcring_log_ev ev;
+	size_t k;
+	int fd = memfd_create("trunc", 0);
+
+	if (fd < 0 || write(fd, stream, stream_len) != (ssize_t)stream_len)
+		FAIL("memfd");
+	for (k = 0; k <= stream_len; k++) {
+		struct pmcring_log *l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+		unsigned int n = 0, want = whole_before(k);
+
+		pmcring_log_feed(l, stream, k);
+		while (pmcring_log_read(l, &ev) == 0)
+			n++;
+		if (k < stream_len && (ev.pl_state != PMCRING_LOG_REQUIRE_DATA ||
+				       n != want))
+			FAIL("memory, %zu bytes: state %d (%s), %u records, "
+			     "want REQUIRE_DATA after %u", k, ev.pl_state,
+			     ev.pl_reason ? ev.pl_reason : "", n, want);
+		if (k == stream_len && ev.pl_state != PMCRING_LOG_EOF)
+			FAIL("memory, whole: state %d", ev.pl_state);
+		pmcring_log_close(l);
+
+		/* the same prefix as a file */
+		if (ftruncate(fd, (off_t)k) || lseek(fd, 0, SEEK_SET))
+			FAIL("ftruncate");
+		l = pmcring_log_open(fd);
+		n = 0;
+		while (pmcring_log_read(l, &ev) == 0)
+			n++;
+		if (ev.pl_state != PMCRING_LOG_EOF ||
+		    n != (k == stream_len ? want - 1 : want))
+			FAIL("fd, %zu bytes: state %d (%s), %u records", k,
+			     ev.pl_state, ev.pl_reason ? ev.pl_reason : "", n);
+		pmcring_log_close(l);
+		if (k < stream_len &&
+		    pwrite(fd, stream + k, 1, (off_t)k) != 1)
+			FAIL("pwrite");
+	}
+	close(fd);
+	return 0;
+}
+
+/* ---- chunked feeding ----------------------------------------------------- */
+
+static int test_chunks(void)
+{
+	struct pmcring_log_ev ev;
+	size_t chunk;
+
+	for (chunk = 1; chunk <= stream_len; chunk++) {
+		struct pmcring_log *l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+		size_t fed = 0;
+		unsigned int n = 0;
+		int ret;
+
+		for (;;) {
+			ret = pmcring_log_read(l, &ev);
+			if (ret == 0) {
+				struct ev_copy *w = &whole[n++];
+
+				if (n > nrec - 1 || ev.pl_offset != w->off ||
+				    ev.pl_ts != w->ts || ev.pl_type != w->type ||
+				    ev.pl_len != w->len ||
+				    ev.pl_count != w->count ||
+				    memcmp(ev.pl_data, w->data, w->len))
+					FAIL("chunk %zu: record %u differs",
+					     chunk, n - 1);
+				continue;
+			}
+			if (ev.pl_state != PMCRING_LOG_REQUIRE_DATA)
+				break;
+			if (fed == stream_len)
+				FAIL("chunk %zu: REQUIRE_DATA at the end", chunk);
+			size_t c = stream_len - fed < chunk ? stream_len - fed
+							    : chunk;
+			pmcring_log_feed(l, stream + fed, c);
+			fed += c;
+		}
+		if (ev.pl_state != PMCRING_LOG_EOF || n != nrec - 1)
+			FAIL("chunk %zu: state %d after %u records", chunk,
+			     ev.pl_state, n);
+		pmcring_log_close(l);
+	}
+	return 0;
+}
+
+/* ---- corruption ---------------------------------------------------------- */
+
+static int expect_error(const char *what, const uint8_t *buf, size_t len,
+			unsigned int at, const char *reason)
+{
+	struct pmcring_log *l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	struct pmcring_log_ev ev;
+	unsigned int n = 0;
+
+	pmcring_log_feed(l, buf, len);
+	while (pmcring_log_read(l, &ev) == 0)
+		n++;
+	if (ev.pl_state != PMCRING_LOG_ERROR || !ev.pl_reason ||
+	    !strstr(ev.pl_reason, reason) || n != at)
+		FAIL("%s: state %d reason \"%s\" after %u records, want ERROR "
+		     "\"%s\" after %u", what, ev.pl_state,
+		     ev.pl_reason ? ev.pl_reason : "", n, reason, at);
+	pmcring_log_feed(l, stream, stream_len);
+	if (pmcring_log_read(l, &ev) != -1 || ev.pl_state != PMCRING_LOG_ERROR)
+		FAIL("%s: ERROR not sticky", what);
+	pmcring_log_close(l);
+	return 0;
+}
+
+static unsigned int find(unsigned int type)
+{
+	unsigned int i;
+
+	for (i = 0; i < nrec; i++)
+		if (whole[i].type == type)
+			return i;
+	return 0;
+}
+
+static int corrupt_hdr(const char *what, unsigned int type, uint32_t hdr,
+		       const char *reason)
+{
+	static uint8_t buf[sizeof(stream)];
+	unsigned int i = find(type);
+
+	memcpy(buf, stream, stream_len);
+	memcpy(buf + rec_off[i], &hdr, 4);
+	return expect_error(what, buf, stream_len, i, reason);
+}
+
+static int corrupt_byte(const char *what, unsigned int type, size_t off,
+			uint8_t v, const char *reason)
+{
+	static uint8_t buf[sizeof(stream)];
+	unsigned int i = find(type);
+
+	memcpy(buf, stream, stream_len);
+	memset(buf + rec_off[i] + off, v, 1);
+	return expect_error(what, buf, stream_len, i, reason);
+}
+
+static int test_corrupt(void)
+{
+	static uint8_t buf[sizeof(stream)];
+	unsigned int i = find(PMCRING_TYPE_MAP_IN);
+	size_t plen = whole[i].len - 32;
+	int dir;
+
+	if (corrupt_hdr("length 0", PMCRING_TYPE_USERDATA,
+			PMCRING_HEADER(PMCRING_TYPE_USERDATA, 0), "zero") ||
+	    corrupt_hdr("all zero header", PMCRING_TYPE_USERDATA, 0, "zero") ||
+	    corrupt_hdr("bad magic", PMCRING_TYPE_USERDATA,
+			PMCRING_HEADER(PMCRING_TYPE_USERDATA, 24) ^ (1u << 30),
+			"magic") ||
+	    corrupt_hdr("type 4", PMCRING_TYPE_USERDATA,
+			PMCRING_HEADER(4, 24), "unknown") ||
+	    corrupt_hdr("type 63", PMCRING_TYPE_USERDATA,
+			PMCRING_HEADER(63, 24), "unknown") ||
+	    corrupt_hdr("length 0xffff", PMCRING_TYPE_GENERATED,
+			PMCRING_HEADER(PMCRING_TYPE_GENERATED, 0xfffc),
+			"longer than") ||
+	    corrupt_hdr("length 4132", PMCRING_TYPE_CALLCHAIN,
+			PMCRING_HEADER(PMCRING_TYPE_CALLCHAIN, 4136),
+			"longer than") ||
+	    corrupt_hdr("odd length", PMCRING_TYPE_USERDATA,
+			PMCRING_HEADER(PMCRING_TYPE_USERDATA, 26), "multiple of 4") ||
+	    corrupt_hdr("fixed size too long", PMCRING_TYPE_USERDATA,
+			PMCRING_HEADER(PMCRING_TYPE_USERDATA, 28), "fixed-size") ||
+	    corrupt_hdr("INITIALIZE short", PMCRING_TYPE_INITIALIZE,
+			PMCRING_HEADER(PMCRING_TYPE_INITIALIZE, 16), "shorter") ||
+	    corrupt_hdr("PMCATTACH short", PMCRING_TYPE_PMCATTACH,
+			PMCRING_HEADER(PMCRING_TYPE_PMCATTACH, 20), "shorter") ||
+	    corrupt_hdr("CALLCHAIN short", PMCRING_TYPE_CALLCHAIN,
+			PMCRING_HEADER(PMCRING_TYPE_CALLCHAIN, 28), "shorter") ||
+	    corrupt_hdr("CALLCHAIN 32+8n+4", PMCRING_TYPE_CALLCHAIN,
+			PMCRING_HEADER(PMCRING_TYPE_CALLCHAIN, 36), "32 + 8") ||
+	    corrupt_hdr("PMCATTACH no room for a path", PMCRING_TYPE_PMCATTACH,
+			PMCRING_HEADER(PMCRING_TYPE_PMCATTACH, 24), "NUL") ||
+	    corrupt_byte("version 9", PMCRING_TYPE_INITIALIZE, 19, 0x09,
+			 "version"))
+		return 1;
+	/* MAP_IN whose path runs to the end of the record */
+	memcpy(buf, stream, stream_len);
+	memset(buf + rec_off[i] + 32, 'x', plen);
+	if (expect_error("path without NUL", buf, stream_len, i, "NUL"))
+		return 1;
+	/* padding between records that the length does not count */
+	memcpy(buf, stream, rec_off[3]);
+	memset(buf + rec_off[3], 0, 4);
+	memcpy(buf + rec_off[3] + 4, stream + rec_off[3],
+	       stream_len - rec_off[3]);
+	if (expect_error("padding", buf, stream_len + 4, 3, "zero"))
+		return 1;
+	/* a read error in fd mode */
+	dir = open("/", O_RDONLY | O_DIRECTORY);
+	if (dir >= 0) {
+		struct pmcring_log *l = pmcring_log_open(dir);
+		struct pmcring_log_ev ev;
+
+		if (pmcring_log_read(l, &ev) != -1 ||
+		    ev.pl_state != PMCRING_LOG_ERROR ||
+		    strcmp(ev.pl_reason, "read error"))
+			FAIL("read error: state %d", ev.pl_state);
+		if (pmcring_log_feed(l, stream, 4) != -EINVAL)
+			FAIL("feed in fd mode accepted");
+		pmcring_log_close(l);
+		close(dir);
+	}
+	return 0;
+}
+
+int main(void)
+{
+	build_stream();
+	if (stream_len > sizeof(stream) / 2 || rec_off[4] % 8 == 0)
+		FAIL("bad test stream");
+	if (test_whole() || test_truncation() || test_chunks() ||
+	    test_corrupt())
+		return 1;
+	printf("ok log\n");
+	return 0;
+}

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `pmcring dump` and `pmcring stat`: read a pmclog, barman or blob file (the
+ * format comes from its magic) and print its records, or counts of them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "fmt.h"
+
+struct image {
+	void	*p;
+	size_t	len;
+};
+
+static int map_file(const char *path, struct image *im, bool must)
+{
+	struct stat st;
+	int fd;
+
+	im->p = NULL;
+	im->len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (must)
+			fprintf(stderr, "pmcring: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -errno;
+	}
+	if (st.st_size > 0) {
+		im->p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+			     fd, 0);
+		if (im->p == MAP_FAILED) {
+			im->p = NULL;
+			close(fd);
+			fprintf(stderr, "pmcring: %s: %s\n", path, strerror(errno));
+			return -errno;
+		}
+		im->len = (size_t)st.st_size;
+	}
+	close(fd);
+	return 0;
+}
+
+static void unmap_file(struct image *im)
+{
+	if (im->p)
+		munmap(im->p, im->len);
+	im->p = NULL;
+}
+
+/* Path of the sibling @ext ("OFFSET") of a blob file @path, or false. */
+static bool blob_sibling(const char *path, const char *ext, char *out,
+			 size_t sz)
+{
+	static const char *const exts[] = { "DAT", "OFFSET", "TIMING", "TYPE" };
+	const char *base = strrchr(path, '/'), *dot;
+	unsigned int i;
+	size_t n;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < 4; i++) {
+		char pat[16];
+
+		snprintf(pat, sizeof(pat), ".%s.", exts[i]);
+		dot = strstr(base, pat);
+		if (!dot)
+			continue;
+		n = (size_t)(dot - path);
+		return (size_t)snprintf(out, sz, "%.*s.%s.%s", (int)n, path,
+					ext, dot + strlen(pat)) < sz;
+	}
+	return false;
+}
+
+struct walk {
+	int			kind;
+	struct fmt_bm_info	bi;
+	bool			closed;		/* pmclog: CLOSELOG seen */
+};
+
+/* Walk the records of @path; prints problems, returns 0, or 1 on error. */
+static int walk_path(const char *path, fmt_item_cb cb, void *ctx,
+		     struct walk *w)
+{
+	static const char *const exts[] = { "DAT", "OFFSET", "TIMING", "TYPE" };
+	struct image im[4] = { 0 };
+	struct fmt_blob_set set = { 0 };
+	char sib[4096];
+	size_t bad = 0;
+	unsigned int i;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	if (map_file(path, &im[0], true))
+		return 1;
+	w->kind = fmt_detect(im[0].p, im[0].len);
+	switch (w->kind) {
+	case FMT_PMCLOG:
+		rc = fmt_pmclog_read(im[0].p, im[0].len, cb, ctx, &bad);
+		break;
+	case FMT_BARMAN:
+		fmt_barman_info(im[0].p, im[0].len, &w->bi);
+		rc = fmt_barman_read(im[0].p, im[0].len, cb, ctx, &bad);
+		break;
+	case FMT_BLOB:
+		unmap_file(&im[0]);
+		for (i = 0; i < 4; i++) {
+			if (!blob_sibling(path, exts[i], sib, sizeof(sib))) {
+				fprintf(stderr, "pmcring: %s: not a blob file name "
+					"(STREAM.DAT.T)\n", path);
+				return 1;
+			}
+			if (map_file(sib, &im[i], i < 2) && i < 2)
+				goto err;
+		}
+		set.dat = im[0].p;
+		set.dat_len = im[0].len;
+		set.off = im[1].p;
+		set.off_len = im[1].len;
+		set.tim = im[2].p;
+		set.tim_len = im[2].len;
+		set.typ = im[3].p;
+		set.typ_len = im[3].len;
+		rc = fmt_blob_read(&set, cb, ctx, &bad);
+		break;
+	default:
+		fprintf(stderr, "pmcring: %s: not a pmclog, barman or blob file\n",
+			path);
+		unmap_file(&im[0]);
+		return 1;
+	}
+	for (i = 0; i < 4; i++)
+		unmap_file(&im[i]);
+	if (rc < 0) {
+		fprintf(stderr, "pmcring: %s: corrupt at offset %zu\n", path, bad);
+		return 1;
+	}
+	if (rc == FMT_END_TRUNCATED)
+		fprintf(stderr, "pmcring: %s: ends in a partial record "
+			"(the recording was cut short)\n", path);
+	else if (w->kind == FMT_PMCLOG && !w->closed)
+		fprintf(stderr, "pmcring: %s: no CLOSELOG "
+			"(the recording was cut short)\n", path);
+	return 0;
+err:
+	for (i = 0; i < 4; i++)
+		unmap_file(&im[i]);
+	return 1;
+}
+
+static const char *const bm_names[] = {
+	[BM_REC_SAMPLE] = "SAMPLE", [BM_REC_SAMPLE_WITH_PC] = "SAMPLE_WITH_PC",
+	[BM_REC_TASK_SWITCH] = "TASK_SWITCH",
+	[BM_REC_CUSTOM_COUNTER] = "CUSTOM_COUNTER",
+	[BM_REC_ANNOTATION] = "ANNOTATION", [BM_REC_HALT] = "HALT_EVENT",
+	[BM_REC_PC_WITHOUT_TASK] = "PC_WITHOUT_TASK_ID",
+	[BM_REC_EVENT_COUNTER] = "EVENT_COUNTER_WITHOUT_TASK_ID",
+	[BM_REC_WARNING] = "WARNING",
+};
+
+/* Upper-case name of an item's type, as dump prints it. */
+static const char *item_type_name(const struct fmt_item *it, char *buf,
+				  size_t sz)
+{
+	const char *n;
+	size_t i;
+
+	if (it->kind == FMT_BARMAN)
+		return it->type < sizeof(bm_names) / sizeof(bm_names[0]) &&
+		       bm_names[it->type] ? bm_names[it->type] : "?";
+	n = fmt_type_name(it->type);
+	if (!n)
+		return "?";
+	for (i = 0; n[i] && i + 1 < sz; i++)
+		buf[i] = (char)(n[i] >= 'a' && n[i] <= 'z' ? n[i] - 32 : n[i]);
+	buf[i] = '\0';
+	return buf;
+}
+
+struct dump_ctx {
+	struct walk	*w;
+	FILE		*out;
+	char		line[FMT_JSON_MAX + 64];
+};
+
+static void dump_barman_item(struct dump_ctx *d, const struct fmt_item *it)
+{
+	uint32_t i;
+
+	switch (it->type) {
+	case BM_REC_SAMPLE_WITH_PC:
+		fprintf(d->out, "task=%u pc=0x%" PRIx64 " callers=", it->task,
+			it->pc);
+		for (i = 0; i < it->nchain; i++)
+			fprintf(d->out, "%s0x%" PRIx64, i ? ";" : "",
+				fmt_get64(it->chain, 8 * i));
+		break;
+	case BM_REC_TASK_SWITCH:
+		fprintf(d->out, "task=%u reason=%u", it->task, it->value);
+		break;
+	case BM_REC_ANNOTATION:
+		fprintf(d->out, "task=%u channel=%u text=\"%.*s\"", it->task,
+			it->value, (int)it->text_len, it->text);
+		break;
+	case BM_REC_WARNING:
+		fprintf(d->out, "code=%u%s", it->value,
+			it->value == BM_WARNING_LOST ? " (records lost)" : "");
+		break;
+	default:
+		fprintf(d->out, "len=%zu", it->len);
+		break;
+	}
+}
+
+static int dump_item(const struct fmt_item *it, void *ctx)
+{
+	struct dump_ctx *d = ctx;
+	char name[32], cpu[16] = "-";
+
+	if (it->type == PMCRING_TYPE_CLOSELOG && it->kind == FMT_PMCLOG)
+		d->w->closed = true;
+	if (it->cpu >= 0)
+		snprintf(cpu, sizeof(cpu), "%d", it->cpu);
+	fprintf(d->out, "%" PRIu64 ".%09" PRIu64 " cpu=%s %s",
+		it->ts / 1000000000, it->ts % 1000000000, cpu,
+		item_type_name(it, name, sizeof(name)));
+	if (it->kind == FMT_BARMAN) {
+		fputc(' ', d->out);
+		dump_barman_item(d, it);
+	} else if (it->kind == FMT_BLOB && it->btype == 'j') {
+		fprintf(d->out, " %.*s", (int)it->len - 1, (const char *)it->data);
+	} else if (fmt_rec_text(d->line, sizeof(d->line), it->data,
+				(uint32_t)it->len)) {
+		fprintf(d->out, " %s", d->line);
+	}
+	if (it->has_rt)
+		fprintf(d->out, " realtime=%lld.%06ld", (long long)it->rt.tv_sec,
+			it->rt.tv_nsec / 1000);
+	fputc('\n', d->out);
+	return 0;
+}
+
+/* The header tables of a barman file, as comment lines. */
+static void dump_barman_header(FILE *out, const struct fmt_bm_info *bi)
+{
+	uint32_t i;
+
+	fprintf(out, "# barman target=\"%s\" cores=%u last_ts=%" PRIu64
+		" clock: ns = (ts - %" PRIu64 ") * %" PRIu64 " / %" PRIu64
+		" + %" PRIu64 "\n", fmt_barman_str(bi, bi->target_name_ptr),
+		bi->max_cores, bi->last_ts, bi->ts_base, bi->mult, bi->div,
+		bi->unix_base_ns);
+	for (i = 0; i < bi->nr_tasks; i++) {
+		const uint8_t *t = bi->tasks + i * BM_TASK_SIZE;
+
+		fprintf(out, "# task ts=%" PRIu64 " id=%u name=\"%s\"\n",
+			fmt_get64(t, 0), fmt_get32(t, 8),
+			fmt_barman_str(bi, fmt_get32(t, 12)));
+	}
+	for (i = 0; i < bi->nr_mmaps; i++) {
+		const uint8_t *m = bi->mmaps + i * BM_MMAP_SIZE;
+
+		fprintf(out, "# mmap ts=%" PRIu64 " task=%u base=0x%" PRIx64
+			" name=\"%s\"\n", fmt_get64(m, 0), fmt_get32(m, 8),
+			fmt_get64(m, 12), fmt_barman_str(bi, fmt_get32(m, 36)));
+	}
+}
+
+static const struct option dump_longopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int sub_usage(const char *cmd, int help)
+{
+	fprintf(help ? stdout : stderr,
+		"usage: pmcring %s PATH...\n"
+		"\n"
+		"%s a pmclog, barman or LDMS blob file; the format comes from\n"
+		"its magic.  A blob file set is named by any of its files\n"
+		"(STREAM.DAT.T, .OFFSET.T, ...).\n"
+		"\n"
+		"  -h, --help   this text\n", cmd,
+		!strcmp(cmd, "dump") ?
+		"Print the records, one per line (time, cpu, type, fields), of" :
+		"Print counts per record type and CPU, drops, duration and rate of");
+	return help ? 0 : 2;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct dump_ctx *d;
+	struct walk w;
+	int c, i, ret = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", dump_longopts, NULL)) != -1)
+		return sub_usage("dump", c == 'h');
+	if (optind >= argc)
+		return sub_usage("dump", 0);
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return 1;
+	d->out = stdout;
+	d->w = &w;
+	for (i = optind; i < argc; i++) {
+		struct image im;
+
+		/* The barman header tables first, as comments. */
+		if (!map_file(argv[i], &im, false)) {
+			struct fmt_bm_info bi;
+
+			if (fmt_detect(im.p, im.len) == FMT_BARMAN &&
+			    !fmt_barman_info(im.p, im.len, &bi))
+				dump_barman_header(stdout, &bi);
+			unmap_file(&im);
+		}
+		if (walk_path(argv[i], dump_item, d, &w))
+			ret = 1;
+	}
+	free(d);
+	if (fflush(stdout))
+		ret = 1;
+	return ret;
+}
+
+#define STAT_TYPES	64
+#define STAT_CPUS	1024
+
+struct stat_ctx {
+	struct walk	*w;
+	uint64_t	n, bytes, drops, first, last;
+	uint64_t	types[STAT_TYPES];
+	uint64_t	cpus[STAT_CPUS + 1];	/* last: CPU unknown */
+};
+
+static int stat_item(const struct fmt_item *it, void *ctx)
+{
+	struct stat_ctx *s = ctx;
+
+	if (it->type == PMCRING_TYPE_CLOSELOG && it->kind == FMT_PMCLOG)
+		s->w->closed = true;
+	if (!s->n || it->ts < s->first)
+		s->first = it->ts;
+	if (it->ts > s->last)
+		s->last = it->ts;
+	s->n++;
+	s->bytes += it->len;
+	s->types[it->type % STAT_TYPES]++;
+	s->cpus[it->cpu >= 0 && it->cpu < STAT_CPUS ? it->cpu : STAT_CPUS]++;
+	if ((it->kind == FMT_BARMAN && it->type == BM_REC_WARNING) ||
+	    (it->kind != FMT_BARMAN && it->type == PMCRING_TYPE_DROPNOTIFY))
+		s->drops++;
+	return 0;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	static const char *const kinds[] = { "pmclog", "barman", "blob" };
+	struct stat_ctx *s;
+	struct walk w;
+	struct fmt_item probe = { 0 };
+	char name[32];
+	double secs;
+	int c, i, t, ret = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", dump_longopts, NULL)) != -1)
+		return sub_usage("stat", c == 'h');
+	if (optind >= argc)
+		return sub_usage("stat", 0);
+	for (i = optind; i < argc; i++) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return 1;
+		s->w = &w;
+		if (walk_path(argv[i], stat_item, s, &w)) {
+			ret = 1;
+			free(s);
+			continue;
+		}
+		secs = s->n ? (double)(s->last - s->first) / 1e9 : 0;
+		printf("%s: format %s, %" PRIu64 " records, %" PRIu64 " bytes\n",
+		       argv[i], kinds[w.kind], s->n, s->bytes);
+		printf("duration %.6f s, rate %.0f records/s, drops %" PRIu64 "\n",
+		       secs, secs > 0 ? (double)s->n / secs : 0.0, s->drops);
+		probe.kind = w.kind;
+		for (t = 0; t < STAT_TYPES; t++) {
+			if (!s->types[t])
+				continue;
+			probe.type = (uint32_t)t;
+			printf("  type %-16s %12" PRIu64 "\n",
+			       item_type_name(&probe, name, sizeof(name)),
+			       s->types[t]);
+		}
+		for (t = 0; t < STAT_CPUS; t++)
+			if (s->cpus[t])
+				printf("  cpu  %-16d %12" PRIu64 "\n", t, s->cpus[t]);
+		if (s->cpus[STAT_CPUS])
+			printf("  cpu  %-16s %12" PRIu64 "\n", "unknown",
+			       s->cpus[STAT_CPUS]);
+		free(s);
+	}
+	return ret;
+}

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Writer dispatch and the helpers every format shares. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "fmt_int.h"
+
+struct fmt_writer *fmt_writer_new(const struct fmt_opts *o)
+{
+	struct fmt_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->o = *o;
+	switch (o->kind) {
+	case FMT_PMCLOG:
+		w->ops = &fmt_pmclog_ops;
+		break;
+	case FMT_BARMAN:
+		w->ops = &fmt_barman_ops;
+		break;
+	case FMT_BLOB:
+		w->ops = &fmt_blob_ops;
+		break;
+	default:
+		free(w);
+		errno = EINVAL;
+		return NULL;
+	}
+	return w;
+}
+
+int fmt_begin(struct fmt_writer *w, struct out_batch *b)
+{
+	return w->ops->begin(w, b);
+}
+
+int fmt_record(struct fmt_writer *w, struct out_batch *b,
+	       const struct fmt_rec *r)
+{
+	return w->ops->record(w, b, r);
+}
+
+int fmt_flush(struct fmt_writer *w, struct out_batch *b)
+{
+	return w->ops->flush ? w->ops->flush(w, b) : 0;
+}
+
+int fmt_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts)
+{
+	return w->ops->end(w, b, ts);
+}
+
+void fmt_writer_free(struct fmt_writer *w)
+{
+	if (!w)
+		return;
+	w->ops->free(w);
+	free(w);
+}
+
+void fmt_realtime(const struct fmt_opts *o, uint64_t ts, struct timespec *rt)
+{
+	int64_t d = (int64_t)(ts - o->start_ns);
+	int64_t ns = (int64_t)o->start_rt.tv_nsec + d % 1000000000;
+
+	rt->tv_sec = o->start_rt.tv_sec + d / 1000000000;
+	if (ns < 0) {
+		ns += 1000000000;
+		rt->tv_sec--;
+	} else if (ns >= 1000000000) {
+		ns -= 1000000000;
+		rt->tv_sec++;
+	}
+	rt->tv_nsec = ns;
+}
+
+int fmt_detect(const void *buf, size_t len)
+{
+	static const char *const blob[] = {
+		"blobdat", "bloboff", "blobtim", "blobtyp",
+	};
+	uint32_t h;
+	unsigned int i;
+
+	if (len >= 8 && fmt_get64(buf, 0) == BM_MAGIC64)
+		return FMT_BARMAN;
+	for (i = 0; len >= 8 && i < sizeof(blob) / sizeof(blob[0]); i++)
+		if (!memcmp(buf, blob[i], 8))
+			return FMT_BLOB;
+	if (len >= 4) {
+		h = fmt_get32(buf, 0);
+		if (PMCRING_HEADER_MAGIC(h) == PMCRING_LOG_MAGIC &&
+		    PMCRING_HEADER_TYPE(h) == PMCRING_TYPE_INITIALIZE)
+			return FMT_PMCLOG;
+	}
+	return -1;
+}

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pmcring(1) output formats: writers that turn pmclog records (as the rings
+ * hold them) into pmclog, barman or LDMS blob files, and the readers that
+ * `pmcring dump` and `pmcring stat` use.  Byte facts: shared/formats.md,
+ * Documentation/formats.rst.
+ *
+ * Writers do not write: they append byte ranges to an out_batch (out.c),
+ * pointing either straight into the ring (zero copy) or into the batch's
+ * staging arena.  The consumer then runs the batch, with io_uring or with
+ * pwritev(), and only after that advances the rings' data_tail.  A batch has
+ * two phases: phase OUT_DATA completes before phase OUT_META starts, so
+ * metadata (blob OFFSET/TIMING/TYPE, the barman header) never points at bytes
+ * that are not on disk yet, whatever moment the process is killed.
+ */
+#ifndef PMCRING_FMT_H
+#define PMCRING_FMT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <sys/uio.h>
+#include <linux/pmcring.h>
+
+/* ---- output batches (out.c) ---- */
+
+enum { OUT_DATA, OUT_META, OUT_NR_PHASES };
+
+/* Largest iovec array of one write (IOV_MAX on Linux). */
+#define OUT_MAX_IOV	1024u
+
+struct out_file {
+	int		fd;
+	uint64_t	off;		/* where the next append goes */
+	char		*path;		/* for messages */
+};
+
+/* One positional vectored write into one file. */
+struct out_op {
+	struct out_file	*f;
+	uint64_t	off;
+	uint64_t	len;
+	unsigned int	iov_first;	/* index into out_batch.iov */
+	unsigned int	iov_cnt;
+	unsigned int	phase;
+};
+
+struct out_batch {
+	struct iovec	*iov;
+	unsigned int	nr_iov, max_iov;
+	struct out_op	*ops;
+	unsigned int	nr_ops, max_ops;
+	char		*arena;		/* staging bytes, valid until reset */
+	size_t		arena_used, arena_size;
+	uint64_t	bytes;		/* bytes queued */
+	uint64_t	records;	/* input records taken into this batch */
+};
+
+int out_batch_init(struct out_batch *b, unsigned int max_iov, size_t arena);
+void out_batch_free(struct out_batch *b);
+void out_batch_reset(struct out_batch *b);
+/* Room for one more record that may need @stage staging bytes? */
+bool out_batch_room(const struct out_batch *b, size_t stage);
+bool out_batch_empty(const struct out_batch *b);
+void *out_alloc(struct out_batch *b, size_t len);	/* NULL: full */
+/* Append @len bytes at @p to @f (moves f->off). -ENOBUFS: batch full. */
+int out_put(struct out_batch *b, struct out_file *f, unsigned int phase,
+	    const void *p, size_t len);
+/* Write @len bytes at @p at offset @off of @f (f->off does not move). */
+int out_put_at(struct out_batch *b, struct out_file *f, unsigned int phase,
+	       uint64_t off, const void *p, size_t len);
+/* Run the batch with pwritev(); 0 or -errno (a short write is -ENOSPC). */
+int out_batch_run_sync(struct out_batch *b);
+/* Advance an op past @done written bytes (for short writes). */
+void out_op_advance(struct out_batch *b, struct out_op *op, size_t done);
+
+int out_file_open(struct out_file *f, const char *path, bool excl);
+void out_file_close(struct out_file *f);
+
+/* ---- records ---- */
+
+/* A record handed to a writer: exactly the pmclog bytes of one record. */
+struct fmt_rec {
+	const void	*data;		/* 16-byte header first */
+	uint32_t	len;		/* pmclog length from the header */
+	uint32_t	type;
+	uint32_t	cpu;		/* ring it came from */
+	uint64_t	ts;		/* ns, CLOCK_MONOTONIC */
+};
+
+static inline uint32_t fmt_get32(const void *p, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, (const char *)p + off, sizeof(v));
+	return v;
+}
+
+static inline uint64_t fmt_get64(const void *p, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)p + off, sizeof(v));
+	return v;
+}
+
+static inline void fmt_put32(void *p, size_t off, uint32_t v)
+{
+	memcpy((char *)p + off, &v, sizeof(v));
+}
+
+static inline void fmt_put64(void *p, size_t off, uint64_t v)
+{
+	memcpy((char *)p + off, &v, sizeof(v));
+}
+
+/* fmt_rec.c: names, validation, text and JSON rendering of pmclog records */
+const char *fmt_type_name(unsigned int type);		/* "callchain", NULL */
+int fmt_type_lookup(const char *name);			/* type or -1 */
+/* Parse "callchain,proccsw" or "all" into a PMCRING_TYPE_BIT() mask. */
+int fmt_types_parse(const char *list, uint64_t *mask);
+/*
+ * Check one record at @p with @avail bytes available: 0 and *len if it is a
+ * whole valid record, 1 if it is cut short (needs more bytes), -EINVAL if it
+ * is corrupt.
+ */
+int fmt_rec_check(const void *p, size_t avail, uint32_t *len);
+/* "pid=12 tid=13 ..." into @buf; returns the length written. */
+size_t fmt_rec_text(char *buf, size_t sz, const void *rec, uint32_t len);
+/* One flat JSON object of scalars, NUL included in the returned length. */
+size_t fmt_rec_json(char *buf, size_t sz, const void *rec, uint32_t len,
+		    uint32_t cpu, const struct timespec *rt);
+/* Largest fmt_rec_json() output. */
+#define FMT_JSON_MAX	(512u * 20u + 1024u)
+
+/* ---- writers ---- */
+
+enum fmt_kind { FMT_PMCLOG, FMT_BARMAN, FMT_BLOB, FMT_BLOB_SET };
+
+/* A stream of the blob format: a file set taking some record types. */
+struct fmt_blob_stream {
+	char		*name;		/* file name stem */
+	uint64_t	types;		/* PMCRING_TYPE_BIT() mask */
+};
+
+#define FMT_MAX_STREAMS		16
+#define FMT_MAX_COUNTERS	16
+
+struct fmt_opts {
+	enum fmt_kind	kind;
+	const char	*path;		/* pmclog/barman: file; blob: directory */
+	/* what the session is */
+	uint64_t	start_ns;	/* CLOCK_MONOTONIC ns at the start */
+	struct timespec	start_rt;	/* CLOCK_REALTIME at the start */
+	unsigned int	nr_cpus;
+	const char	*target;	/* "cmd args" or "system-wide" */
+	uint32_t	cputype;
+	char		cpuid[PMCRING_CPUID_LEN];
+	uint32_t	sample_rate;	/* Hz of timer sampling, 0: none */
+	struct {
+		uint32_t	pmcid;
+		char		name[PMCRING_NAME_MAX];
+	} counters[FMT_MAX_COUNTERS];
+	unsigned int	nr_counters;
+	bool		keep_generated;	/* pmclog: keep GENERATED records */
+	/* barman */
+	uint32_t	bm_channel;	/* annotation channel */
+	/* blob */
+	const char	*container;
+	struct fmt_blob_stream streams[FMT_MAX_STREAMS];
+	unsigned int	nr_streams;
+	bool		blob_json;
+	bool		blob_timing;
+	uint64_t	roll_bytes;	/* 0: no size rolling */
+	uint64_t	roll_secs;	/* 0: no time rolling */
+};
+
+struct fmt_writer;
+
+struct fmt_writer *fmt_writer_new(const struct fmt_opts *o);
+/*
+ * Writers queue their bytes in @b.  They return 0, -EAGAIN when the batch
+ * must be run (and reset) before the call is repeated, or -errno.
+ */
+int fmt_begin(struct fmt_writer *w, struct out_batch *b);
+int fmt_record(struct fmt_writer *w, struct out_batch *b,
+	       const struct fmt_rec *r);
+/* Before a batch runs: queue metadata that describes the batch. */
+int fmt_flush(struct fmt_writer *w, struct out_batch *b);
+/* Last records (CLOSELOG, final header); @ts: the time of the end. */
+int fmt_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts);
+void fmt_writer_free(struct fmt_writer *w);
+
+/* Realtime of a monotonic timestamp, with the session's offset. */
+void fmt_realtime(const struct fmt_opts *o, uint64_t ts, struct timespec *rt);
+
+/* ---- per-format pieces, exposed for the tests ---- */
+
+/* pmclog: INITIALIZE (112 bytes) and CLOSELOG (16 bytes) into @buf. */
+void fmt_pmclog_initialize(void *buf, const struct fmt_opts *o);
+void fmt_pmclog_closelog(void *buf, uint64_t ts);
+/* PMCALLOCATE -> PMCALLOCATEDYN (96 bytes) with the counter's name. */
+void fmt_pmclog_allocdyn(void *buf, const void *alloc,
+			 const struct fmt_opts *o);
+
+/* barman layout constants (see fmt_barman.c) */
+#define BM_MAGIC64		0x4241524D414E3634ull
+#define BM_VERSION		3u
+#define BM_DATASTORE_USER	4u
+#define BM_STRTAB_LEN		1024u
+#define BM_MAX_PMU_COUNTERS	8u
+#define BM_MAX_TASKS		256u
+#define BM_MAX_MMAPS		256u
+#define BM_PMU_SETTINGS_SIZE	(8u + 4u + 8u + 4u + 4u + 4u * BM_MAX_PMU_COUNTERS)
+#define BM_TASK_SIZE		16u	/* u64 ts, u32 id, u32 name */
+#define BM_MMAP_SIZE		40u	/* u64 ts, u32 task, u64 base, len, off, u32 name */
+#define BM_OFF_STRTAB		92u
+#define BM_OFF_PMU		(BM_OFF_STRTAB + 4u + BM_STRTAB_LEN)
+
+enum bm_rec_type {
+	BM_REC_SAMPLE = 1, BM_REC_SAMPLE_WITH_PC = 2, BM_REC_TASK_SWITCH = 3,
+	BM_REC_CUSTOM_COUNTER = 4, BM_REC_ANNOTATION = 5, BM_REC_HALT = 6,
+	BM_REC_PC_WITHOUT_TASK = 7, BM_REC_EVENT_COUNTER = 8,
+	BM_REC_WARNING = 9,
+};
+
+/* Sizes of the packed barman records pmcring writes. */
+#define BM_REC_HDR_SIZE		16u	/* u32 type, u32 core, u64 ts */
+#define BM_SAMPLE_PC_SIZE	28u	/* + u32 task, u64 pc; caller PCs follow */
+#define BM_TASK_SWITCH_SIZE	21u	/* + u32 task, u8 reason */
+#define BM_ANNOTATION_SIZE	41u	/* + u32 task, u64 len, u32 channel,
+					 * group, color, u8 type; data follows */
+#define BM_WARNING_SIZE		20u	/* + u32 code */
+#define BM_WARNING_LOST		1u	/* code: records were dropped */
+
+size_t fmt_barman_header_size(unsigned int max_cores);
+
+/* ---- readers (whole files in memory) ---- */
+
+struct fmt_item {
+	enum fmt_kind	kind;
+	uint64_t	ts;
+	int32_t		cpu;		/* -1: the format does not say */
+	uint32_t	type;		/* pmclog type, or enum bm_rec_type */
+	const void	*data;		/* the raw record / message */
+	size_t		len;
+	/* blob */
+	char		btype;		/* 's' or 'j' */
+	struct timespec	rt;		/* TIMING, if present */
+	bool		has_rt;
+	/* barman, decoded */
+	uint32_t	task;
+	uint64_t	pc;
+	const void	*chain;		/* caller PCs, unaligned u64s */
+	uint32_t	nchain;
+	uint32_t	value;		/* reason, warning code, annotation channel */
+	const char	*text;		/* annotation data */
+	uint64_t	text_len;
+};
+
+/* Called for every record; a non-zero return stops the walk with it. */
+typedef int (*fmt_item_cb)(const struct fmt_item *it, void *ctx);
+
+enum fmt_end_state {
+	FMT_END_CLEAN = 0,	/* the file ends where a record ends */
+	FMT_END_TRUNCATED = 1,	/* a last record is cut short: a prefix */
+};
+
+/*
+ * Walk a file image; return FMT_END_*, the callback's non-zero value, or
+ * -EINVAL when the file is corrupt (*bad_off = where).
+ */
+int fmt_pmclog_read(const void *buf, size_t len, fmt_item_cb cb, void *ctx,
+		    size_t *bad_off);
+
+struct fmt_bm_info {
+	uint32_t	header_length, max_cores, max_tasks, max_mmaps;
+	uint32_t	target_name_ptr, strtab_len, nr_tasks, nr_mmaps;
+	uint64_t	last_ts, ts_base, mult, div, unix_base_ns;
+	const char	*strtab;
+	const uint8_t	*tasks, *mmaps;	/* packed tables in the image */
+};
+
+int fmt_barman_info(const void *buf, size_t len, struct fmt_bm_info *bi);
+int fmt_barman_read(const void *buf, size_t len, fmt_item_cb cb, void *ctx,
+		    size_t *bad_off);
+/* String of the barman string table at @ptr ("" if out of range). */
+const char *fmt_barman_str(const struct fmt_bm_info *bi, uint32_t ptr);
+
+struct fmt_blob_set {
+	const void	*dat, *off, *typ, *tim;	/* NULL if absent */
+	size_t		dat_len, off_len, typ_len, tim_len;
+};
+
+int fmt_blob_read(const struct fmt_blob_set *s, fmt_item_cb cb, void *ctx,
+		  size_t *bad_off);
+
+/* Format of a file image from its magic, or -1. */
+int fmt_detect(const void *buf, size_t len);
+
+#endif /* PMCRING_FMT_H */

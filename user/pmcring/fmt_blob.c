@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * LDMS blob_stream_writer files (ovis-hpc/ldms, sampler/blob_stream): per
+ * stream $path/$container/$stream.DAT.$t, .OFFSET.$t, .TIMING.$t (with
+ * timing) and .TYPE.$t, each starting with its 8-byte magic.  Per message:
+ * OFFSET gets the LE u64 offset of the message in DAT (the first is at 8),
+ * TIMING LE u64 seconds and LE u64 microseconds of CLOCK_REALTIME, TYPE 's'
+ * or 'j', DAT the message bytes.
+ *
+ * Messages are the binary pmclog records (type 's'), or with --blob-json one
+ * flat NUL-terminated JSON object each (type 'j'), which LDMS's
+ * ldms-csv-from-blobs reads.  Unlike LDMS's writer, offsets restart at 8 in
+ * every new file set when files roll.  DAT bytes are queued in the data
+ * phase, the index files in the metadata phase, so OFFSET never points past
+ * what DAT holds.
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "fmt_int.h"
+
+enum { BLOB_DAT, BLOB_OFF, BLOB_TIM, BLOB_TYP, BLOB_NR_FILES };
+
+static const char *const blob_ext[BLOB_NR_FILES] = {
+	"DAT", "OFFSET", "TIMING", "TYPE",
+};
+static const char blob_magic[BLOB_NR_FILES][8] = {
+	"blobdat", "bloboff", "blobtim", "blobtyp",
+};
+
+struct blob_stream {
+	struct out_file	f[BLOB_NR_FILES];
+	int64_t		t;		/* $t of the open file set */
+	uint64_t	msgs;		/* messages in the open file set */
+	uint64_t	first_sec;	/* realtime second of its first message */
+};
+
+struct blob {
+	struct blob_stream	s[FMT_MAX_STREAMS];
+	char			dir[4096];
+	char			json[FMT_JSON_MAX];
+};
+
+static int mkdir_p(char *path)
+{
+	char *p;
+
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			*p = '/';
+			return -errno;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static void blob_close_set(struct blob_stream *bs)
+{
+	unsigned int i;
+
+	for (i = 0; i < BLOB_NR_FILES; i++)
+		out_file_close(&bs->f[i]);
+}
+
+/* Open the file set of stream @i with time @t and queue the magics. */
+static int blob_open_set(struct fmt_writer *w, struct out_batch *b,
+			 unsigned int i, int64_t t)
+{
+	struct blob *bl = w->priv;
+	struct blob_stream *bs = &bl->s[i];
+	char path[4352];
+	unsigned int k;
+	int err;
+
+	for (k = 0; k < BLOB_NR_FILES; k++) {
+		if (k == BLOB_TIM && !w->o.blob_timing)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s.%s.%lld", bl->dir,
+			 w->o.streams[i].name, blob_ext[k], (long long)t);
+		err = out_file_open(&bs->f[k], path, false);
+		if (err)
+			return err;
+		err = out_put(b, &bs->f[k], OUT_DATA, blob_magic[k], 8);
+		if (err)
+			return err;
+	}
+	bs->t = t;
+	bs->msgs = 0;
+	return 0;
+}
+
+static int blob_begin(struct fmt_writer *w, struct out_batch *b)
+{
+	struct blob *bl = calloc(1, sizeof(*bl));
+	unsigned int i, k;
+	int err;
+
+	if (!bl)
+		return -ENOMEM;
+	for (i = 0; i < FMT_MAX_STREAMS; i++)
+		for (k = 0; k < BLOB_NR_FILES; k++)
+			bl->s[i].f[k].fd = -1;
+	w->priv = bl;
+	if ((size_t)snprintf(bl->dir, sizeof(bl->dir), "%s/%s", w->o.path,
+			     w->o.container ? w->o.container : "pmcring") >=
+	    sizeof(bl->dir))
+		return -ENAMETOOLONG;
+	err = mkdir_p(bl->dir);
+	if (err)
+		return err;
+	for (i = 0; i < w->o.nr_streams; i++) {
+		err = blob_open_set(w, b, i, w->o.start_rt.tv_sec);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static bool blob_wants(const struct fmt_writer *w, unsigned int i,
+		       uint32_t type)
+{
+	return w->o.streams[i].types & PMCRING_TYPE_BIT(type);
+}
+
+static bool blob_must_roll(const struct fmt_writer *w, unsigned int i,
+			   size_t msg_len, const struct timespec *rt)
+{
+	const struct blob_stream *bs = &((struct blob *)w->priv)->s[i];
+
+	if (!bs->msgs)
+		return false;
+	if (w->o.roll_bytes && bs->f[BLOB_DAT].off + msg_len > w->o.roll_bytes)
+		return true;
+	return w->o.roll_secs &&
+	       (uint64_t)rt->tv_sec >= bs->first_sec + w->o.roll_secs;
+}
+
+/* Close stream @i's files and open the next set with a later $t. */
+static int blob_roll(struct fmt_writer *w, struct out_batch *b,
+		     unsigned int i, const struct timespec *rt)
+{
+	struct blob_stream *bs = &((struct blob *)w->priv)->s[i];
+	int64_t t = rt->tv_sec > bs->t ? rt->tv_sec : bs->t + 1;
+
+	blob_close_set(bs);
+	return blob_open_set(w, b, i, t);
+}
+
+static int blob_record(struct fmt_writer *w, struct out_batch *b,
+		       const struct fmt_rec *r)
+{
+	struct blob *bl = w->priv;
+	struct timespec rt;
+	const void *msg = r->data;
+	size_t len = r->len;
+	bool roll = false;
+	unsigned int i;
+	uint64_t *idx;
+	uint8_t *typ;
+	int err;
+
+	fmt_realtime(&w->o, r->ts, &rt);
+	if (w->o.blob_json) {
+		len = fmt_rec_json(bl->json, sizeof(bl->json), r->data, r->len,
+				   r->cpu, &rt);
+		msg = bl->json;
+	}
+	for (i = 0; i < w->o.nr_streams; i++)
+		if (blob_wants(w, i, r->type) && blob_must_roll(w, i, len, &rt))
+			roll = true;
+	/* Old files are closed on a roll: nothing may be queued for them. */
+	if (!out_batch_room(b, 32 + w->o.nr_streams * (len + 32)) ||
+	    (roll && b->nr_ops))
+		return -EAGAIN;
+	if (w->o.blob_json) {
+		void *copy = out_alloc(b, len);
+
+		memcpy(copy, msg, len);
+		msg = copy;
+	}
+	for (i = 0; i < w->o.nr_streams; i++) {
+		struct blob_stream *bs = &bl->s[i];
+
+		if (!blob_wants(w, i, r->type))
+			continue;
+		if (blob_must_roll(w, i, len, &rt)) {
+			err = blob_roll(w, b, i, &rt);
+			if (err)
+				return err;
+		}
+		if (!bs->msgs)
+			bs->first_sec = (uint64_t)rt.tv_sec;
+		idx = out_alloc(b, 3 * sizeof(*idx));
+		idx[0] = htole64(bs->f[BLOB_DAT].off);
+		idx[1] = htole64((uint64_t)rt.tv_sec);
+		idx[2] = htole64((uint64_t)rt.tv_nsec / 1000);
+		typ = out_alloc(b, 1);
+		*typ = w->o.blob_json ? 'j' : 's';
+		err = out_put(b, &bs->f[BLOB_DAT], OUT_DATA, msg, len);
+		if (!err)
+			err = out_put(b, &bs->f[BLOB_OFF], OUT_META, &idx[0], 8);
+		if (!err && w->o.blob_timing)
+			err = out_put(b, &bs->f[BLOB_TIM], OUT_META, &idx[1], 16);
+		if (!err)
+			err = out_put(b, &bs->f[BLOB_TYP], OUT_META, typ, 1);
+		if (err)
+			return err;
+		bs->msgs++;
+	}
+	return 0;
+}
+
+static int blob_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts)
+{
+	(void)w;
+	(void)b;
+	(void)ts;
+	return 0;
+}
+
+static void blob_free(struct fmt_writer *w)
+{
+	struct blob *bl = w->priv;
+	unsigned int i;
+
+	if (!bl)
+		return;
+	for (i = 0; i < FMT_MAX_STREAMS; i++)
+		blob_close_set(&bl->s[i]);
+	free(bl);
+}
+
+const struct fmt_ops fmt_blob_ops = {
+	.begin = blob_begin,
+	.record = blob_record,
+	.end = blob_end,
+	.free = blob_free,
+};
+
+/* ---- reader ---- */
+
+/* Value of "key":<number> in a flat JSON object, or 0. */
+static uint64_t json_num(const char *js, size_t len, const char *key)
+{
+	char pat[32];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = memmem(js, len, pat, strlen(pat));
+	return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
+}
+
+static uint32_t json_type(const char *js, size_t len)
+{
+	char name[32];
+	const char *p = memmem(js, len, "\"type\":\"", 8), *e;
+
+	if (!p)
+		return 0;
+	p += 8;
+	e = memchr(p, '"', len - (size_t)(p - js));
+	if (!e || (size_t)(e - p) >= sizeof(name))
+		return 0;
+	memcpy(name, p, (size_t)(e - p));
+	name[e - p] = '\0';
+	return fmt_type_lookup(name) < 0 ? 0 : (uint32_t)fmt_type_lookup(name);
+}
+
+/* Length of the message at @p with at most @max bytes, or 0 if corrupt. */
+static size_t blob_msg_len(const uint8_t *p, size_t max, char type)
+{
+	const uint8_t *nul;
+	uint32_t l;
+
+	if (type == 'j') {
+		nul = memchr(p, '\0', max);
+		return nul ? (size_t)(nul - p) + 1 : 0;
+	}
+	return fmt_rec_check(p, max, &l) == 0 ? l : 0;
+}
+
+int fmt_blob_read(const struct fmt_blob_set *s, fmt_item_cb cb, void *ctx,
+		  size_t *bad_off)
+{
+	const uint8_t *dat = s->dat;
+	size_t n, i, o, next, ml;
+	struct fmt_item it;
+	int state = FMT_END_CLEAN, rc;
+
+	*bad_off = 0;
+	if (!dat || s->dat_len < 8 || memcmp(dat, blob_magic[BLOB_DAT], 8) ||
+	    !s->off || s->off_len < 8 ||
+	    memcmp(s->off, blob_magic[BLOB_OFF], 8) ||
+	    (s->typ && (s->typ_len < 8 ||
+			memcmp(s->typ, blob_magic[BLOB_TYP], 8))) ||
+	    (s->tim && (s->tim_len < 8 ||
+			memcmp(s->tim, blob_magic[BLOB_TIM], 8))))
+		return -EINVAL;
+	n = (s->off_len - 8) / 8;
+	if ((s->off_len - 8) % 8)
+		state = FMT_END_TRUNCATED;
+	/* The index files are written one after the other: use what all hold. */
+	if (s->typ && s->typ_len - 8 < n) {
+		n = s->typ_len - 8;
+		state = FMT_END_TRUNCATED;
+	}
+	if (s->tim && (s->tim_len - 8) / 16 < n) {
+		n = (s->tim_len - 8) / 16;
+		state = FMT_END_TRUNCATED;
+	}
+	for (i = 0; i < n; i++) {
+		o = le64toh(fmt_get64(s->off, 8 + 8 * i));
+		next = i + 1 < n ? le64toh(fmt_get64(s->off, 16 + 8 * i)) :
+				   s->dat_len;
+		if (o < 8 || next > s->dat_len || next <= o) {
+			*bad_off = 8 + 8 * i;
+			return -EINVAL;
+		}
+		memset(&it, 0, sizeof(it));
+		it.kind = FMT_BLOB;
+		it.btype = s->typ ? ((const char *)s->typ)[8 + i] : 's';
+		ml = blob_msg_len(dat + o, next - o, it.btype);
+		/* Messages are contiguous; the last one may have followers. */
+		if (!ml || (i + 1 < n && ml != next - o)) {
+			*bad_off = o;
+			return -EINVAL;
+		}
+		it.data = dat + o;
+		it.len = ml;
+		it.cpu = -1;
+		if (s->tim) {
+			it.has_rt = true;
+			it.rt.tv_sec = (time_t)le64toh(fmt_get64(s->tim, 8 + 16 * i));
+			it.rt.tv_nsec = (long)le64toh(fmt_get64(s->tim, 16 + 16 * i)) * 1000;
+		}
+		if (it.btype == 'j') {
+			it.ts = json_num(it.data, ml, "ts");
+			it.cpu = (int32_t)json_num(it.data, ml, "cpu");
+			it.type = json_type(it.data, ml);
+		} else {
+			it.type = PMCRING_HEADER_TYPE(fmt_get32(it.data, 0));
+			it.ts = fmt_get64(it.data, 8);
+			if (it.type == PMCRING_TYPE_CALLCHAIN)
+				it.cpu = (int32_t)(fmt_get32(it.data, 28) >> 16);
+		}
+		rc = cb(&it, ctx);
+		if (rc)
+			return rc;
+	}
+	return state;
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FreeBSD hwpmc log files: INITIALIZE, the records in timestamp order with
+ * FreeBSD's exact lengths, CLOSELOG.  Ring records already have the pmclog
+ * layout, so they are written straight from the ring pages (the 0 or 4 pad
+ * bytes of a ring slot are not part of the record and are skipped).  Only
+ * PMCALLOCATE is rewritten: FreeBSD's parser cannot resolve a Linux event
+ * code, so it becomes PMCALLOCATEDYN with the event's name inline.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "fmt_int.h"
+
+/* FreeBSD enum pmc_cputype: PMC_CPU_GENERIC (events are Linux perf's). */
+#define PMC_CPU_GENERIC		0x400u
+
+static void put_header(void *buf, unsigned int type, uint32_t len, uint64_t ts)
+{
+	memset(buf, 0, len);
+	fmt_put32(buf, 0, PMCRING_HEADER(type, len));
+	fmt_put64(buf, 8, ts);
+}
+
+void fmt_pmclog_initialize(void *buf, const struct fmt_opts *o)
+{
+	put_header(buf, PMCRING_TYPE_INITIALIZE, PMCRING_SIZE_INITIALIZE,
+		   o->start_ns);
+	fmt_put32(buf, 16, PMCRING_LOG_VERSION);
+	fmt_put32(buf, 20, o->cputype ? o->cputype : PMC_CPU_GENERIC);
+	fmt_put64(buf, 24, 1000000000ull);	/* timestamps are ns */
+	fmt_put64(buf, 32, (uint64_t)o->start_rt.tv_sec);
+	fmt_put64(buf, 40, (uint64_t)o->start_rt.tv_nsec);
+	memcpy((char *)buf + 48, o->cpuid, PMCRING_CPUID_LEN - 1);
+}
+
+void fmt_pmclog_closelog(void *buf, uint64_t ts)
+{
+	put_header(buf, PMCRING_TYPE_CLOSELOG, PMCRING_SIZE_CLOSELOG, ts);
+}
+
+void fmt_pmclog_allocdyn(void *buf, const void *alloc,
+			 const struct fmt_opts *o)
+{
+	uint32_t pmcid = fmt_get32(alloc, 16), event = fmt_get32(alloc, 20);
+	char *name = (char *)buf + 32;
+	unsigned int i;
+
+	put_header(buf, PMCRING_TYPE_PMCALLOCATEDYN,
+		   PMCRING_SIZE_PMCALLOCATEDYN, fmt_get64(alloc, 8));
+	fmt_put32(buf, 16, pmcid);
+	fmt_put32(buf, 20, event);
+	fmt_put32(buf, 24, fmt_get32(alloc, 24));
+	for (i = 0; i < o->nr_counters; i++) {
+		if (o->counters[i].pmcid == pmcid) {
+			strncpy(name, o->counters[i].name, PMCRING_NAME_MAX - 1);
+			return;
+		}
+	}
+	snprintf(name, PMCRING_NAME_MAX, "event-0x%x", event);
+}
+
+static int pmclog_begin(struct fmt_writer *w, struct out_batch *b)
+{
+	struct out_file *f;
+	void *buf;
+	int err;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	err = out_file_open(f, w->o.path, false);
+	if (err) {
+		free(f);
+		return err;
+	}
+	w->priv = f;
+	buf = out_alloc(b, PMCRING_SIZE_INITIALIZE);
+	if (!buf)
+		return -ENOBUFS;
+	fmt_pmclog_initialize(buf, &w->o);
+	return out_put(b, f, OUT_DATA, buf, PMCRING_SIZE_INITIALIZE);
+}
+
+static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
+			 const struct fmt_rec *r)
+{
+	struct out_file *f = w->priv;
+	void *buf;
+
+	if (!out_batch_room(b, PMCRING_SIZE_PMCALLOCATEDYN))
+		return -EAGAIN;
+	switch (r->type) {
+	case PMCRING_TYPE_INITIALIZE:
+	case PMCRING_TYPE_CLOSELOG:
+		return 0;			/* ours are the only ones */
+	case PMCRING_TYPE_PMCALLOCATE:
+		buf = out_alloc(b, PMCRING_SIZE_PMCALLOCATEDYN);
+		fmt_pmclog_allocdyn(buf, r->data, &w->o);
+		return out_put(b, f, OUT_DATA, buf,
+			       PMCRING_SIZE_PMCALLOCATEDYN);
+	case PMCRING_TYPE_GENERATED:
+		if (!w->o.keep_generated)
+			return 0;
+		break;
+	default:
+		/* pmcring's own types have no place in a FreeBSD file */
+		if (r->type > PMCRING_TYPE_PROC_CREATE)
+			return 0;
+		break;
+	}
+	return out_put(b, f, OUT_DATA, r->data, r->len);
+}
+
+static int pmclog_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts)
+{
+	void *buf;
+
+	if (!out_batch_room(b, PMCRING_SIZE_CLOSELOG))
+		return -EAGAIN;
+	buf = out_alloc(b, PMCRING_SIZE_CLOSELOG);
+	fmt_pmclog_closelog(buf, ts);
+	return out_put(b, w->priv, OUT_DATA, buf, PMCRING_SIZE_CLOSELOG);
+}
+
+static void pmclog_free(struct fmt_writer *w)
+{
+	struct out_file *f = w->priv;
+
+	if (f)
+		out_file_close(f);
+	free(f);
+}
+
+const struct fmt_ops fmt_pmclog_ops = {
+	.begin = pmclog_begin,
+	.record = pmclog_record,
+	.end = pmclog_end,
+	.free = pmclog_free,
+};
+
+int fmt_pmclog_read(const void *buf, size_t len, fmt_item_cb cb, void *ctx,
+		    size_t *bad_off)
+{
+	const uint8_t *p = buf;
+	struct fmt_item it;
+	size_t off = 0;
+	uint32_t l;
+	int rc;
+
+	while (off < len) {
+		rc = fmt_rec_check(p + off, len - off, &l);
+		if (rc == 1)
+			return FMT_END_TRUNCATED;
+		if (rc < 0) {
+			*bad_off = off;
+			return -EINVAL;
+		}
+		memset(&it, 0, sizeof(it));
+		it.kind = FMT_PMCLOG;
+		it.data = p + off;
+		it.len = l;
+		it.type = PMCRING_HEADER_TYPE(fmt_get32(it.data, 0));
+		it.ts = fmt_get64(it.data, 8);
+		it.cpu = it.type == PMCRING_TYPE_CALLCHAIN ?
+			 (int32_t)(fmt_get32(it.data, 28) >> 16) : -1;
+		rc = cb(&it, ctx);
+		if (rc)
+			return rc;
+		off += l;
+		/* Like FreeBSD's pmclog_read(): CLOSELOG is the end. */
+		if (it.type == PMCRING_TYPE_CLOSELOG)
+			break;
+	}
+	return FMT_END_CLEAN;
+}

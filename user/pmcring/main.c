@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+/* pmcring(1): record, dump and stat pmcring sessions. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: pmcring COMMAND [OPTIONS]\n"
+		"\n"
+		"commands:\n"
+		"  record   record a session into a pmclog, barman or blob file\n"
+		"  dump     print the records of a file, one per line\n"
+		"  stat     print counts per type and CPU of a file\n"
+		"\n"
+		"`pmcring COMMAND --help` describes each command; see pmcring(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "dump"))
+		return cmd_dump(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stat"))
+		return cmd_stat(argc - 1, argv + 1);
+	fprintf(stderr, "pmcring: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

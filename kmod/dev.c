@@ -1,21 +1,461 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /dev/pmcring: the misc device; each open() is a session.
+ * /dev/pmcring: the misc device; each open() is an independent session.
+ *
+ * Session life: open -> CONFIGURE (once: allocates one ring per possible
+ * CPU) -> ENABLE/DISABLE (any number of times) -> release.  A VMA of a
+ * mapped ring holds a reference on the struct file, so release (which frees
+ * the rings) runs only after the last mapping is gone; the file operations'
+ * .owner pins the module for as long as a session or mapping lives, which
+ * makes rmmod fail instead of freeing code still in use.
+ *
+ * mmap layout and the poll() contract are in uapi/linux/pmcring.h.  Pages are
+ * inserted on fault (like perf's perf_mmap_fault()): region page 0 is the
+ * control page, 1 the producer page, 2 + i the data page i % data_pages.
  */
 #include <linux/module.h>
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
-#include "pmcring.h"
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/cred.h>
+#include <linux/capability.h>
+#include <linux/uaccess.h>
+#include <linux/cpumask.h>
+#include <linux/log2.h>
+#include <linux/timekeeping.h>
+#include "core.h"
 
 LIST_HEAD(pmcring_active);
+/* Serializes writers of pmcring_active (sessions enabling, disabling). */
+static DEFINE_MUTEX(pmcring_active_lock);
+
+/* Before 6.3 (feature test in Kbuild). */
+#ifndef PMCRING_HAVE_VM_FLAGS_SET
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+
+static inline void vm_flags_clear(struct vm_area_struct *vma,
+				  vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
+}
+#endif
+
+/* Rings of @s, or NULL before CONFIGURE. */
+static struct pmcring_ring **pmcring_dev_rings(struct pmcring_session *s)
+{
+	/* Pairs with smp_store_release() in pmcring_dev_configure(). */
+	return smp_load_acquire(&s->rings);
+}
+
+/* ---- session allocation ---- */
+
+static void pmcring_dev_free_rings(struct pmcring_ring **rings)
+{
+	unsigned int cpu;
+
+	if (!rings)
+		return;
+	for_each_possible_cpu(cpu)
+		pmcring_ring_free(rings[cpu]);
+	kfree(rings);
+}
+
+static struct pmcring_ring **pmcring_dev_alloc_rings(struct pmcring_session *s)
+{
+	struct pmcring_ring **rings;
+	unsigned int cpu;
+
+	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
+	if (!rings)
+		return NULL;
+	for_each_possible_cpu(cpu) {
+		rings[cpu] = pmcring_ring_alloc(s, cpu);
+		if (!rings[cpu])
+			goto err_rings;
+		cond_resched();
+	}
+	return rings;
+
+err_rings:
+	pmcring_dev_free_rings(rings);
+	return NULL;
+}
 
 static int pmcring_dev_open(struct inode *inode, struct file *file)
 {
+	struct pmcring_session *s;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	mutex_init(&s->lock);
+	INIT_LIST_HEAD(&s->active_node);
+	init_waitqueue_head(&s->wq);
+	atomic_set(&s->poll_flush, 0);
+	s->cred = get_cred(file->f_cred);
+	s->kaddr_ok = file_ns_capable(file, &init_user_ns, CAP_SYSLOG);
+	file->private_data = s;
+	return nonseekable_open(inode, file);
+}
+
+/* ---- ENABLE / DISABLE ---- */
+
+static int pmcring_dev_enable(struct pmcring_session *s)
+{
+	int err;
+
+	lockdep_assert_held(&s->lock);
+	if (!s->configured)
+		return -EINVAL;
+	if (s->enabled)
+		return 0;
+
+	mutex_lock(&pmcring_active_lock);
+	list_add_rcu(&s->active_node, &pmcring_active);
+	mutex_unlock(&pmcring_active_lock);
+
+	err = pmcring_src_enable(s);
+	if (err) {
+		/* The sources undo their own partial work on failure. */
+		mutex_lock(&pmcring_active_lock);
+		list_del_rcu(&s->active_node);
+		mutex_unlock(&pmcring_active_lock);
+		synchronize_rcu();
+		return err;
+	}
+	s->enabled = true;
+	WRITE_ONCE(s->stopped, false);
 	return 0;
+}
+
+static void pmcring_dev_disable(struct pmcring_session *s)
+{
+	lockdep_assert_held(&s->lock);
+	if (!s->enabled)
+		return;
+
+	mutex_lock(&pmcring_active_lock);
+	list_del_rcu(&s->active_node);
+	mutex_unlock(&pmcring_active_lock);
+	/* No source walking pmcring_active still sees s after this. */
+	synchronize_rcu();
+	pmcring_src_disable(s);
+
+	s->enabled = false;
+	WRITE_ONCE(s->stopped, true);
+	wake_up_all(&s->wq);
 }
 
 static int pmcring_dev_release(struct inode *inode, struct file *file)
 {
+	struct pmcring_session *s = file->private_data;
+
+	mutex_lock(&s->lock);
+	pmcring_dev_disable(s);
+	pmcring_src_release(s);
+	mutex_unlock(&s->lock);
+
+	pmcring_dev_free_rings(s->rings);
+	put_cred(s->cred);
+	mutex_destroy(&s->lock);
+	kfree(s);
+	return 0;
+}
+
+/* ---- ioctls ---- */
+
+static long pmcring_dev_get_info(struct pmcring_session *s,
+				 struct pmcring_info __user *arg)
+{
+	struct pmcring_info info = {
+		.abi_version	= PMCRING_ABI_VERSION,
+		.compat_version	= PMCRING_ABI_COMPAT_VERSION,
+		.nr_cpus	= nr_cpu_ids,
+		.page_size	= PAGE_SIZE,
+		.min_data_pages	= PMCRING_MIN_DATA_PAGES,
+		.max_data_pages	= PMCRING_MAX_DATA_PAGES,
+		.max_record	= PMCRING_RECORD_MAX,
+		.types_supported = PMCRING_TYPES_KNOWN,
+	};
+
+	mutex_lock(&s->lock);
+	if (s->configured) {
+		info.flags |= PMCRING_INFO_F_CONFIGURED;
+		info.region_size = pmcring_region_size(s->data_pages);
+	}
+	if (s->enabled)
+		info.flags |= PMCRING_INFO_F_ENABLED;
+	mutex_unlock(&s->lock);
+
+	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+/* Validate what CONFIGURE can check alone; the sources check the rest. */
+static int pmcring_dev_check_config(const struct pmcring_config *cfg)
+{
+	u64 data_size = (u64)cfg->data_pages << PAGE_SHIFT;
+	u64 pages;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cfg->__reserved); i++)
+		if (cfg->__reserved[i])
+			return -EINVAL;
+	if (cfg->flags & ~PMCRING_CFG_F_ALL)
+		return -EINVAL;
+	if (!is_power_of_2(cfg->data_pages) ||
+	    cfg->data_pages < PMCRING_MIN_DATA_PAGES ||
+	    cfg->data_pages > PMCRING_MAX_DATA_PAGES)
+		return -EINVAL;
+	if (cfg->watermark > data_size)
+		return -EINVAL;
+	if (cfg->types & ~PMCRING_TYPES_KNOWN)
+		return -EINVAL;
+	if (cfg->flags & PMCRING_CFG_F_PID ? cfg->pid <= 0 : cfg->pid != 0)
+		return -EINVAL;
+	if (cfg->callchain_depth > PMCRING_CALLCHAIN_DEPTH_MAX)
+		return -EINVAL;
+	/* Never let one session take more than half of the memory. */
+	pages = (u64)nr_cpu_ids * (PMCRING_META_PAGES + cfg->data_pages);
+	if (pages > totalram_pages() / 2)
+		return -E2BIG;
+	return 0;
+}
+
+static long pmcring_dev_configure(struct pmcring_session *s,
+				  struct pmcring_config __user *arg)
+{
+	struct pmcring_config cfg;
+	struct pmcring_ring **rings;
+	long err;
+
+	if (copy_from_user(&cfg, arg, sizeof(cfg)))
+		return -EFAULT;
+	err = pmcring_dev_check_config(&cfg);
+	if (err)
+		return err;
+
+	mutex_lock(&s->lock);
+	err = -EBUSY;
+	if (s->configured)
+		goto out_unlock;
+
+	s->data_pages = cfg.data_pages;
+	s->flags = cfg.flags;
+	s->types = cfg.types ? cfg.types : PMCRING_TYPES_ALL;
+	s->watermark = cfg.watermark ? cfg.watermark :
+		((u64)cfg.data_pages << PAGE_SHIFT) / 4;
+	s->target_tgid = cfg.pid;
+	s->callchain_depth = cfg.callchain_depth ? cfg.callchain_depth : 128;
+	err = pmcring_src_configure(s, &cfg);
+	if (err)
+		goto out_unlock;
+
+	err = -ENOMEM;
+	rings = pmcring_dev_alloc_rings(s);
+	if (!rings)
+		goto out_unlock;
+	cfg.region_size = pmcring_region_size(s->data_pages);
+	err = -EFAULT;
+	if (copy_to_user(arg, &cfg, sizeof(cfg)))
+		goto err_rings;
+
+	/* Rings initialized before the pointer; pairs with pmcring_dev_rings(). */
+	smp_store_release(&s->rings, rings);
+	s->configured = true;
+	mutex_unlock(&s->lock);
+	return 0;
+
+err_rings:
+	pmcring_dev_free_rings(rings);
+out_unlock:
+	mutex_unlock(&s->lock);
+	return err;
+}
+
+static long pmcring_dev_writelog(struct pmcring_session *s, u32 __user *arg)
+{
+	struct pmcring_rec_userdata *rec;
+	struct pmcring_ring **rings;
+	struct pmcring_wr wr;
+	u32 value;
+
+	if (get_user(value, arg))
+		return -EFAULT;
+	rings = pmcring_dev_rings(s);
+	if (!rings)
+		return -EINVAL;
+	if (!pmcring_session_wants(s, PMCRING_TYPE_USERDATA))
+		return 0;
+
+	preempt_disable();
+	rec = pmcring_ring_reserve(rings[smp_processor_id()],
+				   PMCRING_TYPE_USERDATA,
+				   PMCRING_SIZE_USERDATA, &wr);
+	if (rec) {
+		rec->pl_userdata = value;
+		rec->pl_pad = 0;
+		pmcring_ring_commit(&wr);
+	}
+	preempt_enable();
+	/* A dropped record is counted in lost, like any other. */
+	return 0;
+}
+
+static long pmcring_dev_clock(u64 __user *arg)
+{
+	u64 now = ktime_get_mono_fast_ns();
+
+	/*
+	 * (F) of the ordering contract: the clock read completes before the
+	 * caller's later load of pending_ts.
+	 */
+	rmb(); /* lfence: the TSC read does not pass later loads */
+	smp_mb(); /* (F) pairs with (E) in pmcring_ring_reserve() */
+	return put_user(now, arg);
+}
+
+static long pmcring_dev_add_counter(struct pmcring_session *s,
+				    struct pmcring_counter __user *arg)
+{
+	long err;
+
+	mutex_lock(&s->lock);
+	if (s->configured)
+		err = pmcring_src_add_counter(s, arg);
+	else
+		err = -EINVAL;
+	mutex_unlock(&s->lock);
+	return err;
+}
+
+static long pmcring_dev_ioctl(struct file *file, unsigned int cmd,
+			      unsigned long arg)
+{
+	struct pmcring_session *s = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	long err;
+
+	switch (cmd) {
+	case PMCRING_IOC_GET_INFO:
+		return pmcring_dev_get_info(s, uarg);
+	case PMCRING_IOC_CONFIGURE:
+		return pmcring_dev_configure(s, uarg);
+	case PMCRING_IOC_ENABLE:
+		mutex_lock(&s->lock);
+		err = pmcring_dev_enable(s);
+		mutex_unlock(&s->lock);
+		return err;
+	case PMCRING_IOC_DISABLE:
+		mutex_lock(&s->lock);
+		pmcring_dev_disable(s);
+		mutex_unlock(&s->lock);
+		return 0;
+	case PMCRING_IOC_WRITELOG:
+		return pmcring_dev_writelog(s, uarg);
+	case PMCRING_IOC_GENERATE:
+		return pmcring_gen_ioctl(s, uarg);
+	case PMCRING_IOC_CLOCK:
+		return pmcring_dev_clock(uarg);
+	case PMCRING_IOC_ADD_COUNTER:
+		return pmcring_dev_add_counter(s, uarg);
+	case PMCRING_IOC_FLUSH:
+		atomic_set(&s->poll_flush, 1);
+		wake_up_all(&s->wq);
+		return 0;
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* ---- poll ---- */
+
+static __poll_t pmcring_dev_poll(struct file *file, poll_table *wait)
+{
+	struct pmcring_session *s = file->private_data;
+	struct pmcring_ring **rings;
+	__poll_t mask = 0;
+	unsigned int cpu;
+
+	poll_wait(file, &s->wq, wait);
+	/* (P) queued on s->wq before reading heads; pairs with (W) */
+	smp_mb();
+	if (READ_ONCE(s->stopped))
+		mask |= EPOLLIN | EPOLLRDNORM | EPOLLHUP;
+	if (atomic_xchg(&s->poll_flush, 0))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	rings = pmcring_dev_rings(s);
+	if (!rings || (mask & EPOLLIN))
+		return mask;
+	for_each_possible_cpu(cpu) {
+		if (pmcring_ring_ready(rings[cpu]))
+			return mask | EPOLLIN | EPOLLRDNORM;
+	}
+	return mask;
+}
+
+/* ---- mmap ---- */
+
+static vm_fault_t pmcring_vm_fault(struct vm_fault *vmf)
+{
+	struct pmcring_session *s = vmf->vma->vm_file->private_data;
+	struct pmcring_ring *rb = vmf->vma->vm_private_data;
+	unsigned long region_pages;
+	struct page *page;
+
+	region_pages = pmcring_region_size(s->data_pages) >> PAGE_SHIFT;
+	page = pmcring_ring_page(rb, vmf->pgoff % region_pages);
+	if (!page)
+		return VM_FAULT_SIGBUS;
+	/* The page table holds its own reference, dropped on unmap. */
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+static const struct vm_operations_struct pmcring_vm_ops = {
+	.fault = pmcring_vm_fault,
+};
+
+/*
+ * Map a page range of one CPU's region.  Shared only; never executable; only
+ * a mapping of the control page alone may be writable.
+ */
+static int pmcring_dev_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct pmcring_session *s = file->private_data;
+	unsigned long region_pages, first, cpu;
+	struct pmcring_ring **rings;
+
+	rings = pmcring_dev_rings(s);
+	if (!rings)
+		return -EINVAL;
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+
+	region_pages = pmcring_region_size(s->data_pages) >> PAGE_SHIFT;
+	cpu = vma->vm_pgoff / region_pages;
+	first = vma->vm_pgoff % region_pages;
+	if (cpu >= nr_cpu_ids || !rings[cpu] ||
+	    vma_pages(vma) > region_pages - first)
+		return -EINVAL;
+
+	if (first + vma_pages(vma) > 1) {
+		/* Covers the producer or data pages: read-only for good. */
+		if (vma->vm_flags & VM_WRITE)
+			return -EPERM;
+		vm_flags_clear(vma, VM_MAYWRITE);
+	}
+	vm_flags_clear(vma, VM_MAYEXEC);
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_ops = &pmcring_vm_ops;
+	vma->vm_private_data = rings[cpu];
 	return 0;
 }
 
@@ -23,7 +463,10 @@ static const struct file_operations pmcring_dev_fops = {
 	.owner		= THIS_MODULE,
 	.open		= pmcring_dev_open,
 	.release	= pmcring_dev_release,
-	.llseek		= noop_llseek,
+	.unlocked_ioctl	= pmcring_dev_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.poll		= pmcring_dev_poll,
+	.mmap		= pmcring_dev_mmap,
 };
 
 static struct miscdevice pmcring_dev = {
@@ -37,9 +480,13 @@ static int __init pmcring_init(void)
 {
 	int err;
 
-	err = pmcring_src_init();
+	pmcring_ring_check_abi();
+	err = pmcring_gen_init();
 	if (err)
 		return err;
+	err = pmcring_src_init();
+	if (err)
+		goto err_gen;
 	err = misc_register(&pmcring_dev);
 	if (err)
 		goto err_src;
@@ -47,6 +494,8 @@ static int __init pmcring_init(void)
 
 err_src:
 	pmcring_src_exit();
+err_gen:
+	pmcring_gen_exit();
 	return err;
 }
 
@@ -54,6 +503,7 @@ static void __exit pmcring_exit(void)
 {
 	misc_deregister(&pmcring_dev);
 	pmcring_src_exit();
+	pmcring_gen_exit();
 }
 
 module_init(pmcring_init);

@@ -7,6 +7,7 @@
 #define _PMCRING_KMOD_H
 
 #include <linux/types.h>
+#include <linux/atomic.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/wait.h>
@@ -53,6 +54,7 @@ struct pmcring_session {
 	bool			enabled;
 	bool			stopped;	/* disabled after enabled: EPOLLHUP */
 	bool			kaddr_ok;	/* opener may see kernel addresses */
+	atomic_t		poll_flush;	/* FLUSH: EPOLLIN once */
 	const struct cred	*cred;		/* opener's credentials */
 	struct pmcring_src_state *src;		/* owned by the sources */
 };

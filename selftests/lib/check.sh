@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The test half of "make check" (the Makefile builds first): host unit
+# tests, the VM harness' own checks, and the kselftest suite in one VM boot
+# through the installed run_kselftest.sh.  Prints KTAP as it goes and ends
+# with exactly one line "N passed, N failed, N skipped" (top-level results
+# of every stage); exits non-zero on any failure.
+#
+# Environment: KVER (kernel series for the VM, default 6.1),
+# CHECK_VM_TIMEOUT (seconds for the suite boot, default 1200),
+# CHECK_SKIP_VM=1 (host stages only, for quick iterations).
+set -u
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$TOP/build
+LOG=$BUILD/check
+VMRUN=$TOP/selftests/vmrun
+KVER=${KVER:-6.1}
+mkdir -p "$LOG"
+
+passed=0
+failed=0
+skipped=0
+harness_n=0
+
+# Count the top-level KTAP/TAP results of a log (nested lines start with
+# '#' or blanks and are not counted).
+count()
+{
+	local p f s
+	p=$(grep -Ec '^ok [0-9]+' "$1")
+	s=$(grep -E '^ok [0-9]+' "$1" | grep -Eic '# *skip')
+	f=$(grep -Ec '^not ok [0-9]+' "$1")
+	passed=$((passed + p - s))
+	skipped=$((skipped + s))
+	failed=$((failed + f))
+}
+
+# One result line of the harness checks.
+result()
+{
+	harness_n=$((harness_n + 1))
+	case "$1" in
+	ok) passed=$((passed + 1)); echo "ok $harness_n $2" ;;
+	skip) skipped=$((skipped + 1)); echo "ok $harness_n $2 # SKIP ${3:-}" ;;
+	*) failed=$((failed + 1)); echo "not ok $harness_n $2${3:+ # $3}" ;;
+	esac
+}
+
+start=$(date +%s)
+
+# -- 1. host unit tests -------------------------------------------------------
+if [ -f "$TOP/user/Makefile" ]; then
+	echo "# host: make -C user check"
+	make --no-print-directory -C "$TOP/user" check 2>&1 | tee "$LOG/host.log"
+	rc=${PIPESTATUS[0]}
+	count "$LOG/host.log"
+	if [ "$rc" != 0 ] && ! grep -q '^not ok' "$LOG/host.log"; then
+		echo "not ok - host: make -C user check exit=$rc"
+		failed=$((failed + 1))
+	fi
+else
+	echo "# host: no user/Makefile yet, no host unit tests"
+fi
+
+# -- 2. harness checks ----------------------------------------------------------
+echo "# harness: checks of the test machinery itself"
+echo "TAP version 13"
+if "$VMRUN" --help | grep -q -- '--share DIR'; then
+	result ok "harness: vmrun --help"
+else
+	result fail "harness: vmrun --help"
+fi
+
+# The host path: without the module every selftest must skip, none fail.
+if [ -e /sys/module/pmcring ]; then
+	make -s --no-print-directory -C "$TOP/selftests" run_tests \
+		>"$LOG/host-selftests.log" 2>&1
+	echo "# host selftests (module loaded on this host):"
+	sed 's/^/# /' "$LOG/host-selftests.log"
+	count "$LOG/host-selftests.log"
+else
+	make -s --no-print-directory -C "$TOP/selftests" run_tests \
+		>"$LOG/host-selftests.log" 2>&1
+	rc=$?
+	if [ "$rc" = 0 ] && grep -q '^ok .* # SKIP' "$LOG/host-selftests.log" &&
+	   ! grep -q '^not ok' "$LOG/host-selftests.log"; then
+		result ok "harness: host run_tests without the module skips, exit 0"
+	else
+		sed 's/^/# /' "$LOG/host-selftests.log"
+		result fail "harness: host run_tests without the module skips, exit 0" "exit=$rc"
+	fi
+fi
+
+if [ "${CHECK_SKIP_VM:-0}" = 1 ]; then
+	result skip "harness: vmrun fails a failing test" "CHECK_SKIP_VM=1"
+	result skip "harness: vmrun fails on a dmesg splat" "CHECK_SKIP_VM=1"
+	echo "# vm: skipped (CHECK_SKIP_VM=1)"
+	skipped=$((skipped + 1))
+else
+	# A failing program must fail the run with its own exit status.
+	"$VMRUN" --kernel "$KVER" --timeout 300 --no-splat-check -- \
+		fail_on_purpose >"$LOG/vm-fail.log" 2>&1
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q '^not ok 1 global.fails' "$LOG/vm-fail.log"; then
+		result ok "harness: vmrun fails a failing test (exit=$rc)"
+	else
+		sed 's/^/# /' "$LOG/vm-fail.log"
+		result fail "harness: vmrun fails a failing test" "exit=$rc, want 1"
+	fi
+
+	# A command that succeeds but leaves a WARNING in dmesg must fail.
+	"$VMRUN" --kernel "$KVER" --timeout 300 -- fake_splat.sh \
+		>"$LOG/vm-splat.log" 2>&1
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q 'kernel splat in guest dmesg' "$LOG/vm-splat.log"; then
+		result ok "harness: vmrun fails on a dmesg splat (exit=$rc)"
+	else
+		sed 's/^/# /' "$LOG/vm-splat.log"
+		result fail "harness: vmrun fails on a dmesg splat" "exit=$rc, want 1"
+	fi
+
+	# -- 3. the kselftest suite in one VM boot ---------------------------------
+	echo "# vm: run_kselftest.sh -c pmcring on $KVER (selftests/vmrun)"
+	"$VMRUN" --kernel "$KVER" --timeout "${CHECK_VM_TIMEOUT:-1200}" -- \
+		/kselftest/run_kselftest.sh -c pmcring 2>&1 | tee "$LOG/vm.log"
+	rc=${PIPESTATUS[0]}
+	count "$LOG/vm.log"
+	if ! grep -Eq '^(not )?ok [0-9]+ selftests: pmcring' "$LOG/vm.log"; then
+		echo "not ok - vm: no selftest results (vmrun exit=$rc)"
+		failed=$((failed + 1))
+	elif [ "$rc" != 0 ]; then
+		echo "not ok - vm: vmrun exit=$rc (splat, module unload or timeout; see above)"
+		failed=$((failed + 1))
+	fi
+fi
+
+echo "# make check: $(( $(date +%s) - start ))s of tests, logs in $LOG"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

@@ -409,8 +409,12 @@ int fmt_barman_read(const void *buf, size_t len, fmt_item_cb cb, void *ctx,
 	size_t off;
 	int rc;
 
+	const uint64_t magic = BM_MAGIC64;
+
 	*bad_off = 0;
-	if (len < 8 || fmt_get64(p, 0) != BM_MAGIC64)
+	if (len < 8)	/* killed before the magic was whole */
+		return memcmp(p, &magic, len) ? -EINVAL : FMT_END_TRUNCATED;
+	if (fmt_get64(p, 0) != BM_MAGIC64)
 		return -EINVAL;
 	/* Killed before the first header was whole: an empty prefix. */
 	if (len < BM_OFF_PMU || (len >= 16 && fmt_get32(p, 12) > len))

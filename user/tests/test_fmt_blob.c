@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: the LDMS blob writer of pmcring(1) writes DAT/OFFSET/TIMING/
+ * TYPE with their magics and per message the LE offset (first at 8), LE
+ * seconds and microseconds of CLOCK_REALTIME and the type byte, byte for
+ * byte; streams select record types; --blob-json messages are flat
+ * NUL-terminated JSON objects of scalars with no ',' inside values; rolled
+ * file sets (by size and by time) each start their offsets at 8; a batch
+ * killed before its index entries leaves no OFFSET past DAT; reads round
+ * trip.
+ */
+#include <dirent.h>
+
+#include "test_fmt_common.h"
+
+struct collect {
+	unsigned int	n;
+	struct fmt_item	it[64];
+};
+
+static int collect_cb(const struct fmt_item *it, void *ctx)
+{
+	struct collect *c = ctx;
+
+	if (c->n < 64)
+		c->it[c->n] = *it;
+	c->n++;
+	return 0;
+}
+
+struct set {
+	uint8_t	*p[4];
+	size_t	len[4];
+};
+
+static const char *const exts[4] = { "DAT", "OFFSET", "TIMING", "TYPE" };
+
+static void load_set(struct set *s, const char *dir, const char *stream,
+		     long long t)
+{
+	char path[512];
+	unsigned int i;
+
+	for (i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/c/%s.%s.%lld", dir, stream,
+			 exts[i], t);
+		s->p[i] = read_file(path, &s->len[i]);
+	}
+}
+
+static void free_set(struct set *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < 4; i++)
+		free(s->p[i]);
+}
+
+static int read_set(const struct set *s, struct collect *c)
+{
+	struct fmt_blob_set bs = {
+		.dat = s->p[0], .dat_len = s->len[0],
+		.off = s->p[1], .off_len = s->len[1],
+		.tim = s->p[2], .tim_len = s->len[2],
+		.typ = s->p[3], .typ_len = s->len[3],
+	};
+	size_t bad;
+
+	c->n = 0;
+	return fmt_blob_read(&bs, collect_cb, c, &bad);
+}
+
+static struct fmt_writer *start(struct fmt_opts *o, struct out_batch *b,
+				const char *dir)
+{
+	struct fmt_writer *w;
+
+	REQUIRE(!out_batch_init(b, 256, 1 << 20), "batch");
+	w = fmt_writer_new(o);
+	REQUIRE(w, "writer");
+	o->path = dir;
+	REQUIRE(!fmt_begin(w, b), "begin");
+	return w;
+}
+
+static void stop(struct fmt_writer *w, struct out_batch *b)
+{
+	finish(w, b, T0 + 100000);
+	fmt_writer_free(w);
+	out_batch_free(b);
+}
+
+static void base_opts(struct fmt_opts *o, const char *dir)
+{
+	test_opts(o, FMT_BLOB, dir);
+	o->container = "c";
+	o->blob_timing = true;
+	o->streams[0].name = "all";
+	o->streams[0].types = PMCRING_TYPES_ALL;
+	o->streams[1].name = "sched";
+	o->streams[1].types = PMCRING_TYPE_BIT(PMCRING_TYPE_PROCCSW) |
+			      PMCRING_TYPE_BIT(PMCRING_TYPE_THR_CREATE);
+	o->nr_streams = 2;
+}
+
+static void test_golden(const char *dir, const struct ring_recs *rr)
+{
+	struct img *dat = calloc(1, sizeof(*dat)), *off = calloc(1, sizeof(*off));
+	struct img *tim = calloc(1, sizeof(*tim)), *typ = calloc(1, sizeof(*typ));
+	struct fmt_opts o;
+	struct out_batch b;
+	struct fmt_writer *w;
+	struct collect c;
+	struct set s;
+	unsigned int i;
+	int rc;
+
+	base_opts(&o, dir);
+	w = start(&o, &b, dir);
+	for (i = 0; i < rr->n; i++)
+		feed(w, &b, &rr->r[i]);
+	stop(w, &b);
+
+	bytes(dat, 0, "blobdat", 8);
+	bytes(off, 0, "bloboff", 8);
+	bytes(tim, 0, "blobtim", 8);
+	bytes(typ, 0, "blobtyp", 8);
+	for (i = 0; i < rr->n; i++) {
+		le(off, off->len, dat->len, 8);
+		append(dat, rr->r[i].data, rr->r[i].len);
+		/* 1700000000.5 s + (i + 1) us */
+		le(tim, tim->len, 1700000000, 8);
+		le(tim, tim->len, 500000 + i + 1, 8);
+		le(typ, typ->len, 's', 1);
+	}
+	load_set(&s, dir, "all", 1700000000);
+	expect_bytes("all.DAT", s.p[0], s.len[0], dat->b, dat->len);
+	expect_bytes("all.OFFSET", s.p[1], s.len[1], off->b, off->len);
+	expect_bytes("all.TIMING", s.p[2], s.len[2], tim->b, tim->len);
+	expect_bytes("all.TYPE", s.p[3], s.len[3], typ->b, typ->len);
+	CHECK(fmt_detect(s.p[1], s.len[1]) == FMT_BLOB, "detect");
+	rc = read_set(&s, &c);
+	CHECK(rc == FMT_END_CLEAN && c.n == rr->n, "read: rc %d n %u", rc, c.n);
+	for (i = 0; i < rr->n && i < c.n; i++)
+		CHECK(c.it[i].len == rr->r[i].len &&
+		      !memcmp(c.it[i].data, rr->r[i].data, rr->r[i].len) &&
+		      c.it[i].type == rr->r[i].type && c.it[i].has_rt &&
+		      c.it[i].rt.tv_nsec == (long)(500000 + i + 1) * 1000,
+		      "message %u", i);
+
+	/* a kill mid-entry of OFFSET: a prefix */
+	s.len[1] -= 3;
+	rc = read_set(&s, &c);
+	CHECK(rc == FMT_END_TRUNCATED && c.n == rr->n - 1, "cut OFFSET: %d %u",
+	      rc, c.n);
+	free_set(&s);
+
+	/* the "sched" stream took PROCCSW and THR_CREATE only */
+	load_set(&s, dir, "sched", 1700000000);
+	rc = read_set(&s, &c);
+	CHECK(rc == FMT_END_CLEAN && c.n == 2 &&
+	      c.it[0].type == PMCRING_TYPE_THR_CREATE &&
+	      c.it[1].type == PMCRING_TYPE_PROCCSW, "sched stream: %u", c.n);
+	free_set(&s);
+	free(dat);
+	free(off);
+	free(tim);
+	free(typ);
+}
+
+/* Every message a flat JSON object of scalars (python3's json, if present). */
+static void check_json_with_python(const char *path)
+{
+	char cmd[1024];
+	int rc;
+
+	if (system("command -v python3 >/dev/null 2>&1"))
+		return;
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c 'import json,sys\n"
+		 "d=open(sys.argv[1],\"rb\").read()[8:]\n"
+		 "assert d.endswith(b\"\\0\")\n"
+		 "for m in d.split(b\"\\0\")[:-1]:\n"
+		 "  o=json.loads(m)\n"
+		 "  for k,v in o.items():\n"
+		 "    assert not isinstance(v,(dict,list)) and v is not None, k\n"
+		 "    assert not (isinstance(v,str) and \",\" in v), k\n' '%s'",
+		 path);
+	rc = system(cmd);
+	CHECK(rc == 0, "python3 json check of %s", path);
+}
+
+static void test_json(const char *dir, const struct ring_recs *rr)
+{
+	static const char cc[] =
+		"{\"type\":\"callchain\",\"ts\":1000006000,\"sec\":1700000000,"
+		"\"usec\":500006,\"cpu\":1,\"pid\":42,\"tid\":43,\"pmcid\":256,"
+		"\"cc_cpu\":1,\"cc_flags\":1,\"npc\":3,"
+		"\"pc\":\"0xffffffff81000000;0x401000;0x402000\"}";
+	struct fmt_opts o;
+	struct out_batch b;
+	struct fmt_writer *w;
+	struct collect c;
+	struct set s;
+	char path[512];
+	uint64_t at;
+	unsigned int i;
+	int rc;
+
+	base_opts(&o, dir);
+	o.blob_json = true;
+	o.nr_streams = 1;
+	o.streams[0].name = "json";
+	w = start(&o, &b, dir);
+	for (i = 0; i < rr->n; i++)
+		feed(w, &b, &rr->r[i]);
+	stop(w, &b);
+	load_set(&s, dir, "json", 1700000000);
+	rc = read_set(&s, &c);
+	CHECK(rc == FMT_END_CLEAN && c.n == rr->n, "json read: %d %u", rc, c.n);
+	at = fmt_get64(s.p[1], 8 + 8 * 5);		/* the CALLCHAIN */
+	CHECK(at + sizeof(cc) <= s.len[0] && !memcmp(s.p[0] + at, cc, sizeof(cc)),
+	      "callchain JSON: %.*s", (int)sizeof(cc), (char *)s.p[0] + at);
+	for (i = 0; i < c.n && i < rr->n; i++)
+		CHECK(c.it[i].btype == 'j' && c.it[i].ts == rr->r[i].ts &&
+		      c.it[i].type == rr->r[i].type, "json message %u", i);
+	CHECK(s.p[3][8] == 'j', "type byte");
+	free_set(&s);
+	snprintf(path, sizeof(path), "%s/c/json.DAT.1700000000", dir);
+	check_json_with_python(path);
+}
+
+/* Roll every ~200 bytes: every set starts at offset 8 and holds whole
+ * messages; together they hold every record in order. */
+static void test_roll_size(const char *dir, const struct ring_recs *rr)
+{
+	struct fmt_opts o;
+	struct out_batch b;
+	struct fmt_writer *w;
+	struct collect c;
+	struct set s;
+	unsigned int i, got = 0, sets = 0;
+	long long t;
+	int rc;
+
+	base_opts(&o, dir);
+	o.nr_streams = 1;
+	o.streams[0].name = "roll";
+	o.roll_bytes = 200;
+	w = start(&o, &b, dir);
+	for (i = 0; i < rr->n; i++)
+		feed(w, &b, &rr->r[i]);
+	stop(w, &b);
+	for (t = 1700000000; ; t++) {
+		load_set(&s, dir, "roll", t);
+		if (!s.p[0]) {
+			free_set(&s);
+			break;
+		}
+		sets++;
+		rc = read_set(&s, &c);
+		CHECK(rc == FMT_END_CLEAN && c.n >= 1, "set %lld: %d %u", t, rc, c.n);
+		CHECK(fmt_get64(s.p[1], 8) == 8, "set %lld: first offset", t);
+		CHECK(s.len[0] <= 200 || c.n == 1, "set %lld: %zu bytes", t,
+		      s.len[0]);
+		for (i = 0; i < c.n; i++, got++)
+			CHECK(got < rr->n && c.it[i].ts == rr->r[got].ts,
+			      "set %lld message %u", t, i);
+		free_set(&s);
+	}
+	CHECK(got == rr->n && sets > 3, "%u messages in %u sets", got, sets);
+}
+
+/* Roll every second of record time. */
+static void test_roll_time(const char *dir)
+{
+	struct fmt_opts o;
+	struct out_batch b;
+	struct fmt_writer *w;
+	struct collect c;
+	struct set s;
+	uint8_t rec[24];
+	struct fmt_rec r = { rec, 24, PMCRING_TYPE_USERDATA, 0, 0 };
+	unsigned int i;
+	int rc;
+
+	base_opts(&o, dir);
+	o.nr_streams = 1;
+	o.streams[0].name = "tick";
+	o.roll_secs = 1;
+	w = start(&o, &b, dir);
+	/* realtime 1700000000.5 + 0.4 s * i: seconds 0,0,1,1,2,2,2 */
+	for (i = 0; i < 7; i++) {
+		memset(rec, 0, sizeof(rec));
+		r.ts = T0 + 400000000ull * i;
+		w32(rec, 0, 0xEE0D0018u);
+		w64(rec, 8, r.ts);
+		w32(rec, 16, i);
+		feed(w, &b, &r);
+	}
+	stop(w, &b);
+	/* a set rolls when a record is a second past its first one */
+	load_set(&s, dir, "tick", 1700000000);
+	rc = read_set(&s, &c);
+	CHECK(rc == FMT_END_CLEAN && c.n == 2, "time set 0: %u", c.n);
+	free_set(&s);
+	load_set(&s, dir, "tick", 1700000001);
+	rc = read_set(&s, &c);
+	CHECK(rc == FMT_END_CLEAN && c.n == 2 && fmt_get64(s.p[1], 8) == 8,
+	      "time set 1: %u", c.n);
+	free_set(&s);
+	load_set(&s, dir, "tick", 1700000002);
+	rc = read_set(&s, &c);
+	CHECK(rc == FMT_END_CLEAN && c.n == 3, "time set 2: %u", c.n);
+	free_set(&s);
+}
+
+/* A batch killed after DAT, before the index: OFFSET points at nothing new. */
+static void test_kill(const char *dir, const struct ring_recs *rr)
+{
+	struct fmt_opts o;
+	struct out_batch b;
+	struct fmt_writer *w;
+	struct collect c;
+	struct set s;
+	unsigned int i;
+	int rc;
+
+	base_opts(&o, dir);
+	o.nr_streams = 1;
+	o.streams[0].name = "kill";
+	w = start(&o, &b, dir);
+	run(&b);
+	for (i = 0; i < rr->n; i++)
+		feed(w, &b, &rr->r[i]);
+	for (i = 0; i < b.nr_ops; i++)
+		if (b.ops[i].phase == OUT_META)
+			b.ops[i].len = 0;
+	run(&b);
+	load_set(&s, dir, "kill", 1700000000);
+	CHECK(s.len[0] > 8 && s.len[1] == 8, "DAT %zu OFFSET %zu", s.len[0],
+	      s.len[1]);
+	rc = read_set(&s, &c);
+	CHECK(rc == FMT_END_CLEAN && c.n == 0, "killed set: %d %u", rc, c.n);
+	free_set(&s);
+	fmt_writer_free(w);
+	out_batch_free(&b);
+}
+
+int main(void)
+{
+	char *dir = scratch_dir();
+	struct ring_recs rr;
+
+	build_records(&rr);
+	test_golden(dir, &rr);
+	test_json(dir, &rr);
+	test_roll_size(dir, &rr);
+	test_roll_time(dir);
+	test_kill(dir, &rr);
+	rm_rf(dir);
+	if (!t_failed)
+		printf("test_fmt_blob: all checks passed\n");
+	return t_failed;
+}

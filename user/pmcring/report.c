@@ -1,0 +1,915 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `pmcring report`: the profile model and its text views (see report.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/pmcring.h>
+
+#include "report.h"
+
+#define REPORT_NAME_LEN		64
+#define REPORT_DEFAULT_TOP	20
+/* perf's PERF_CONTEXT_* markers sit in the last page of the address space. */
+#define REPORT_PC_MARKER	((uint64_t)-4095)
+
+/* ---- a u32 -> index map (open addressing, value 0 = empty) ---- */
+
+struct rmap {
+	uint32_t	*keys;
+	uint32_t	*vals;		/* index + 1 */
+	size_t		cap, n;		/* cap: power of two */
+};
+
+static size_t rmap_slot(uint32_t key, size_t cap)
+{
+	uint64_t h = key * 0x9e3779b97f4a7c15ull;
+
+	return (h ^ (h >> 29)) & (cap - 1);
+}
+
+static int rmap_grow(struct rmap *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 64, i;
+	uint32_t *k = calloc(cap, sizeof(*k)), *v = calloc(cap, sizeof(*v));
+
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->vals[i])
+			continue;
+		j = rmap_slot(m->keys[i], cap);
+		while (v[j])
+			j = (j + 1) & (cap - 1);
+		k[j] = m->keys[i];
+		v[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = k;
+	m->vals = v;
+	m->cap = cap;
+	return 0;
+}
+
+/* Index stored for @key, or -1. */
+static int64_t rmap_get(const struct rmap *m, uint32_t key)
+{
+	size_t j;
+
+	if (!m->cap)
+		return -1;
+	for (j = rmap_slot(key, m->cap); m->vals[j]; j = (j + 1) & (m->cap - 1))
+		if (m->keys[j] == key)
+			return m->vals[j] - 1;
+	return -1;
+}
+
+static int rmap_put(struct rmap *m, uint32_t key, uint32_t idx)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->cap && rmap_grow(m))
+		return -ENOMEM;
+	for (j = rmap_slot(key, m->cap); m->vals[j]; j = (j + 1) & (m->cap - 1))
+		if (m->keys[j] == key)
+			break;
+	if (!m->vals[j])
+		m->n++;
+	m->keys[j] = key;
+	m->vals[j] = idx + 1;
+	return 0;
+}
+
+static void rmap_free(struct rmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+}
+
+static void *report_grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return p;
+	while (n < need)
+		n *= 2;
+	q = realloc(p, n * elem);
+	if (q) {
+		memset((char *)q + *cap * elem, 0, (n - *cap) * elem);
+		*cap = n;
+	}
+	return q;
+}
+
+/* ---- the model ---- */
+
+struct report_proc {
+	uint32_t	pid;
+	char		comm[REPORT_NAME_LEN];
+	uint64_t	samples;
+};
+
+struct report_thread {
+	uint32_t	tid, pid;
+	char		name[REPORT_NAME_LEN];
+	uint64_t	samples;
+	uint64_t	switches;	/* PROCCSW records (switched out) */
+	uint64_t	csw_value;	/* sum of their values */
+	uint64_t	oncpu_ns;	/* from switch timestamps, CPU known */
+};
+
+struct report_pmc {
+	uint32_t	pmcid;
+	char		name[REPORT_NAME_LEN];
+};
+
+struct report {
+	struct report_opts o;
+	struct sym_ctx	*sym;
+	/* processes and threads */
+	struct report_proc *procs;
+	size_t		nprocs, procs_cap;
+	struct rmap	proc_idx;
+	struct report_thread *threads;
+	size_t		nthreads, threads_cap;
+	struct rmap	thread_idx;
+	struct report_pmc *pmcs;
+	size_t		npmcs, pmcs_cap;
+	/* calling-context tree; children found through a hash */
+	struct report_node *nodes;
+	size_t		nnodes, nodes_cap;
+	uint64_t	*nhash_keys;	/* parent << 32 | frame */
+	uint32_t	*nhash_vals;	/* node index, 0: empty */
+	size_t		nhash_cap;
+	/* per-frame counters, by sym_frame id */
+	uint64_t	*fself, *ftotal, *fmark;
+	size_t		fcap;
+	/* context switches: last switch time per CPU */
+	uint64_t	*cpu_last;
+	size_t		cpu_cap;
+	bool		csw_has_cpu;
+	bool		has_fallback;
+	uint32_t	fallback_pid;
+	/* totals */
+	uint64_t	records, samples, samples_seen, drops, switches;
+	uint64_t	first_ts, last_ts;
+	uint32_t	*stack;		/* frame ids of the sample being added */
+};
+
+struct report *report_new(const struct report_opts *o)
+{
+	struct report *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->o = *o;
+	if (!r->o.top)
+		r->o.top = REPORT_DEFAULT_TOP;
+	r->sym = sym_new();
+	r->nodes_cap = 1024;
+	r->nodes = calloc(r->nodes_cap, sizeof(*r->nodes));
+	r->stack = calloc(PMCRING_CALLCHAIN_DEPTH_MAX + 1, sizeof(*r->stack));
+	if (!r->sym || !r->nodes || !r->stack) {
+		report_free(r);
+		return NULL;
+	}
+	r->nnodes = 1;		/* the root */
+	r->first_ts = UINT64_MAX;
+	return r;
+}
+
+void report_free(struct report *r)
+{
+	if (!r)
+		return;
+	sym_free(r->sym);
+	free(r->procs);
+	rmap_free(&r->proc_idx);
+	free(r->threads);
+	rmap_free(&r->thread_idx);
+	free(r->pmcs);
+	free(r->nodes);
+	free(r->nhash_keys);
+	free(r->nhash_vals);
+	free(r->fself);
+	free(r->ftotal);
+	free(r->fmark);
+	free(r->cpu_last);
+	free(r->stack);
+	free(r);
+}
+
+struct sym_ctx *report_sym(struct report *r)
+{
+	return r->sym;
+}
+
+void report_set_time_range(struct report *r, uint64_t from, uint64_t to)
+{
+	r->o.time_from = from;
+	r->o.time_to = to;
+}
+
+void report_set_space_fallback(struct report *r, uint32_t pid)
+{
+	r->has_fallback = true;
+	r->fallback_pid = pid;
+}
+
+static void report_name_set(char *dst, const char *src)
+{
+	size_t i;
+
+	snprintf(dst, REPORT_NAME_LEN, "%s", src ? src : "");
+	/* names end up in folded stacks and tables: no separators */
+	for (i = 0; dst[i]; i++)
+		if (dst[i] == ';' || (unsigned char)dst[i] < ' ')
+			dst[i] = '_';
+}
+
+static struct report_proc *report_proc(struct report *r, uint32_t pid,
+				       bool create)
+{
+	int64_t i = rmap_get(&r->proc_idx, pid);
+	struct report_proc *p;
+
+	if (i >= 0)
+		return &r->procs[i];
+	if (!create)
+		return NULL;
+	p = report_grow(r->procs, &r->procs_cap, r->nprocs + 1, sizeof(*p));
+	if (!p)
+		return NULL;
+	r->procs = p;
+	if (rmap_put(&r->proc_idx, pid, r->nprocs))
+		return NULL;
+	p += r->nprocs++;
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+static struct report_thread *report_thread(struct report *r, uint32_t tid,
+					   uint32_t pid)
+{
+	int64_t i = rmap_get(&r->thread_idx, tid);
+	struct report_thread *t;
+
+	if (i >= 0) {
+		t = &r->threads[i];
+		if (pid != UINT32_MAX)
+			t->pid = pid;
+		return t;
+	}
+	t = report_grow(r->threads, &r->threads_cap, r->nthreads + 1,
+			sizeof(*t));
+	if (!t)
+		return NULL;
+	r->threads = t;
+	if (rmap_put(&r->thread_idx, tid, r->nthreads))
+		return NULL;
+	t += r->nthreads++;
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->pid = pid == UINT32_MAX ? tid : pid;
+	return t;
+}
+
+/* The name samples of @pid are filed under. */
+static const char *report_comm(struct report *r, uint32_t pid, uint32_t tid,
+			       char *buf, size_t sz)
+{
+	struct report_proc *p = report_proc(r, pid, false);
+	int64_t i;
+
+	if (p && p->comm[0])
+		return p->comm;
+	i = rmap_get(&r->thread_idx, tid);
+	if (i >= 0 && r->threads[i].name[0])
+		return r->threads[i].name;
+	snprintf(buf, sz, "pid-%" PRIu32, pid);
+	return buf;
+}
+
+void report_proc_create(struct report *r, uint32_t pid, const char *comm)
+{
+	struct report_proc *p = report_proc(r, pid, true);
+	size_t n = strlen(comm);
+
+	if (!p || !n)
+		return;
+	/* keep a longer exec name that the kernel's comm truncates */
+	if (p->comm[0] && !strncmp(p->comm, comm, n))
+		return;
+	report_name_set(p->comm, comm);
+}
+
+void report_thr_create(struct report *r, uint32_t tid, uint32_t pid,
+		       const char *name)
+{
+	struct report_thread *t = report_thread(r, tid, pid);
+
+	if (t && name && *name)
+		report_name_set(t->name, name);
+}
+
+void report_exec(struct report *r, uint64_t ts, uint32_t pid,
+		 const char *path, uint64_t base)
+{
+	struct report_proc *p = report_proc(r, pid, true);
+	const char *b = path ? strrchr(path, '/') : NULL;
+
+	(void)ts;
+	if (p && path && *path)
+		report_name_set(p->comm, b && b[1] ? b + 1 : path);
+	sym_exec(r->sym, pid, path, base);
+}
+
+void report_map_in(struct report *r, uint32_t pid, uint64_t start,
+		   const char *path)
+{
+	sym_map_in(r->sym, pid, start, path);
+}
+
+void report_map_out(struct report *r, uint32_t pid, uint64_t start)
+{
+	sym_map_out(r->sym, pid, start);
+}
+
+void report_fork(struct report *r, uint32_t parent, uint32_t child)
+{
+	struct report_proc *pp = report_proc(r, parent, false), *c;
+	char comm[REPORT_NAME_LEN];
+
+	if (pp && pp->comm[0]) {
+		memcpy(comm, pp->comm, sizeof(comm));
+		c = report_proc(r, child, true);	/* may move pp */
+		if (c)
+			memcpy(c->comm, comm, sizeof(comm));
+	}
+	sym_fork(r->sym, parent, child);
+}
+
+void report_pmc(struct report *r, uint32_t pmcid, const char *name)
+{
+	struct report_pmc *p;
+	size_t i;
+
+	for (i = 0; i < r->npmcs; i++)
+		if (r->pmcs[i].pmcid == pmcid)
+			break;
+	if (i == r->npmcs) {
+		p = report_grow(r->pmcs, &r->pmcs_cap, r->npmcs + 1, sizeof(*p));
+		if (!p)
+			return;
+		r->pmcs = p;
+		r->npmcs++;
+	}
+	r->pmcs[i].pmcid = pmcid;
+	report_name_set(r->pmcs[i].name, name);
+}
+
+void report_drop(struct report *r, uint64_t ts)
+{
+	(void)ts;
+	r->drops++;
+}
+
+void report_seen(struct report *r, uint64_t ts)
+{
+	r->records++;
+	if (ts < r->first_ts)
+		r->first_ts = ts;
+	if (ts > r->last_ts)
+		r->last_ts = ts;
+}
+
+/* ---- filters ---- */
+
+static bool report_want(struct report *r, uint64_t ts, int32_t cpu,
+			uint32_t pid, uint32_t tid)
+{
+	char buf[32];
+	int64_t i;
+
+	if (ts < r->o.time_from || ts > r->o.time_to)
+		return false;
+	if (r->o.cpu >= 0 && cpu >= 0 && cpu != r->o.cpu)
+		return false;
+	if (r->o.pid >= 0 && pid != (uint64_t)r->o.pid)
+		return false;
+	if (!r->o.comm)
+		return true;
+	if (!strcmp(report_comm(r, pid, tid, buf, sizeof(buf)), r->o.comm))
+		return true;
+	i = rmap_get(&r->thread_idx, tid);
+	return i >= 0 && !strcmp(r->threads[i].name, r->o.comm);
+}
+
+void report_csw(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
+		uint32_t tid, uint32_t pmcid, uint64_t value)
+{
+	struct report_thread *t;
+	uint64_t last = 0;
+
+	(void)pmcid;
+	if (cpu >= 0) {
+		uint64_t *v = report_grow(r->cpu_last, &r->cpu_cap, cpu + 1,
+					  sizeof(*v));
+
+		if (!v)
+			return;
+		r->cpu_last = v;
+		last = v[cpu];
+		v[cpu] = ts;
+		r->csw_has_cpu = true;
+	}
+	if (!report_want(r, ts, cpu, pid, tid))
+		return;
+	t = report_thread(r, tid, pid);
+	if (!t)
+		return;
+	r->switches++;
+	t->switches++;
+	t->csw_value += value;
+	if (last && ts >= last)
+		t->oncpu_ns += ts - last;
+}
+
+/* ---- the calling-context tree ---- */
+
+static size_t report_nslot(uint64_t key, size_t cap)
+{
+	uint64_t h = key * 0x9e3779b97f4a7c15ull;
+
+	return (h ^ (h >> 31)) & (cap - 1);
+}
+
+static int report_nhash_grow(struct report *r)
+{
+	size_t cap = r->nhash_cap ? r->nhash_cap * 2 : 4096, i;
+	uint64_t *k = calloc(cap, sizeof(*k));
+	uint32_t *v = calloc(cap, sizeof(*v));
+
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return -ENOMEM;
+	}
+	for (i = 1; i < r->nnodes; i++) {
+		uint64_t key = (uint64_t)r->nodes[i].parent << 32 |
+			       r->nodes[i].frame;
+		size_t j = report_nslot(key, cap);
+
+		while (v[j])
+			j = (j + 1) & (cap - 1);
+		k[j] = key;
+		v[j] = i;
+	}
+	free(r->nhash_keys);
+	free(r->nhash_vals);
+	r->nhash_keys = k;
+	r->nhash_vals = v;
+	r->nhash_cap = cap;
+	return 0;
+}
+
+/* The child of @parent for @frame, created if needed; 0 on ENOMEM. */
+static uint32_t report_child(struct report *r, uint32_t parent, uint32_t frame)
+{
+	uint64_t key = (uint64_t)parent << 32 | frame;
+	struct report_node *n;
+	size_t j;
+
+	if ((r->nnodes + 1) * 2 > r->nhash_cap && report_nhash_grow(r))
+		return 0;
+	for (j = report_nslot(key, r->nhash_cap); r->nhash_vals[j];
+	     j = (j + 1) & (r->nhash_cap - 1))
+		if (r->nhash_keys[j] == key)
+			return r->nhash_vals[j];
+	n = report_grow(r->nodes, &r->nodes_cap, r->nnodes + 1, sizeof(*n));
+	if (!n || r->nnodes >= UINT32_MAX)
+		return 0;
+	r->nodes = n;
+	n += r->nnodes;
+	n->frame = frame;
+	n->parent = parent;
+	n->child = 0;
+	n->sibling = r->nodes[parent].child;
+	r->nodes[parent].child = r->nnodes;
+	r->nhash_keys[j] = key;
+	r->nhash_vals[j] = r->nnodes;
+	return r->nnodes++;
+}
+
+static int report_frames_fit(struct report *r)
+{
+	size_t need = sym_nr_frames(r->sym), cap = r->fcap;
+	uint64_t *s, *t, *m;
+
+	if (need <= r->fcap)
+		return 0;
+	s = report_grow(r->fself, &cap, need, sizeof(*s));
+	if (s)
+		r->fself = s;
+	cap = r->fcap;
+	t = report_grow(r->ftotal, &cap, need, sizeof(*t));
+	if (t)
+		r->ftotal = t;
+	cap = r->fcap;
+	m = report_grow(r->fmark, &cap, need, sizeof(*m));
+	if (m)
+		r->fmark = m;
+	if (!s || !t || !m)
+		return -ENOMEM;
+	r->fcap = cap;
+	return 0;
+}
+
+int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
+		  uint32_t tid, uint32_t pmcid, const uint64_t *pc,
+		  unsigned int n)
+{
+	const struct sym_frame *f;
+	struct report_thread *t;
+	struct report_proc *p;
+	unsigned int i, depth = 0;
+	bool prev_kernel = false;
+	uint32_t node, space = pid;
+	char buf[32];
+
+	(void)pmcid;
+	r->samples_seen++;
+	if (!report_want(r, ts, cpu, pid, tid))
+		return 0;
+	if (n > PMCRING_CALLCHAIN_DEPTH_MAX)
+		n = PMCRING_CALLCHAIN_DEPTH_MAX;
+	if (r->has_fallback && !sym_has_space(r->sym, pid))
+		space = r->fallback_pid;
+	for (i = 0; i < n; i++) {
+		bool kernel = pc[i] >= SYM_KERNEL_MIN;
+		/* the first frame of each context is an interrupted PC */
+		bool ret = depth && (kernel || !prev_kernel);
+
+		if (!pc[i] || pc[i] >= REPORT_PC_MARKER)
+			continue;
+		f = sym_resolve(r->sym, space, pc[i], ret);
+		if (!f)
+			return -ENOMEM;
+		r->stack[depth++] = f->id;
+		prev_kernel = kernel;
+	}
+	if (!depth) {
+		f = sym_frame_get(r->sym, SYM_KIND_UNKNOWN, NULL, "[unknown]");
+		if (!f)
+			return -ENOMEM;
+		r->stack[depth++] = f->id;
+	}
+	f = sym_frame_get(r->sym, SYM_KIND_ROOT, NULL,
+			  report_comm(r, pid, tid, buf, sizeof(buf)));
+	if (!f || report_frames_fit(r))
+		return -ENOMEM;
+
+	r->samples++;
+	node = report_child(r, 0, f->id);
+	r->nodes[0].total++;
+	for (i = depth; node && i-- > 0;) {
+		r->nodes[node].total++;
+		node = report_child(r, node, r->stack[i]);
+	}
+	if (!node)
+		return -ENOMEM;
+	r->nodes[node].total++;
+	r->nodes[node].self++;
+
+	r->fself[r->stack[0]]++;
+	for (i = 0; i < depth; i++) {
+		uint32_t id = r->stack[i];
+
+		if (r->fmark[id] == r->samples)
+			continue;	/* recursion: count once */
+		r->fmark[id] = r->samples;
+		r->ftotal[id]++;
+	}
+	t = report_thread(r, tid, pid);
+	if (t)
+		t->samples++;
+	p = report_proc(r, pid, true);
+	if (p)
+		p->samples++;
+	return 0;
+}
+
+uint64_t report_nr_samples(const struct report *r)
+{
+	return r->samples;
+}
+
+const struct report_node *report_nodes(const struct report *r, uint32_t *nr)
+{
+	*nr = r->nnodes;
+	return r->nodes;
+}
+
+/* ---- sorting helpers ---- */
+
+static const struct report *sort_r;	/* qsort has no context argument */
+
+static int report_child_cmp(const void *a, const void *b)
+{
+	const struct sym_frame *x, *y;
+	int c;
+
+	x = sym_frame_by_id(sort_r->sym, sort_r->nodes[*(const uint32_t *)a].frame);
+	y = sym_frame_by_id(sort_r->sym, sort_r->nodes[*(const uint32_t *)b].frame);
+	c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	c = strcmp(x->module, y->module);
+	return c ? c : (int)x->kind - (int)y->kind;
+}
+
+int report_children_sorted(struct report *r, uint32_t node, uint32_t **v,
+			   uint32_t *nr)
+{
+	uint32_t c, n = 0;
+
+	for (c = r->nodes[node].child; c; c = r->nodes[c].sibling)
+		n++;
+	*v = malloc((n ? n : 1) * sizeof(**v));
+	if (!*v)
+		return -ENOMEM;
+	n = 0;
+	for (c = r->nodes[node].child; c; c = r->nodes[c].sibling)
+		(*v)[n++] = c;
+	sort_r = r;
+	qsort(*v, n, sizeof(**v), report_child_cmp);
+	*nr = n;
+	return 0;
+}
+
+/* ---- folded stacks: "comm;root;...;leaf count", sorted ---- */
+
+static int report_folded_node(struct report *r, FILE *out, uint32_t node,
+			      char *path, size_t len, size_t cap)
+{
+	uint32_t *kids, nk, i;
+	int err;
+
+	if (node) {
+		const struct sym_frame *f =
+			sym_frame_by_id(r->sym, r->nodes[node].frame);
+		size_t fl = strlen(f->name);
+
+		if (len + fl + 2 > cap)
+			fl = cap > len + 2 ? cap - len - 2 : 0;
+		if (len)
+			path[len++] = ';';
+		memcpy(path + len, f->name, fl);
+		len += fl;
+		path[len] = 0;
+		if (r->nodes[node].self)
+			fprintf(out, "%s %" PRIu64 "\n", path,
+				r->nodes[node].self);
+	}
+	err = report_children_sorted(r, node, &kids, &nk);
+	if (err)
+		return err;
+	for (i = 0; i < nk && !err; i++)
+		err = report_folded_node(r, out, kids[i], path, len, cap);
+	free(kids);
+	return err;
+}
+
+int report_folded(struct report *r, FILE *out)
+{
+	size_t cap = 1 << 20;
+	char *path = malloc(cap);
+	int err;
+
+	if (!path)
+		return -ENOMEM;
+	path[0] = 0;
+	err = report_folded_node(r, out, 0, path, 0, cap);
+	free(path);
+	return err;
+}
+
+/* ---- the text report ---- */
+
+static const char *report_kind_tag(enum sym_kind k)
+{
+	switch (k) {
+	case SYM_KIND_USER:	return "u";
+	case SYM_KIND_KERNEL:	return "k";
+	default:		return "?";
+	}
+}
+
+static int report_frame_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (sort_r->fself[x] != sort_r->fself[y])
+		return sort_r->fself[x] > sort_r->fself[y] ? -1 : 1;
+	if (sort_r->ftotal[x] != sort_r->ftotal[y])
+		return sort_r->ftotal[x] > sort_r->ftotal[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int report_frame_total_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (sort_r->ftotal[x] != sort_r->ftotal[y])
+		return sort_r->ftotal[x] > sort_r->ftotal[y] ? -1 : 1;
+	return report_frame_cmp(a, b);
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* The frames with counters, ROOT frames left out; caller frees. */
+static uint32_t *report_frame_list(struct report *r, uint32_t *nr)
+{
+	uint32_t i, n = 0, *v = malloc((r->fcap ? r->fcap : 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (i = 0; i < r->fcap && i < sym_nr_frames(r->sym); i++)
+		if (r->ftotal[i] &&
+		    sym_frame_by_id(r->sym, i)->kind != SYM_KIND_ROOT)
+			v[n++] = i;
+	*nr = n;
+	return v;
+}
+
+static void report_print_functions(struct report *r, FILE *out, bool by_total,
+				   bool user_only)
+{
+	uint32_t n, i, shown = 0, *v = report_frame_list(r, &n);
+
+	if (!v)
+		return;
+	sort_r = r;
+	qsort(v, n, sizeof(*v), by_total ? report_frame_total_cmp :
+					  report_frame_cmp);
+	fprintf(out, "\n%s\n", user_only ? "Top user functions by self samples:" :
+		by_total ? "Top functions by total samples (self + callees):" :
+			   "Top functions by self samples:");
+	fprintf(out, "  %7s %8s %7s %8s  %s\n", "Self%", "Self", "Total%",
+		"Total", "Function [module] (u: user, k: kernel, ?: unknown)");
+	for (i = 0; i < n && shown < r->o.top; i++) {
+		const struct sym_frame *f = sym_frame_by_id(r->sym, v[i]);
+
+		if (user_only && f->kind != SYM_KIND_USER)
+			continue;
+		if (!by_total && !r->fself[v[i]])
+			break;
+		shown++;
+		fprintf(out, "  %6.2f%% %8" PRIu64 " %6.2f%% %8" PRIu64
+			"  %s %s %s%s%s\n", pct(r->fself[v[i]], r->samples),
+			r->fself[v[i]], pct(r->ftotal[v[i]], r->samples),
+			r->ftotal[v[i]], report_kind_tag(f->kind), f->name,
+			f->module[0] == '[' ? "" : "[",
+			f->module[0] ? f->module : "-",
+			f->module[0] == '[' ? "" : "]");
+	}
+	free(v);
+}
+
+static int report_thread_cmp(const void *a, const void *b)
+{
+	const struct report_thread *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void report_print_threads(struct report *r, FILE *out)
+{
+	struct report_thread *v;
+	size_t i, shown = 0;
+	char buf[32];
+
+	v = malloc((r->nthreads ? r->nthreads : 1) * sizeof(*v));
+	if (!v)
+		return;
+	memcpy(v, r->threads, r->nthreads * sizeof(*v));
+	qsort(v, r->nthreads, sizeof(*v), report_thread_cmp);
+	fprintf(out, "\nSamples per process and thread:\n");
+	fprintf(out, "  %7s %8s %8s %8s  %-20s %s\n", "%", "Samples", "PID",
+		"TID", "Process", "Thread");
+	for (i = 0; i < r->nthreads && shown < r->o.top; i++) {
+		if (!v[i].samples)
+			break;
+		shown++;
+		fprintf(out, "  %6.2f%% %8" PRIu64 " %8" PRIu32 " %8" PRIu32
+			"  %-20s %s\n", pct(v[i].samples, r->samples),
+			v[i].samples, v[i].pid, v[i].tid,
+			report_comm(r, v[i].pid, v[i].tid, buf, sizeof(buf)),
+			v[i].name[0] ? v[i].name : "-");
+	}
+	free(v);
+}
+
+static int report_switch_cmp(const void *a, const void *b)
+{
+	const struct report_thread *x = a, *y = b;
+	uint64_t vx = sort_r->csw_has_cpu ? x->oncpu_ns : x->csw_value;
+	uint64_t vy = sort_r->csw_has_cpu ? y->oncpu_ns : y->csw_value;
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	if (x->switches != y->switches)
+		return x->switches > y->switches ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+int report_print_switches(struct report *r, FILE *out)
+{
+	struct report_thread *v;
+	size_t i, shown = 0;
+	char buf[32];
+
+	fprintf(out, "\nContext switches (PROCCSW): %" PRIu64 " switch-outs\n",
+		r->switches);
+	if (!r->switches) {
+		fprintf(out, "  none recorded (record with the proccsw type)\n");
+		return 0;
+	}
+	v = malloc(r->nthreads * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, r->threads, r->nthreads * sizeof(*v));
+	sort_r = r;
+	qsort(v, r->nthreads, sizeof(*v), report_switch_cmp);
+	fprintf(out, "  on-CPU time %s\n", r->csw_has_cpu ?
+		"from the switch timestamps of each CPU" :
+		"from the PROCCSW counter values (ns of the time counter)");
+	fprintf(out, "  %8s %8s %-20s %9s %12s %12s\n", "PID", "TID", "Process",
+		"Switches", "On-CPU ms", "Avg slice us");
+	for (i = 0; i < r->nthreads && shown < r->o.top; i++) {
+		uint64_t ns = r->csw_has_cpu ? v[i].oncpu_ns : v[i].csw_value;
+
+		if (!v[i].switches)
+			continue;
+		shown++;
+		fprintf(out, "  %8" PRIu32 " %8" PRIu32 " %-20s %9" PRIu64
+			" %12.3f %12.1f\n", v[i].pid, v[i].tid,
+			report_comm(r, v[i].pid, v[i].tid, buf, sizeof(buf)),
+			v[i].switches, (double)ns / 1e6,
+			(double)ns / 1e3 / (double)v[i].switches);
+	}
+	free(v);
+	return 0;
+}
+
+void report_print(struct report *r, FILE *out, const char *title,
+		  bool switches)
+{
+	unsigned int images, with_syms;
+	size_t i;
+
+	sym_stats(r->sym, &images, &with_syms);
+	fprintf(out, "# pmcring report of %s\n", title);
+	fprintf(out, "# %" PRIu64 " records, %" PRIu64 " samples (%" PRIu64
+		" after filters), %" PRIu64 " drop notices, %.3f s\n",
+		r->records, r->samples_seen, r->samples, r->drops,
+		r->last_ts > r->first_ts && r->first_ts != UINT64_MAX ?
+		(double)(r->last_ts - r->first_ts) / 1e9 : 0.0);
+	for (i = 0; i < r->npmcs; i++)
+		fprintf(out, "# counter %" PRIu32 ": %s\n", r->pmcs[i].pmcid,
+			r->pmcs[i].name);
+	fprintf(out, "# symbols: %u of %u images with symbols, %zu kernel "
+		"symbols\n", with_syms, images, sym_nr_kernel_syms(r->sym));
+	if (r->drops)
+		fprintf(out, "# WARNING: records were dropped; the profile "
+			"is incomplete (use more --buffer-pages)\n");
+	if (!r->samples) {
+		fprintf(out, "\nNo samples%s.\n", r->samples_seen ?
+			" match the filters" : " (record with the callchain type)");
+	} else {
+		report_print_functions(r, out, false, false);
+		report_print_functions(r, out, false, true);
+		report_print_functions(r, out, true, false);
+		report_print_threads(r, out);
+	}
+	if (switches)
+		report_print_switches(r, out);
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * `pmcring report`: a profile built from the records of a file.
+ *
+ * report.c is the model: it takes records one by one, in timestamp order,
+ * from any reader (report_cmd.c: pmclog through libpmcring's parser, barman
+ * and LDMS blob through the command's fmt readers), keeps the process and
+ * thread names and the address spaces (sym.c), and folds every CALLCHAIN
+ * sample into a calling-context tree whose first level is the process
+ * name.  The views (top functions, threads, context switches, folded stacks
+ * and the flame graph of flame.c) all read that tree and the tables.
+ */
+#ifndef PMCRING_REPORT_H
+#define PMCRING_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sym.h"
+
+struct report_opts {
+	int64_t		pid;		/* -1: every process */
+	const char	*comm;		/* NULL: every process/thread name */
+	int32_t		cpu;		/* -1: every CPU */
+	uint64_t	time_from;	/* ns, header timestamps, inclusive */
+	uint64_t	time_to;	/* ns, inclusive; UINT64_MAX: no end */
+	unsigned int	top;		/* rows of the tables; 0: 20 */
+};
+
+/* A node of the calling-context tree; node 0 is the root (all samples). */
+struct report_node {
+	uint32_t	frame;		/* sym_frame id; unused for node 0 */
+	uint32_t	parent;
+	uint32_t	child;		/* first child, 0: none */
+	uint32_t	sibling;	/* next sibling, 0: none */
+	uint64_t	total;		/* samples in this subtree */
+	uint64_t	self;		/* samples whose leaf is this node */
+};
+
+struct report;
+
+struct report *report_new(const struct report_opts *o);
+void report_free(struct report *r);	/* accepts NULL */
+struct sym_ctx *report_sym(struct report *r);
+/* Change the time filter (relative bounds are known at the first record). */
+void report_set_time_range(struct report *r, uint64_t from, uint64_t to);
+/*
+ * Resolve samples of a pid without mappings of its own in @pid's space
+ * (barman: samples name threads, mappings name processes).
+ */
+void report_set_space_fallback(struct report *r, uint32_t pid);
+
+/*
+ * Record handlers.  @ts is the record's timestamp; @cpu is -1 when the
+ * format does not say which CPU a record came from.
+ */
+void report_proc_create(struct report *r, uint32_t pid, const char *comm);
+void report_thr_create(struct report *r, uint32_t tid, uint32_t pid,
+		       const char *name);
+void report_exec(struct report *r, uint64_t ts, uint32_t pid,
+		 const char *path, uint64_t base);
+void report_map_in(struct report *r, uint32_t pid, uint64_t start,
+		   const char *path);
+void report_map_out(struct report *r, uint32_t pid, uint64_t start);
+void report_fork(struct report *r, uint32_t parent, uint32_t child);
+void report_pmc(struct report *r, uint32_t pmcid, const char *name);
+void report_drop(struct report *r, uint64_t ts);
+void report_csw(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
+		uint32_t tid, uint32_t pmcid, uint64_t value);
+/* @pc: leaf first (kernel frames, then user frames), @n frames. */
+int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
+		  uint32_t tid, uint32_t pmcid, const uint64_t *pc,
+		  unsigned int n);
+/* Any record: counts it and its time span. */
+void report_seen(struct report *r, uint64_t ts);
+
+/* Samples taken into the tree (after the filters). */
+uint64_t report_nr_samples(const struct report *r);
+const struct report_node *report_nodes(const struct report *r,
+				       uint32_t *nr);
+
+/* The views. */
+void report_print(struct report *r, FILE *out, const char *title,
+		  bool switches);
+int report_print_switches(struct report *r, FILE *out);
+int report_folded(struct report *r, FILE *out);
+
+/* Children of @node sorted by frame name into @v (caller frees *v). */
+int report_children_sorted(struct report *r, uint32_t node, uint32_t **v,
+			   uint32_t *nr);
+
+#endif /* PMCRING_REPORT_H */

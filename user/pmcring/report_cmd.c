@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `pmcring report PATH`: read a pmclog (libpmcring's parser), barman or LDMS
+ * blob file (the command's fmt readers), feed the records to the report
+ * model and print the views.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libpmcring.h>
+
+#include "flame.h"
+#include "fmt.h"
+#include "report.h"
+
+/* pid whose space holds every barman mapping (barman samples carry tids) */
+#define REPORT_BM_ALL	0xfffffffeu
+
+struct report_cmd {
+	struct report	*r;
+	const char	*path;
+	int		kind;
+	/* relative --time-from/--time-to, resolved at the first record */
+	bool		rel_from, rel_to, first_seen;
+	uint64_t	from, to;
+	struct report_opts *o;
+	struct pmcring_log *mem;	/* blob: a memory parser */
+	struct fmt_bm_info bi;
+	uint64_t	pcs[PMCRING_CALLCHAIN_DEPTH_MAX];
+};
+
+static void report_cmd_first(struct report_cmd *c, uint64_t ts)
+{
+	if (c->first_seen)
+		return;
+	c->first_seen = true;
+	if (c->rel_from || c->rel_to)
+		report_set_time_range(c->r, c->rel_from ? ts + c->from : c->o->time_from,
+				      c->rel_to ? ts + c->to : c->o->time_to);
+}
+
+/* One parsed pmclog record (libpmcring's typed view) into the model. */
+static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
+			 int32_t cpu)
+{
+	struct report *r = c->r;
+
+	report_seen(r, ev->pl_ts);
+	switch (ev->pl_type) {
+	case PMCRING_TYPE_CALLCHAIN: {
+		const struct pmcring_log_ev_callchain *cc = &ev->pl_u.pl_cc;
+
+		return report_sample(r, ev->pl_ts, cc->pl_cpu, cc->pl_pid,
+				     cc->pl_tid, cc->pl_pmcid, cc->pl_pc,
+				     cc->pl_npc);
+	}
+	case PMCRING_TYPE_PROCCSW:
+		report_csw(r, ev->pl_ts, cpu, ev->pl_u.pl_c.pl_pid,
+			   ev->pl_u.pl_c.pl_tid, ev->pl_u.pl_c.pl_pmcid,
+			   ev->pl_u.pl_c.pl_value);
+		break;
+	case PMCRING_TYPE_PROCEXEC:
+		report_exec(r, ev->pl_ts, ev->pl_u.pl_x.pl_pid,
+			    ev->pl_u.pl_x.pl_pathname, ev->pl_u.pl_x.pl_baseaddr);
+		break;
+	case PMCRING_TYPE_MAP_IN:
+		report_map_in(r, ev->pl_u.pl_mi.pl_pid, ev->pl_u.pl_mi.pl_start,
+			      ev->pl_u.pl_mi.pl_pathname);
+		break;
+	case PMCRING_TYPE_MAP_OUT:
+		report_map_out(r, ev->pl_u.pl_mo.pl_pid, ev->pl_u.pl_mo.pl_start);
+		break;
+	case PMCRING_TYPE_PROCFORK:
+		report_fork(r, ev->pl_u.pl_f.pl_oldpid, ev->pl_u.pl_f.pl_newpid);
+		break;
+	case PMCRING_TYPE_PROC_CREATE:
+		report_proc_create(r, ev->pl_u.pl_pc.pl_pid,
+				   ev->pl_u.pl_pc.pl_pcomm);
+		break;
+	case PMCRING_TYPE_THR_CREATE:
+		report_thr_create(r, ev->pl_u.pl_tc.pl_tid, ev->pl_u.pl_tc.pl_pid,
+				  ev->pl_u.pl_tc.pl_tdname);
+		break;
+	case PMCRING_TYPE_PMCALLOCATEDYN:
+		report_pmc(r, ev->pl_u.pl_ad.pl_pmcid, ev->pl_u.pl_ad.pl_evname);
+		break;
+	case PMCRING_TYPE_DROPNOTIFY:
+		report_drop(r, ev->pl_ts);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int report_cmd_pmclog(struct report_cmd *c)
+{
+	struct pmcring_log_ev ev;
+	struct pmcring_log *l;
+	int fd, err = 0;
+
+	fd = open(c->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		fprintf(stderr, "pmcring report: %s: %s\n", c->path, strerror(errno));
+		return err;
+	}
+	l = pmcring_log_open(fd);
+	if (!l) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	while (!err && !pmcring_log_read(l, &ev)) {
+		report_cmd_first(c, ev.pl_ts);
+		err = report_cmd_ev(c, &ev, -1);
+	}
+	if (!err && ev.pl_state == PMCRING_LOG_ERROR) {
+		fprintf(stderr, "pmcring report: %s: corrupt at offset %" PRIu64
+			": %s; reporting the records before it\n", c->path,
+			ev.pl_offset, ev.pl_reason ? ev.pl_reason : "?");
+	}
+	pmcring_log_close(l);
+	close(fd);
+	return err;
+}
+
+/* ---- barman and blob through the command's readers ---- */
+
+struct report_img {
+	void	*p;
+	size_t	len;
+};
+
+static int report_map(const char *path, struct report_img *im, bool must)
+{
+	struct stat st;
+	int fd, err = 0;
+
+	im->p = NULL;
+	im->len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		err = -errno;
+		goto out;
+	}
+	if (st.st_size > 0) {
+		im->p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (im->p == MAP_FAILED) {
+			im->p = NULL;
+			err = -errno;
+			goto out;
+		}
+		im->len = st.st_size;
+	}
+out:
+	if (err && must)
+		fprintf(stderr, "pmcring report: %s: %s\n", path, strerror(-err));
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static void report_unmap(struct report_img *im)
+{
+	if (im->p)
+		munmap(im->p, im->len);
+	im->p = NULL;
+}
+
+static int report_cmd_item(const struct fmt_item *it, void *ctx)
+{
+	struct report_cmd *c = ctx;
+	struct pmcring_log_ev ev;
+	const uint8_t *ch;
+	uint32_t i, n;
+
+	report_cmd_first(c, it->ts);
+	if (it->kind == FMT_BLOB) {
+		if (it->btype != 's') {
+			report_seen(c->r, it->ts);	/* JSON: not decoded */
+			return 0;
+		}
+		if (pmcring_log_feed(c->mem, it->data, it->len))
+			return -ENOMEM;
+		if (pmcring_log_read(c->mem, &ev)) {
+			if (ev.pl_state == PMCRING_LOG_EOF)
+				return 0;	/* CLOSELOG */
+			fprintf(stderr, "pmcring report: %s: bad record: %s\n",
+				c->path, ev.pl_reason ? ev.pl_reason : "?");
+			return -EINVAL;
+		}
+		return report_cmd_ev(c, &ev, it->cpu);
+	}
+	/* barman: records carry the thread id as task */
+	report_seen(c->r, it->ts);
+	switch (it->type) {
+	case BM_REC_SAMPLE_WITH_PC:
+		n = it->nchain + 1 < PMCRING_CALLCHAIN_DEPTH_MAX ?
+		    it->nchain + 1 : PMCRING_CALLCHAIN_DEPTH_MAX;
+		c->pcs[0] = it->pc;
+		ch = it->chain;
+		for (i = 1; i < n; i++)
+			memcpy(&c->pcs[i], ch + 8 * (i - 1), 8);
+		return report_sample(c->r, it->ts, it->cpu, it->task, it->task,
+				     0, c->pcs, n);
+	case BM_REC_TASK_SWITCH:
+		report_csw(c->r, it->ts, it->cpu, it->task, it->task, 0, 0);
+		break;
+	case BM_REC_WARNING:
+		report_drop(c->r, it->ts);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* The barman header's task and mmap tables, before the frames. */
+static void report_cmd_bm_tables(struct report_cmd *c)
+{
+	const struct fmt_bm_info *bi = &c->bi;
+	uint32_t i;
+
+	for (i = 0; i < bi->nr_tasks; i++) {
+		const uint8_t *t = bi->tasks + (size_t)i * BM_TASK_SIZE;
+
+		report_proc_create(c->r, fmt_get32(t, 8),
+				   fmt_barman_str(bi, fmt_get32(t, 12)));
+	}
+	for (i = 0; i < bi->nr_mmaps; i++) {
+		const uint8_t *m = bi->mmaps + (size_t)i * BM_MMAP_SIZE;
+		const char *name = fmt_barman_str(bi, fmt_get32(m, 36));
+
+		report_map_in(c->r, fmt_get32(m, 8), fmt_get64(m, 12), name);
+		report_map_in(c->r, REPORT_BM_ALL, fmt_get64(m, 12), name);
+	}
+}
+
+/* Path of the @ext sibling of a blob file @path (STREAM.DAT.T ...). */
+static bool report_blob_sibling(const char *path, const char *ext, char *out,
+				size_t sz)
+{
+	static const char *const exts[] = { "DAT", "OFFSET", "TIMING", "TYPE" };
+	const char *base = strrchr(path, '/'), *dot;
+	unsigned int i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < 4; i++) {
+		char pat[16];
+
+		snprintf(pat, sizeof(pat), ".%s.", exts[i]);
+		dot = strstr(base, pat);
+		if (dot)
+			return (size_t)snprintf(out, sz, "%.*s.%s.%s",
+						(int)(dot - path), path, ext,
+						dot + strlen(pat)) < sz;
+	}
+	return false;
+}
+
+static int report_cmd_other(struct report_cmd *c, struct report_img *im0)
+{
+	static const char *const exts[] = { "DAT", "OFFSET", "TIMING", "TYPE" };
+	struct report_img im[4] = { { 0 } };
+	struct fmt_blob_set set = { 0 };
+	char sib[4096];
+	size_t bad = 0;
+	unsigned int i;
+	int rc;
+
+	if (c->kind == FMT_BARMAN) {
+		rc = fmt_barman_info(im0->p, im0->len, &c->bi);
+		if (rc) {
+			fprintf(stderr, "pmcring report: %s: bad barman header\n",
+				c->path);
+			return rc;
+		}
+		report_cmd_bm_tables(c);
+		report_set_space_fallback(c->r, REPORT_BM_ALL);
+		rc = fmt_barman_read(im0->p, im0->len, report_cmd_item, c, &bad);
+		goto done;
+	}
+	for (i = 0; i < 4; i++) {
+		if (!report_blob_sibling(c->path, exts[i], sib, sizeof(sib))) {
+			fprintf(stderr, "pmcring report: %s: not a blob file name "
+				"(STREAM.DAT.T)\n", c->path);
+			rc = -EINVAL;
+			goto out;
+		}
+		rc = report_map(sib, &im[i], i < 2);
+		if (rc && i < 2)
+			goto out;
+	}
+	c->mem = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	if (!c->mem) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	set.dat = im[0].p;
+	set.dat_len = im[0].len;
+	set.off = im[1].p;
+	set.off_len = im[1].len;
+	set.tim = im[2].p;
+	set.tim_len = im[2].len;
+	set.typ = im[3].p;
+	set.typ_len = im[3].len;
+	rc = fmt_blob_read(&set, report_cmd_item, c, &bad);
+done:
+	if (rc == -EINVAL)
+		fprintf(stderr, "pmcring report: %s: corrupt at offset %zu; "
+			"reporting the records before it\n", c->path, bad);
+	if (rc == FMT_END_TRUNCATED)
+		fprintf(stderr, "pmcring report: %s: ends in a partial record "
+			"(the recording was cut short)\n", c->path);
+	if (rc == -EINVAL || rc == FMT_END_TRUNCATED)
+		rc = 0;
+out:
+	for (i = 0; i < 4; i++)
+		report_unmap(&im[i]);
+	pmcring_log_close(c->mem);
+	c->mem = NULL;
+	return rc;
+}
+
+/* ---- options ---- */
+
+enum {
+	OPT_TIME_FROM = 256, OPT_TIME_TO, OPT_FOLDED, OPT_SVG, OPT_SWITCHES,
+	OPT_KALLSYMS, OPT_SYSTEM_MAP, OPT_TOP, OPT_TITLE,
+};
+
+static const struct option report_longopts[] = {
+	{ "pid",	required_argument, NULL, 'p' },
+	{ "comm",	required_argument, NULL, 'c' },
+	{ "cpu",	required_argument, NULL, 'C' },
+	{ "time-from",	required_argument, NULL, OPT_TIME_FROM },
+	{ "time-to",	required_argument, NULL, OPT_TIME_TO },
+	{ "folded",	no_argument,	   NULL, OPT_FOLDED },
+	{ "svg",	required_argument, NULL, OPT_SVG },
+	{ "switches",	no_argument,	   NULL, OPT_SWITCHES },
+	{ "kallsyms",	required_argument, NULL, OPT_KALLSYMS },
+	{ "system-map",	required_argument, NULL, OPT_SYSTEM_MAP },
+	{ "top",	required_argument, NULL, OPT_TOP },
+	{ "title",	required_argument, NULL, OPT_TITLE },
+	{ "help",	no_argument,	   NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int report_usage(int help)
+{
+	fprintf(help ? stdout : stderr,
+"usage: pmcring report [OPTIONS] PATH\n"
+"\n"
+"Print where the time went in a recording (pmclog, barman or blob file):\n"
+"top functions by self and total samples, samples per process and thread,\n"
+"symbolized from the recording's own PROCEXEC/MAP_IN records and the ELF\n"
+"files they name.\n"
+"\n"
+"  -p, --pid PID          only samples of process PID\n"
+"  -c, --comm NAME        only samples of processes or threads named NAME\n"
+"  -C, --cpu N            only samples taken on CPU N\n"
+"      --time-from T      only records at or after T: ns of the record clock,\n"
+"                         or +N[s|ms|us|ns] from the first record\n"
+"      --time-to T        only records at or before T (same forms)\n"
+"      --folded           print folded stacks (\"comm;root;...;leaf count\",\n"
+"                         flamegraph.pl and speedscope input) instead\n"
+"      --svg FILE         write an interactive flame graph SVG to FILE\n"
+"      --switches         add the context switch view (time on CPU per thread)\n"
+"      --kallsyms FILE    kernel symbols (default: PATH.kallsyms if present)\n"
+"      --system-map FILE  kernel symbols from a System.map\n"
+"      --top N            rows per table (default 20)\n"
+"      --title TEXT       flame graph title\n"
+"  -h, --help             this text\n");
+	return help ? 0 : 2;
+}
+
+static int report_parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || end == s || *end || *s == '-' ? -EINVAL : 0;
+}
+
+/* "123" (absolute ns) or "+1.5s", "+200ms", "+10us", "+5ns" (relative). */
+static int report_parse_time(const char *s, uint64_t *v, bool *rel)
+{
+	static const struct { const char *sfx; double mult; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1 },
+	};
+	unsigned int i;
+	char *end;
+	double d;
+
+	*rel = *s == '+';
+	if (!*rel)
+		return report_parse_u64(s, v);
+	errno = 0;
+	d = strtod(s + 1, &end);
+	if (errno || end == s + 1 || d < 0)
+		return -EINVAL;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(end, units[i].sfx)) {
+			*v = (uint64_t)(d * units[i].mult);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int report_load_ksyms(struct report *r, const char *file, bool must)
+{
+	int err = sym_load_kallsyms(report_sym(r), file);
+
+	if (err == -ENODATA)
+		fprintf(stderr, "pmcring report: %s: every address is 0 "
+			"(kallsyms read without privilege); kernel frames stay "
+			"[unknown]\n", file);
+	else if (err && (must || err != -ENOENT))
+		fprintf(stderr, "pmcring report: %s: %s\n", file, strerror(-err));
+	return must && err && err != -ENODATA ? err : 0;
+}
+
+static int report_write_svg(struct report *r, const char *file,
+			    const char *title, const char *path)
+{
+	struct flame_opts fo = { .title = title, .subtitle = path };
+	FILE *f = fopen(file, "we");
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "pmcring report: %s: %s\n", file, strerror(errno));
+		return -errno;
+	}
+	err = flame_write_svg(r, f, &fo);
+	if (fclose(f) && !err)
+		err = -EIO;
+	if (err)
+		fprintf(stderr, "pmcring report: %s: %s\n", file, strerror(-err));
+	return err;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_opts o = { .pid = -1, .cpu = -1, .time_to = UINT64_MAX };
+	const char *svg = NULL, *ksyms = NULL, *title = NULL;
+	bool folded = false, switches = false, ksyms_must = false;
+	struct report_cmd c = { .o = &o };
+	struct report_img im = { 0 };
+	char kpath[4096];
+	uint64_t v;
+	int opt, err;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+p:c:C:h", report_longopts,
+				  NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (report_parse_u64(optarg, &v) || v > INT32_MAX)
+				goto bad;
+			o.pid = (int64_t)v;
+			break;
+		case 'c':
+			o.comm = optarg;
+			break;
+		case 'C':
+			if (report_parse_u64(optarg, &v) || v > INT32_MAX)
+				goto bad;
+			o.cpu = (int32_t)v;
+			break;
+		case OPT_TIME_FROM:
+			if (report_parse_time(optarg, &c.from, &c.rel_from))
+				goto bad;
+			o.time_from = c.from;
+			break;
+		case OPT_TIME_TO:
+			if (report_parse_time(optarg, &c.to, &c.rel_to))
+				goto bad;
+			o.time_to = c.to;
+			break;
+		case OPT_FOLDED:
+			folded = true;
+			break;
+		case OPT_SVG:
+			svg = optarg;
+			break;
+		case OPT_SWITCHES:
+			switches = true;
+			break;
+		case OPT_KALLSYMS:
+		case OPT_SYSTEM_MAP:
+			ksyms = optarg;
+			ksyms_must = true;
+			break;
+		case OPT_TOP:
+			if (report_parse_u64(optarg, &v) || !v || v > 100000)
+				goto bad;
+			o.top = (unsigned int)v;
+			break;
+		case OPT_TITLE:
+			title = optarg;
+			break;
+		case 'h':
+			return report_usage(1);
+		default:
+			return report_usage(0);
+		}
+	}
+	if (optind + 1 != argc)
+		return report_usage(0);
+	c.path = argv[optind];
+
+	if (report_map(c.path, &im, true))
+		return 1;
+	c.kind = im.p ? fmt_detect(im.p, im.len) : -1;
+	if (c.kind < 0) {
+		fprintf(stderr, "pmcring report: %s: not a pmclog, barman or "
+			"blob file\n", c.path);
+		report_unmap(&im);
+		return 1;
+	}
+	c.r = report_new(&o);
+	if (!c.r) {
+		report_unmap(&im);
+		return 1;
+	}
+	if (!ksyms && (size_t)snprintf(kpath, sizeof(kpath), "%s.kallsyms",
+				       c.path) < sizeof(kpath))
+		ksyms = kpath;
+	if (ksyms && report_load_ksyms(c.r, ksyms, ksyms_must)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (c.kind == FMT_PMCLOG)
+		err = report_cmd_pmclog(&c);
+	else
+		err = report_cmd_other(&c, &im);
+	if (err)
+		fprintf(stderr, "pmcring report: %s: %s\n", c.path, strerror(-err));
+	else if (folded)
+		err = report_folded(c.r, stdout);
+	else
+		report_print(c.r, stdout, c.path, switches);
+	if (!err && svg)
+		err = report_write_svg(c.r, svg, title, c.path);
+	if (!err && fflush(stdout))
+		err = -EIO;
+out:
+	report_free(c.r);
+	report_unmap(&im);
+	return err ? 1 : 0;
+bad:
+	fprintf(stderr, "pmcring report: bad value for an option: '%s'\n", optarg);
+	return 2;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Symbolization for `pmcring report`, from the profile itself.
+ *
+ * The address spaces are rebuilt from the records, in timestamp order:
+ * PROCEXEC starts a new space for its pid, MAP_IN adds an executable
+ * mapping (path, start), MAP_OUT removes one, PROCFORK copies the parent's
+ * space to the child.  MAP_IN's start is the address where the executable
+ * mapping of the file begins: the ELF's first PT_LOAD with PF_X is mapped
+ * there, so the load bias is
+ *
+ *	bias = start - PAGE_DOWN(p_vaddr of that PT_LOAD)
+ *
+ * which is 0 for ET_EXEC and the base address for PIE and shared objects.
+ * Symbols come from .symtab, else .dynsym (libelf), read once per file.
+ * Kernel addresses resolve through a kallsyms or System.map file.
+ *
+ * Resolved frames are interned: one struct sym_frame per (kind, module,
+ * name), compared by pointer and numbered densely by id, so a report can
+ * keep per-frame counters in plain arrays.
+ */
+#ifndef PMCRING_SYM_H
+#define PMCRING_SYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum sym_kind {
+	SYM_KIND_USER,		/* a function of a user space ELF image */
+	SYM_KIND_KERNEL,	/* a kernel function (kallsyms) */
+	SYM_KIND_UNKNOWN,	/* "[unknown] module+0xoff" or "[unknown] 0xaddr" */
+	SYM_KIND_ROOT,		/* not an address: a process name at the root */
+	SYM_KIND_NR,
+};
+
+struct sym_frame {
+	unsigned int	id;	/* 0, 1, 2, ... in order of creation */
+	enum sym_kind	kind;
+	const char	*module;/* basename of the image, "[kernel]", or "" */
+	char		name[];	/* function name, NUL-terminated */
+};
+
+struct sym_ctx;
+
+struct sym_ctx *sym_new(void);
+void sym_free(struct sym_ctx *c);	/* accepts NULL */
+
+/*
+ * Kernel symbols from /proc/kallsyms or System.map ("addr type name
+ * [module]" lines; text symbols only).  0, -errno, or -ENODATA when every
+ * address is zero (kallsyms read without privilege).
+ */
+int sym_load_kallsyms(struct sym_ctx *c, const char *path);
+/* Number of kernel symbols loaded. */
+size_t sym_nr_kernel_syms(const struct sym_ctx *c);
+
+/* Record handlers, to be called in timestamp order. */
+void sym_exec(struct sym_ctx *c, uint32_t pid, const char *path,
+	      uint64_t base);
+void sym_map_in(struct sym_ctx *c, uint32_t pid, uint64_t start,
+		const char *path);
+void sym_map_out(struct sym_ctx *c, uint32_t pid, uint64_t start);
+void sym_fork(struct sym_ctx *c, uint32_t parent, uint32_t child);
+/* Does @pid have mappings? */
+bool sym_has_space(struct sym_ctx *c, uint32_t pid);
+
+/* Addresses at or above this are kernel addresses (x86-64, arm64). */
+#define SYM_KERNEL_MIN	0xffff800000000000ull
+
+/*
+ * The frame of @addr in @pid's address space.  @ret says @addr is a return
+ * address (any frame but the interrupted PC): it is looked up as addr - 1,
+ * so a call that ends a function resolves to that function.  NULL only on
+ * allocation failure.
+ */
+const struct sym_frame *sym_resolve(struct sym_ctx *c, uint32_t pid,
+				    uint64_t addr, bool ret);
+/* The interned frame of (kind, module, name), created if needed. */
+const struct sym_frame *sym_frame_get(struct sym_ctx *c, enum sym_kind kind,
+				      const char *module, const char *name);
+/* Frames interned so far; frame ids are 0..n-1. */
+unsigned int sym_nr_frames(const struct sym_ctx *c);
+const struct sym_frame *sym_frame_by_id(const struct sym_ctx *c,
+					unsigned int id);
+
+/* Images (files) looked at, and how many of them had symbols. */
+void sym_stats(const struct sym_ctx *c, unsigned int *images,
+	       unsigned int *with_syms);
+
+/*
+ * Lower level, exposed for the tests: symbols of one ELF file.  The
+ * function containing virtual address @vaddr (an st_value-space address),
+ * or NULL.
+ */
+struct sym_image;
+struct sym_image *sym_image_get(struct sym_ctx *c, const char *path);
+const char *sym_image_lookup(struct sym_image *im, uint64_t vaddr);
+/* Bias for an executable mapping starting at @start; false if unknown. */
+bool sym_image_bias(const struct sym_image *im, uint64_t start,
+		    uint64_t *bias);
+
+#endif /* PMCRING_SYM_H */

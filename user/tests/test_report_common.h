@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers of the test_report_*.c host tests: a pmclog file built record by
+ * record, where this test program itself is mapped, and `pmcring report`
+ * run in-process with its standard output captured.
+ */
+#ifndef TEST_REPORT_COMMON_H
+#define TEST_REPORT_COMMON_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/pmcring.h>
+
+#include "../pmcring/cmd.h"
+
+static int t_failed;
+
+#define CHECK(cond, ...) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+		fprintf(stderr, __VA_ARGS__);				\
+		fputc('\n', stderr);					\
+		t_failed = 1;						\
+	}								\
+} while (0)
+
+#define REQUIRE(cond, ...) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+		fprintf(stderr, __VA_ARGS__);				\
+		fputc('\n', stderr);					\
+		exit(1);						\
+	}								\
+} while (0)
+
+/* ---- a pmclog file, built in memory ---- */
+
+struct plog {
+	uint8_t		b[1 << 20];
+	size_t		len;
+	uint64_t	ts;		/* timestamp of the next record */
+};
+
+/* Append a record of @type with @body (@n bytes); returns its offset. */
+static size_t plog_rec(struct plog *p, unsigned int type, const void *body,
+		       size_t n)
+{
+	uint32_t len = PMCRING_LOG_ALIGN(16 + n);
+	size_t at = p->len;
+	uint32_t hdr = PMCRING_HEADER(type, len), zero = 0;
+
+	REQUIRE(at + len <= sizeof(p->b), "log too long");
+	memset(p->b + at, 0, len);
+	memcpy(p->b + at, &hdr, 4);
+	memcpy(p->b + at + 4, &zero, 4);
+	memcpy(p->b + at + 8, &p->ts, 8);
+	if (n)
+		memcpy(p->b + at + 16, body, n);
+	p->len += len;
+	p->ts += 1000;
+	return at;
+}
+
+static void plog_initialize(struct plog *p)
+{
+	uint8_t b[96] = { 0 };
+	uint32_t v = PMCRING_LOG_VERSION;
+	uint64_t f = 1000000000;
+
+	memcpy(b, &v, 4);
+	memcpy(b + 8, &f, 8);
+	memcpy(b + 32, "test cpu", 8);
+	plog_rec(p, PMCRING_TYPE_INITIALIZE, b, sizeof(b));
+}
+
+static void plog_proc_create(struct plog *p, uint32_t pid, const char *comm)
+{
+	uint8_t b[28] = { 0 };
+
+	memcpy(b, &pid, 4);
+	strncpy((char *)b + 8, comm, 19);
+	plog_rec(p, PMCRING_TYPE_PROC_CREATE, b, sizeof(b));
+}
+
+static void plog_thr_create(struct plog *p, uint32_t tid, uint32_t pid,
+			    const char *name)
+{
+	uint8_t b[36] = { 0 };
+
+	memcpy(b, &tid, 4);
+	memcpy(b + 4, &pid, 4);
+	strncpy((char *)b + 16, name, 19);
+	plog_rec(p, PMCRING_TYPE_THR_CREATE, b, sizeof(b));
+}
+
+static void plog_exec(struct plog *p, uint32_t pid, uint64_t base,
+		      const char *path)
+{
+	uint8_t b[24 + PATH_MAX] = { 0 };
+	size_t n = strlen(path) + 1;
+
+	memcpy(b, &pid, 4);
+	memcpy(b + 8, &base, 8);
+	memcpy(b + 24, path, n);
+	plog_rec(p, PMCRING_TYPE_PROCEXEC, b, 24 + n);
+}
+
+static void plog_map_in(struct plog *p, uint32_t pid, uint64_t start,
+			const char *path)
+{
+	uint8_t b[16 + PATH_MAX] = { 0 };
+	size_t n = strlen(path) + 1;
+
+	memcpy(b, &pid, 4);
+	memcpy(b + 8, &start, 8);
+	memcpy(b + 16, path, n);
+	plog_rec(p, PMCRING_TYPE_MAP_IN, b, 16 + n);
+}
+
+static void plog_fork(struct plog *p, uint32_t parent, uint32_t child)
+{
+	uint32_t b[2] = { parent, child };
+
+	plog_rec(p, PMCRING_TYPE_PROCFORK, b, sizeof(b));
+}
+
+static void plog_csw(struct plog *p, uint32_t pid, uint32_t tid,
+		     uint64_t value)
+{
+	uint8_t b[24] = { 0 };
+
+	memcpy(b, &value, 8);
+	memcpy(b + 12, &pid, 4);
+	memcpy(b + 16, &tid, 4);
+	plog_rec(p, PMCRING_TYPE_PROCCSW, b, sizeof(b));
+}
+
+static void plog_pmc(struct plog *p, uint32_t pmcid, const char *name)
+{
+	uint8_t b[80] = { 0 };
+
+	memcpy(b, &pmcid, 4);
+	strncpy((char *)b + 16, name, 63);
+	plog_rec(p, PMCRING_TYPE_PMCALLOCATEDYN, b, sizeof(b));
+}
+
+static void plog_callchain(struct plog *p, uint32_t pid, uint32_t tid,
+			   uint32_t cpu, const uint64_t *pc, unsigned int n)
+{
+	uint8_t b[16 + 8 * 64] = { 0 };
+	uint32_t cpuflags = cpu << 16 | PMCRING_CC_F_USERSPACE, one = 1;
+
+	REQUIRE(n <= 64, "too many frames");
+	memcpy(b, &pid, 4);
+	memcpy(b + 4, &tid, 4);
+	memcpy(b + 8, &one, 4);
+	memcpy(b + 12, &cpuflags, 4);
+	memcpy(b + 16, pc, 8 * n);
+	plog_rec(p, PMCRING_TYPE_CALLCHAIN, b, 16 + 8 * n);
+}
+
+static void plog_closelog(struct plog *p)
+{
+	plog_rec(p, PMCRING_TYPE_CLOSELOG, NULL, 0);
+}
+
+static void write_file(const char *path, const void *b, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	REQUIRE(f, "%s: %s", path, strerror(errno));
+	REQUIRE(fwrite(b, 1, n, f) == n, "%s: short write", path);
+	REQUIRE(!fclose(f), "%s: %s", path, strerror(errno));
+}
+
+/* ---- this program's own image ---- */
+
+struct self_map {
+	char		path[PATH_MAX];
+	uint64_t	exec_start;	/* start of the executable mapping */
+	uint64_t	base;		/* address of file offset 0 */
+};
+
+static void self_map(struct self_map *m)
+{
+	char line[PATH_MAX + 256];
+	ssize_t n = readlink("/proc/self/exe", m->path, sizeof(m->path) - 1);
+	FILE *f;
+
+	REQUIRE(n > 0, "readlink /proc/self/exe: %s", strerror(errno));
+	m->path[n] = 0;
+	m->exec_start = 0;
+	m->base = 0;
+	f = fopen("/proc/self/maps", "r");
+	REQUIRE(f, "/proc/self/maps: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		char perm[8], path[PATH_MAX];
+
+		path[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &lo, &hi,
+			   perm, &off, path) < 4 || strcmp(path, m->path))
+			continue;
+		if (!m->base)
+			m->base = lo - off;
+		if (perm[2] == 'x' && !m->exec_start)
+			m->exec_start = lo;
+	}
+	fclose(f);
+	REQUIRE(m->exec_start, "no executable mapping of %s", m->path);
+}
+
+/* ---- running the command ---- */
+
+/*
+ * Run `pmcring report ARGS...` (NULL-terminated) in this process; its
+ * standard output is returned (malloc'd), its exit status in *rc.
+ */
+static char *run_report(int *rc, ...)
+{
+	char *argv[32], tmpl[] = "/tmp/test_report_outXXXXXX", *buf;
+	int argc = 0, fd, saved;
+	struct stat st;
+	va_list ap;
+
+	argv[argc++] = "report";
+	va_start(ap, rc);
+	while (argc < 31 && (argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	fd = mkstemp(tmpl);
+	REQUIRE(fd >= 0, "mkstemp: %s", strerror(errno));
+	fflush(stdout);
+	saved = dup(1);
+	REQUIRE(saved >= 0 && dup2(fd, 1) == 1, "dup2: %s", strerror(errno));
+	*rc = cmd_report(argc, argv);
+	fflush(stdout);
+	REQUIRE(dup2(saved, 1) == 1, "dup2: %s", strerror(errno));
+	close(saved);
+	REQUIRE(!fstat(fd, &st), "fstat: %s", strerror(errno));
+	buf = calloc(1, st.st_size + 1);
+	REQUIRE(buf && pread(fd, buf, st.st_size, 0) == st.st_size, "read back");
+	close(fd);
+	unlink(tmpl);
+	return buf;
+}
+
+#endif /* TEST_REPORT_COMMON_H */

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: libpmcring drains real kernel rings of every CPU in exact
+ * timestamp order while PMCRING_IOC_GENERATE writes records from process
+ * context and from hard-IRQ (hrtimer) context on all online CPUs: merged
+ * timestamps never decrease, every record's payload is intact, and each
+ * (CPU, context) stream is seen in order, every record once, with dropped
+ * records exactly accounted for by the producer's lost counter.
+ *
+ * NEEDS_LIBPMCRING
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "pmcring_test.h"
+#include "libpmcring.h"
+
+struct gen_thread {
+	struct pmcring		*s;
+	struct pmcring_generate	req;
+	int			ret;
+	atomic_bool		done;
+};
+
+static void *gen_main(void *arg)
+{
+	struct gen_thread *g = arg;
+
+	g->ret = pmcring_generate(g->s, &g->req);
+	atomic_store(&g->done, true);
+	return NULL;
+}
+
+/* Per CPU: next seq expected of the task and the hardirq stream. */
+struct cpu_seen {
+	uint64_t next[2];
+	uint64_t seen;
+};
+
+static int payload_ok(const struct pmcring_record *r)
+{
+	const struct pmcring_rec_generated *g = r->data;
+	const uint8_t *p = r->data;
+	uint32_t i;
+
+	for (i = 32; i < r->len; i++)
+		if (p[i] != (uint8_t)(g->pl_seq + i))
+			return 0;
+	return 1;
+}
+
+static void drain(struct __test_metadata *_metadata, uint32_t data_pages,
+		  uint64_t count, uint32_t size, uint32_t flags,
+		  bool drops_allowed)
+{
+	struct pmcring_opts opts = {
+		.sz = sizeof(opts),
+		.data_pages = data_pages,
+		.types = PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
+			 PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY),
+	};
+	struct pmcring_merge_opts mo = {
+		.sz = sizeof(mo),
+		.flags = PMCRING_MERGE_F_AUTO_CONSUME,
+	};
+	struct gen_thread g = { .ret = 0 };
+	uint64_t last_ts = 0, total = 0, lost = 0, dropnotify = 0;
+	unsigned int ncpu, cpu, streams, active = 0;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	struct cpu_seen *seen;
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	pthread_t th;
+	struct pmcring_info info;
+	int ret;
+
+	PMCRING_REQUIRE_DEV();
+	struct pmcring *s = pmcring_new(&opts);
+
+	ASSERT_NE(NULL, s) TH_LOG("pmcring_new: %s", strerror(errno));
+	pmcring_info(s, &info);
+	if (!(info.types_supported & PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED))) {
+		pmcring_free(s);
+		SKIP(return, "the module cannot GENERATE");
+	}
+	ncpu = pmcring_nr_cpus(s);
+	seen = calloc(ncpu, sizeof(*seen));
+	ASSERT_NE(NULL, seen);
+	m = pmcring_merge_new_session(s, &mo);
+	ASSERT_NE(NULL, m) TH_LOG("merge_new_session: %s", strerror(errno));
+
+	g.s = s;
+	g.req = (struct pmcring_generate){ .count = count, .size = size,
+					   .flags = flags };
+	ASSERT_EQ(0, pthread_create(&th, NULL, gen_main, &g));
+
+	for (;;) {
+		const struct pmcring_rec_generated *rec;
+		unsigned int ctx;
+
+		ret = pmcring_merge_next(m, &r);
+		ASSERT_LE(0, ret) TH_LOG("merge_next: %s", strerror(-ret));
+		if (ret == 0) {
+			struct pollfd pfd = { .fd = pmcring_fd(s),
+					      .events = POLLIN };
+
+			/* every record committed and handed out: done */
+			if (atomic_load(&g.done) &&
+			    (ret = pmcring_merge_next(m, &r)) == 0)
+				break;
+			if (ret == 0) {
+				poll(&pfd, 1, (int)(pmcring_merge_max_delay_ns(m)
+						    / 1000000));
+				continue;
+			}
+			ASSERT_LE(0, ret);
+		}
+		ASSERT_LE(last_ts, r.ts) TH_LOG("out of order on cpu %u", r.cpu);
+		last_ts = r.ts;
+		if (r.type == PMCRING_TYPE_DROPNOTIFY) {
+			dropnotify++;
+			continue;
+		}
+		ASSERT_EQ(PMCRING_TYPE_GENERATED, r.type);
+		ASSERT_GE(r.len, 32);
+		rec = r.data;
+		ASSERT_EQ(r.cpu, rec->pl_cpu);
+		ASSERT_TRUE(rec->pl_ctx == PMCRING_GEN_CTX_TASK ||
+			    rec->pl_ctx == PMCRING_GEN_CTX_HARDIRQ);
+		ctx = rec->pl_ctx == PMCRING_GEN_CTX_HARDIRQ;
+		if (drops_allowed) {
+			ASSERT_LE(seen[r.cpu].next[ctx], rec->pl_seq)
+				TH_LOG("cpu %u ctx %u: seq %llu went back",
+				       r.cpu, ctx,
+				       (unsigned long long)rec->pl_seq);
+		} else {
+			ASSERT_EQ(seen[r.cpu].next[ctx], rec->pl_seq)
+				TH_LOG("cpu %u ctx %u: seq %llu", r.cpu, ctx,
+				       (unsigned long long)rec->pl_seq);
+		}
+		seen[r.cpu].next[ctx] = rec->pl_seq + 1;
+		ASSERT_TRUE(payload_ok(&r)) TH_LOG("payload of cpu %u seq %llu",
+						   r.cpu,
+						   (unsigned long long)rec->pl_seq);
+		seen[r.cpu].seen++;
+		total++;
+	}
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, g.ret) TH_LOG("GENERATE: %s", strerror(-g.ret));
+
+	streams = !!(flags & PMCRING_GEN_F_TASK) +
+		  !!(flags & PMCRING_GEN_F_HARDIRQ);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		struct pmcring_cpu_stats st;
+
+		pmcring_cpu_buf_stats(pmcring_cpu_buf(s, cpu), &st);
+		lost += st.lost;
+		if (!seen[cpu].seen && !st.lost)
+			continue;
+		active++;
+		ASSERT_EQ(streams * count, seen[cpu].seen + st.lost)
+			TH_LOG("cpu %u: %llu seen + %llu lost", cpu,
+			       (unsigned long long)seen[cpu].seen,
+			       (unsigned long long)st.lost);
+	}
+	ASSERT_EQ((unsigned int)online, active);
+	if (!drops_allowed)
+		ASSERT_EQ(0, lost);
+	TH_LOG("%u CPUs, %llu records in order, %llu lost, %llu DROPNOTIFY",
+	       active, (unsigned long long)total, (unsigned long long)lost,
+	       (unsigned long long)dropnotify);
+	pmcring_merge_free(m);
+	pmcring_free(s);
+	free(seen);
+}
+
+/* Rings large enough for everything: exact, nothing lost. */
+TEST(task_and_hardirq_exact)
+{
+	drain(_metadata, 256, 4000, 64, PMCRING_GEN_F_TASK |
+	      PMCRING_GEN_F_HARDIRQ, false);
+}
+
+/* Varying record layout: the largest records, hard IRQ only. */
+TEST(hardirq_large_records)
+{
+	drain(_metadata, 256, 200, 4096, PMCRING_GEN_F_HARDIRQ, false);
+}
+
+/* Smallest rings: the consumer falls behind, drops are counted exactly. */
+TEST(small_rings_with_drops)
+{
+	drain(_metadata, 4, 20000, 256, PMCRING_GEN_F_TASK |
+	      PMCRING_GEN_F_HARDIRQ, true);
+}
+
+TEST_HARNESS_MAIN

@@ -52,7 +52,7 @@ struct plog {
 };
 
 /* Append a record of @type with @body (@n bytes); returns its offset. */
-static size_t plog_rec(struct plog *p, unsigned int type, const void *body,
+static inline size_t plog_rec(struct plog *p, unsigned int type, const void *body,
 		       size_t n)
 {
 	uint32_t len = PMCRING_LOG_ALIGN(16 + n);
@@ -71,7 +71,7 @@ static size_t plog_rec(struct plog *p, unsigned int type, const void *body,
 	return at;
 }
 
-static void plog_initialize(struct plog *p)
+static inline void plog_initialize(struct plog *p)
 {
 	uint8_t b[96] = { 0 };
 	uint32_t v = PMCRING_LOG_VERSION;
@@ -83,7 +83,7 @@ static void plog_initialize(struct plog *p)
 	plog_rec(p, PMCRING_TYPE_INITIALIZE, b, sizeof(b));
 }
 
-static void plog_proc_create(struct plog *p, uint32_t pid, const char *comm)
+static inline void plog_proc_create(struct plog *p, uint32_t pid, const char *comm)
 {
 	uint8_t b[28] = { 0 };
 
@@ -92,7 +92,7 @@ static void plog_proc_create(struct plog *p, uint32_t pid, const char *comm)
 	plog_rec(p, PMCRING_TYPE_PROC_CREATE, b, sizeof(b));
 }
 
-static void plog_thr_create(struct plog *p, uint32_t tid, uint32_t pid,
+static inline void plog_thr_create(struct plog *p, uint32_t tid, uint32_t pid,
 			    const char *name)
 {
 	uint8_t b[36] = { 0 };
@@ -103,7 +103,7 @@ static void plog_thr_create(struct plog *p, uint32_t tid, uint32_t pid,
 	plog_rec(p, PMCRING_TYPE_THR_CREATE, b, sizeof(b));
 }
 
-static void plog_exec(struct plog *p, uint32_t pid, uint64_t base,
+static inline void plog_exec(struct plog *p, uint32_t pid, uint64_t base,
 		      const char *path)
 {
 	uint8_t b[24 + PATH_MAX] = { 0 };
@@ -115,7 +115,7 @@ static void plog_exec(struct plog *p, uint32_t pid, uint64_t base,
 	plog_rec(p, PMCRING_TYPE_PROCEXEC, b, 24 + n);
 }
 
-static void plog_map_in(struct plog *p, uint32_t pid, uint64_t start,
+static inline void plog_map_in(struct plog *p, uint32_t pid, uint64_t start,
 			const char *path)
 {
 	uint8_t b[16 + PATH_MAX] = { 0 };
@@ -127,14 +127,14 @@ static void plog_map_in(struct plog *p, uint32_t pid, uint64_t start,
 	plog_rec(p, PMCRING_TYPE_MAP_IN, b, 16 + n);
 }
 
-static void plog_fork(struct plog *p, uint32_t parent, uint32_t child)
+static inline void plog_fork(struct plog *p, uint32_t parent, uint32_t child)
 {
 	uint32_t b[2] = { parent, child };
 
 	plog_rec(p, PMCRING_TYPE_PROCFORK, b, sizeof(b));
 }
 
-static void plog_csw(struct plog *p, uint32_t pid, uint32_t tid,
+static inline void plog_csw(struct plog *p, uint32_t pid, uint32_t tid,
 		     uint64_t value)
 {
 	uint8_t b[24] = { 0 };
@@ -145,7 +145,7 @@ static void plog_csw(struct plog *p, uint32_t pid, uint32_t tid,
 	plog_rec(p, PMCRING_TYPE_PROCCSW, b, sizeof(b));
 }
 
-static void plog_pmc(struct plog *p, uint32_t pmcid, const char *name)
+static inline void plog_pmc(struct plog *p, uint32_t pmcid, const char *name)
 {
 	uint8_t b[80] = { 0 };
 
@@ -154,7 +154,7 @@ static void plog_pmc(struct plog *p, uint32_t pmcid, const char *name)
 	plog_rec(p, PMCRING_TYPE_PMCALLOCATEDYN, b, sizeof(b));
 }
 
-static void plog_callchain(struct plog *p, uint32_t pid, uint32_t tid,
+static inline void plog_callchain(struct plog *p, uint32_t pid, uint32_t tid,
 			   uint32_t cpu, const uint64_t *pc, unsigned int n)
 {
 	uint8_t b[16 + 8 * 64] = { 0 };
@@ -169,12 +169,12 @@ static void plog_callchain(struct plog *p, uint32_t pid, uint32_t tid,
 	plog_rec(p, PMCRING_TYPE_CALLCHAIN, b, 16 + 8 * n);
 }
 
-static void plog_closelog(struct plog *p)
+static inline void plog_closelog(struct plog *p)
 {
 	plog_rec(p, PMCRING_TYPE_CLOSELOG, NULL, 0);
 }
 
-static void write_file(const char *path, const void *b, size_t n)
+static inline void write_file(const char *path, const void *b, size_t n)
 {
 	FILE *f = fopen(path, "w");
 
@@ -191,7 +191,7 @@ struct self_map {
 	uint64_t	base;		/* address of file offset 0 */
 };
 
-static void self_map(struct self_map *m)
+static inline void self_map(struct self_map *m)
 {
 	char line[PATH_MAX + 256];
 	ssize_t n = readlink("/proc/self/exe", m->path, sizeof(m->path) - 1);
@@ -226,7 +226,7 @@ static void self_map(struct self_map *m)
  * Run `pmcring report ARGS...` (NULL-terminated) in this process; its
  * standard output is returned (malloc'd), its exit status in *rc.
  */
-static char *run_report(int *rc, ...)
+static inline char *run_report(int *rc, ...)
 {
 	char *argv[32], tmpl[] = "/tmp/test_report_outXXXXXX", *buf;
 	int argc = 0, fd, saved;

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The io_uring side of the consumer: one ring, readiness of the session fd
+ * through a multishot poll, and the batches written with IORING_OP_WRITEV
+ * whose iovecs point straight into the mmapped rings (zero copy) or into
+ * the batch's staging arena.  Phase OUT_DATA is complete before phase
+ * OUT_META is submitted, as out_batch_run_sync() does.
+ */
+#include <errno.h>
+#include <poll.h>
+
+#include "consumer.h"
+
+#define URING_ENTRIES	256u
+#define TAG_POLL	(~0ull)
+
+int uring_io_init(struct uring_io *u, int poll_fd)
+{
+	struct io_uring_params p;
+	int err;
+
+	memset(u, 0, sizeof(*u));
+	u->poll_fd = poll_fd;
+	memset(&p, 0, sizeof(p));
+	/* One thread submits and reaps: let the kernel skip the work for others. */
+	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	err = io_uring_queue_init_params(URING_ENTRIES, &u->ring, &p);
+	if (err == -EINVAL) {		/* before Linux 6.1 */
+		memset(&p, 0, sizeof(p));
+		err = io_uring_queue_init_params(URING_ENTRIES, &u->ring, &p);
+	}
+	if (err)
+		return err;
+	u->setup_flags = p.flags;
+	u->inited = true;
+	return 0;
+}
+
+void uring_io_exit(struct uring_io *u)
+{
+	if (u->inited)
+		io_uring_queue_exit(&u->ring);
+	u->inited = false;
+}
+
+static struct io_uring_sqe *get_sqe(struct uring_io *u)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+
+	if (!sqe) {
+		io_uring_submit(&u->ring);
+		sqe = io_uring_get_sqe(&u->ring);
+	}
+	return sqe;
+}
+
+static int arm_poll(struct uring_io *u)
+{
+	struct io_uring_sqe *sqe;
+
+	if (u->poll_fd < 0 || u->poll_armed)
+		return 0;
+	sqe = get_sqe(u);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_poll_multishot(sqe, u->poll_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, TAG_POLL);
+	u->poll_armed = true;
+	return 0;
+}
+
+static void poll_cqe(struct uring_io *u, const struct io_uring_cqe *cqe)
+{
+	if (cqe->res > 0) {
+		u->ready = true;
+		if (cqe->res & (POLLHUP | POLLERR))
+			u->hup = true;
+	}
+	if (!(cqe->flags & IORING_CQE_F_MORE))
+		u->poll_armed = false;	/* the kernel ended it: re-arm */
+}
+
+static int submit_op(struct uring_io *u, struct out_batch *b, unsigned int i)
+{
+	struct out_op *op = &b->ops[i];
+	struct io_uring_sqe *sqe = get_sqe(u);
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_writev(sqe, op->f->fd, &b->iov[op->iov_first],
+			     op->iov_cnt, op->off);
+	io_uring_sqe_set_data64(sqe, i);
+	return 0;
+}
+
+/* Submit every op of @phase and reap until all are complete. */
+static int run_phase(struct uring_io *u, struct out_batch *b,
+		     unsigned int phase)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int i, inflight = 0;
+	int err = 0, ret;
+
+	for (i = 0; i < b->nr_ops; i++) {
+		if (b->ops[i].phase != phase || !b->ops[i].len)
+			continue;
+		ret = submit_op(u, b, i);
+		if (ret)
+			return ret;
+		inflight++;
+	}
+	while (inflight) {
+		ret = io_uring_submit_and_wait(&u->ring, 1);
+		if (ret < 0 && ret != -EINTR)
+			return ret;
+		while (io_uring_peek_cqe(&u->ring, &cqe) == 0) {
+			uint64_t tag = io_uring_cqe_get_data64(cqe);
+			int res = cqe->res;
+
+			io_uring_cqe_seen(&u->ring, cqe);
+			if (tag == TAG_POLL) {
+				poll_cqe(u, cqe);
+				continue;
+			}
+			inflight--;
+			if (res < 0) {
+				err = err ? err : res;
+				continue;
+			}
+			if (res == 0) {
+				err = err ? err : -ENOSPC;
+				continue;
+			}
+			out_op_advance(b, &b->ops[tag], (size_t)res);
+			if (b->ops[tag].len && !err) {
+				/* short write: the rest, in a new submission */
+				ret = submit_op(u, b, (unsigned int)tag);
+				if (ret)
+					return ret;
+				inflight++;
+			}
+		}
+	}
+	return err;
+}
+
+int uring_io_run(struct uring_io *u, struct out_batch *b)
+{
+	unsigned int phase;
+	int err;
+
+	for (phase = 0; phase < OUT_NR_PHASES; phase++) {
+		err = run_phase(u, b, phase);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int uring_io_wait(struct uring_io *u, unsigned int timeout_ms)
+{
+	struct __kernel_timespec ts = {
+		.tv_sec = timeout_ms / 1000,
+		.tv_nsec = (long long)(timeout_ms % 1000) * 1000000,
+	};
+	struct io_uring_cqe *cqe;
+	int err;
+
+	err = arm_poll(u);
+	if (err)
+		return err;
+	if (!u->ready) {
+		err = io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, &ts,
+						       NULL);
+		if (err < 0 && err != -ETIME && err != -EINTR)
+			return err;
+	}
+	while (io_uring_peek_cqe(&u->ring, &cqe) == 0) {
+		if (io_uring_cqe_get_data64(cqe) == TAG_POLL)
+			poll_cqe(u, cqe);
+		io_uring_cqe_seen(&u->ring, cqe);
+	}
+	err = u->ready;
+	u->ready = false;
+	return err;
+}

@@ -1,43 +1,403 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Record sources.  Placeholder until the sources land: sessions carry only
- * the records written through ioctls (WRITELOG, GENERATE).
+ * Record sources: the hooks the ring core calls (configure, enable,
+ * disable, add_counter, release), the permission model, and the helpers
+ * every source uses to write records.
+ *
+ * The sources themselves live in src_sample.c (counters, CALLCHAIN),
+ * src_sched.c (scheduler tracepoints) and src_map.c (mappings, the state
+ * synthesized at enable).  Probes are shared by all sessions: they are
+ * attached when the first session that needs them is enabled and detached
+ * when the last one is disabled, counted under pmcring_src_mutex; each probe
+ * walks pmcring_active and writes into every session that wants the record.
  */
-#include <linux/errno.h>
-#include "pmcring.h"
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/err.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/pid.h>
+#include <linux/ptrace.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include "src.h"
 
-int pmcring_src_init(void)
+/* Serializes hook attach/detach and pmcring_src_want. */
+static DEFINE_MUTEX(pmcring_src_mutex);
+/* Enabled sessions wanting each record type, under pmcring_src_mutex. */
+static unsigned int pmcring_src_type_refs[64];
+u64 pmcring_src_want;
+
+/* ---- records ---- */
+
+void pmcring_src_emit(struct pmcring_session *s, unsigned int type, u32 len,
+		      const void *rec)
 {
-	return 0;
+	struct pmcring_ring *rb = pmcring_session_ring(s);
+	struct pmcring_wr wr;
+	void *dst;
+
+	if (!rb)
+		return;
+	dst = pmcring_ring_reserve(rb, type, len, &wr);
+	if (!dst)
+		return;
+	memcpy(dst + PMCRING_HEADER_SIZE, rec + PMCRING_HEADER_SIZE,
+	       len - PMCRING_HEADER_SIZE);
+	pmcring_ring_commit(&wr);
 }
 
-void pmcring_src_exit(void)
+void pmcring_src_emit_task(struct pmcring_session *s, unsigned int type,
+			   u32 len, const void *rec)
 {
+	preempt_disable();
+	pmcring_src_emit(s, type, len, rec);
+	preempt_enable();
+}
+
+/*
+ * @fixed is a record whose first @fixed_len bytes are the header and the
+ * fixed fields; @path follows, truncated to PMCRING_PATH_MAX - 1 bytes,
+ * NUL-terminated, and zero padded to the 4-byte pmclog length.
+ */
+void pmcring_src_emit_path(struct pmcring_session *s, unsigned int type,
+			   const void *fixed, u32 fixed_len, const char *path)
+{
+	size_t plen = strnlen(path, PMCRING_PATH_MAX - 1);
+	u32 len = PMCRING_LOG_ALIGN(fixed_len + plen + 1);
+	struct pmcring_ring *rb = pmcring_session_ring(s);
+	struct pmcring_wr wr;
+	char *dst;
+
+	if (!rb)
+		return;
+	dst = pmcring_ring_reserve(rb, type, len, &wr);
+	if (!dst)
+		return;
+	memcpy(dst + PMCRING_HEADER_SIZE, fixed + PMCRING_HEADER_SIZE,
+	       fixed_len - PMCRING_HEADER_SIZE);
+	memcpy(dst + fixed_len, path, plen);
+	memset(dst + fixed_len + plen, 0, len - fixed_len - plen);
+	pmcring_ring_commit(&wr);
+}
+
+/* ---- permissions ---- */
+
+/*
+ * Read an integer sysctl through procfs: perf_event_paranoid and
+ * kptr_restrict are not exported to modules.  @fallback (the strictest
+ * value) when procfs is not reachable.
+ */
+static int pmcring_src_sysctl(const char *path, int fallback)
+{
+	char buf[16];
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	int v;
+
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return fallback;
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n <= 0)
+		return fallback;
+	buf[n] = '\0';
+	if (kstrtoint(strim(buf), 10, &v))
+		return fallback;
+	return v;
+}
+
+/*
+ * Capability @cap of @cred in the initial user namespace: what cap_capable()
+ * decides for init_user_ns.  security_capable() is not exported, so LSMs are
+ * not consulted when the credentials are not the caller's own.
+ */
+static bool pmcring_src_capable(const struct cred *cred, int cap)
+{
+	if (cred == current_cred())
+		return ns_capable_noaudit(&init_user_ns, cap);
+	return cred->user_ns == &init_user_ns &&
+	       cap_raised(cred->cap_effective, cap);
+}
+
+static bool pmcring_src_perfmon(const struct cred *cred)
+{
+	return pmcring_src_capable(cred, CAP_PERFMON) ||
+	       pmcring_src_capable(cred, CAP_SYS_ADMIN);
+}
+
+/*
+ * __ptrace_may_access(task, PTRACE_MODE_READ_REALCREDS) as far as a module
+ * can reproduce it (ptrace_may_access() is not exported): the caller's real
+ * uid/gid match all of the target's ids and the target is dumpable, or the
+ * caller has CAP_SYS_PTRACE.
+ */
+static bool pmcring_src_may_trace(const struct cred *cred,
+				  struct task_struct *task)
+{
+	const struct cred *tcred;
+	struct mm_struct *mm;
+	bool ok;
+
+	if (pmcring_src_capable(cred, CAP_SYS_PTRACE))
+		return true;
+	rcu_read_lock();
+	tcred = __task_cred(task);
+	ok = uid_eq(cred->uid, tcred->euid) && uid_eq(cred->uid, tcred->suid) &&
+	     uid_eq(cred->uid, tcred->uid) && gid_eq(cred->gid, tcred->egid) &&
+	     gid_eq(cred->gid, tcred->sgid) && gid_eq(cred->gid, tcred->gid);
+	rcu_read_unlock();
+	if (!ok)
+		return false;
+	task_lock(task);
+	mm = task->mm;
+	if (!mm || get_dumpable(mm) != SUID_DUMP_USER)
+		ok = false;
+	task_unlock(task);
+	return ok;
+}
+
+/* config.pid (caller's pid namespace) to a global tgid, with the checks. */
+static int pmcring_src_target(const struct cred *cred, pid_t nr, int paranoid,
+			      bool privileged, pid_t *tgid)
+{
+	struct task_struct *task;
+	struct pid *pid;
+	int err = 0;
+
+	if (nr <= 0)
+		return -EINVAL;
+	pid = find_get_pid(nr);
+	task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
+	put_pid(pid);
+	if (!task)
+		return -ESRCH;
+	if (task->flags & PF_KTHREAD)
+		err = -EINVAL;
+	else if (!privileged && (paranoid > 2 ||
+				 !pmcring_src_may_trace(cred, task)))
+		err = -EACCES;
+	*tgid = task_tgid_nr(task);
+	put_task_struct(task);
+	return err;
 }
 
 int pmcring_src_configure(struct pmcring_session *s,
 			  const struct pmcring_config *cfg)
 {
-	if (cfg->flags & (PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_PID))
-		return -EOPNOTSUPP;
+	const struct cred *cred = s->cred ? s->cred : current_cred();
+	struct pmcring_src_state *st;
+	int paranoid, kptr, err;
+	bool privileged;
+	pid_t tgid = 0;
+
+	if ((cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE) &&
+	    (cfg->flags & PMCRING_CFG_F_PID))
+		return -EINVAL;
+	if (cfg->callchain_depth > PMCRING_CALLCHAIN_DEPTH_MAX)
+		return -EINVAL;
+	paranoid = pmcring_src_sysctl("/proc/sys/kernel/perf_event_paranoid", 3);
+	kptr = pmcring_src_sysctl("/proc/sys/kernel/kptr_restrict", 2);
+	privileged = pmcring_src_perfmon(cred);
+	if ((cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE) && !privileged)
+		return -EACCES;
+	if (cfg->flags & PMCRING_CFG_F_PID) {
+		err = pmcring_src_target(cred, cfg->pid, paranoid, privileged,
+					 &tgid);
+		if (err)
+			return err;
+	}
+
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	if (tgid) {
+		st->targets = vzalloc(BITS_TO_LONGS(PMCRING_SRC_PID_BITS) *
+				      sizeof(long));
+		if (!st->targets) {
+			kfree(st);
+			return -ENOMEM;
+		}
+	}
+	st->s = s;
+	st->target = tgid;
+	st->system_wide = cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE;
+	st->depth = cfg->callchain_depth ? : PMCRING_SRC_DEFAULT_DEPTH;
+	/* perf_allow_kernel() and kallsyms_show_value() together. */
+	s->kaddr_ok = privileged ||
+		      (kptr < 2 && pmcring_src_capable(cred, CAP_SYSLOG)) ||
+		      (kptr == 0 && paranoid <= 1);
+	kfree(s->src);
+	s->src = st;
 	return 0;
+}
+
+/* ---- enable / disable ---- */
+
+static void pmcring_src_want_update(u64 types, int delta)
+{
+	u64 want = 0;
+	int t;
+
+	for (t = 0; t < 64; t++) {
+		if (types & BIT_ULL(t))
+			pmcring_src_type_refs[t] += delta;
+		if (pmcring_src_type_refs[t])
+			want |= BIT_ULL(t);
+	}
+	WRITE_ONCE(pmcring_src_want, want);
+}
+
+static void pmcring_src_attach_record(struct pmcring_session *s,
+				      unsigned int type)
+{
+	struct pmcring_src_state *st = s->src;
+	struct pmcring_rec_pmcattach rec = {
+		.pl_pid = st->target,
+	};
+	struct task_struct *task;
+	const char *path = "";
+	char *buf = NULL;
+	u32 i, n = max(st->nr_counters, 1u);
+
+	if (!pmcring_session_wants(s, type))
+		return;
+	if (type == PMCRING_TYPE_PMCATTACH) {
+		buf = kmalloc(PATH_MAX, GFP_KERNEL);
+		rcu_read_lock();
+		task = pid_task(find_pid_ns(st->target, &init_pid_ns),
+				PIDTYPE_PID);
+		if (task)
+			get_task_struct(task);
+		rcu_read_unlock();
+		if (task && buf)
+			pmcring_src_exe_path(task, buf, PATH_MAX, &path);
+		if (task)
+			put_task_struct(task);
+	}
+	for (i = 0; i < n; i++) {
+		rec.pl_pmcid = st->nr_counters ? i + 1 : 0;
+		if (type == PMCRING_TYPE_PMCATTACH) {
+			preempt_disable();
+			pmcring_src_emit_path(s, type, &rec,
+					      PMCRING_SIZE_PMCATTACH_MIN, path);
+			preempt_enable();
+		} else {
+			pmcring_src_emit_task(s, type, PMCRING_SIZE_PMCDETACH,
+					      &rec);
+		}
+	}
+	kfree(buf);
 }
 
 int pmcring_src_enable(struct pmcring_session *s)
 {
+	struct pmcring_src_state *st = s->src;
+	int err;
+
+	if (!st)
+		return -EINVAL;
+	mutex_lock(&pmcring_src_mutex);
+	err = pmcring_src_sched_get(s);
+	if (err)
+		goto err_unlock;
+	err = pmcring_src_map_get(s);
+	if (err)
+		goto err_sched;
+	pmcring_src_want_update(s->types, 1);
+	st->hooked = true;
+	mutex_unlock(&pmcring_src_mutex);
+
+	/* After the fork probe is on: no descendant can slip through. */
+	if (st->targets)
+		pmcring_src_targets_fill(s);
+	if (st->target)
+		pmcring_src_attach_record(s, PMCRING_TYPE_PMCATTACH);
+	if (!(s->flags & PMCRING_CFG_F_NO_SYNTH))
+		pmcring_src_synthesize(s);
+	pmcring_src_counters_arm(s, true);
 	return 0;
+
+err_sched:
+	pmcring_src_sched_put(s);
+err_unlock:
+	mutex_unlock(&pmcring_src_mutex);
+	return err;
 }
 
 void pmcring_src_disable(struct pmcring_session *s)
 {
+	struct pmcring_src_state *st = s->src;
+
+	if (!st || !st->hooked)
+		return;
+	pmcring_src_counters_arm(s, false);
+	mutex_lock(&pmcring_src_mutex);
+	pmcring_src_want_update(s->types, -1);
+	pmcring_src_map_put(s);
+	pmcring_src_sched_put(s);
+	st->hooked = false;
+	mutex_unlock(&pmcring_src_mutex);
+	if (st->target)
+		pmcring_src_attach_record(s, PMCRING_TYPE_PMCDETACH);
 }
 
 long pmcring_src_add_counter(struct pmcring_session *s,
 			     struct pmcring_counter __user *arg)
 {
-	return -EOPNOTSUPP;
+	struct pmcring_counter c;
+	long err;
+
+	if (!s->src)
+		return -EINVAL;
+	if (copy_from_user(&c, arg, sizeof(c)))
+		return -EFAULT;
+	err = pmcring_src_counter_add(s, &c);
+	if (err)
+		return err;
+	if (put_user(c.pmcid, &arg->pmcid))
+		return -EFAULT;
+	return 0;
 }
 
 void pmcring_src_release(struct pmcring_session *s)
 {
+	struct pmcring_src_state *st = s->src;
+
+	if (!st)
+		return;
+	pmcring_src_counters_free(s);
+	vfree(st->targets);
+	kfree(st);
+	s->src = NULL;
+}
+
+int pmcring_src_init(void)
+{
+	int err;
+
+	err = pmcring_src_sample_init();
+	if (err)
+		return err;
+	err = pmcring_src_map_init();
+	if (err)
+		goto err_sample;
+	return 0;
+
+err_sample:
+	pmcring_src_sample_exit();
+	return err;
+}
+
+void pmcring_src_exit(void)
+{
+	pmcring_src_map_exit();
+	pmcring_src_sample_exit();
 }

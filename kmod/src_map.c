@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Mappings (MAP_IN, MAP_OUT) and the state synthesized at enable.
+ *
+ *	kernel modules		module notifier: MAP_IN on load (pid -1, start of
+ *				the module text, path = module name), MAP_OUT on
+ *				unload (start, end of the text)
+ *	exec			PROCEXEC then MAP_IN of the new image and its
+ *				interpreter, from sched_process_exec
+ *	mmap			MAP_IN of an executable file mapping, from a
+ *				kprobe on perf_event_mmap() (no tracepoint sees
+ *				the new vma); start = start of the mapping
+ *	munmap			MAP_OUT of the executable file mappings in the
+ *				range, from a kprobe on the munmap syscall;
+ *				mappings replaced by MAP_FIXED or dropped at exit
+ *				or exec get none (SYSEXIT/PROCEXEC end them all)
+ *	enable			PROC_CREATE and MAP_IN of every followed process
+ *				that already runs (unless PMCRING_CFG_F_NO_SYNTH)
+ *
+ * Kernel addresses are 0 for sessions without s->kaddr_ok.
+ */
+#include <linux/dcache.h>
+#include <linux/fs.h>
+#include <linux/kprobes.h>
+#include <linux/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/module.h>
+#include <linux/path.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include "src.h"
+
+/*
+ * One PATH_MAX buffer per CPU for the probes that run in task context with
+ * preemption disabled (exec tracepoint, mmap kprobe); they never nest.
+ */
+static char *pmcring_src_pathbufs;
+
+static char *pmcring_src_pathbuf(void)
+{
+	return pmcring_src_pathbufs + (size_t)smp_processor_id() * PATH_MAX;
+}
+
+static const char *pmcring_src_d_path(struct file *f, char *buf)
+{
+	const char *p = d_path(&f->f_path, buf, PATH_MAX);
+
+	return IS_ERR(p) ? "" : p;
+}
+
+static void pmcring_src_map_in(struct pmcring_session *s, pid_t pid,
+			       u64 start, const char *path)
+{
+	struct pmcring_rec_map_in rec = {
+		.pl_pid = pid,
+		.pl_start = start,
+	};
+
+	pmcring_src_emit_path(s, PMCRING_TYPE_MAP_IN, &rec,
+			      PMCRING_SIZE_MAP_IN_MIN, path);
+}
+
+static void pmcring_src_map_out(struct pmcring_session *s, pid_t pid,
+				u64 start, u64 end)
+{
+	struct pmcring_rec_map_out rec = {
+		.pl_pid = pid,
+		.pl_start = start,
+		.pl_end = end,
+	};
+
+	pmcring_src_emit(s, PMCRING_TYPE_MAP_OUT, PMCRING_SIZE_MAP_OUT, &rec);
+}
+
+static bool pmcring_src_vma_exec(struct vm_area_struct *vma)
+{
+	return vma->vm_file && (vma->vm_flags & VM_EXEC);
+}
+
+/* MAP_IN for every executable file mapping of @mm; mmap lock held. */
+static void pmcring_src_map_all(struct pmcring_session *s, pid_t pid,
+				struct mm_struct *mm, char *buf)
+{
+	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
+
+	for_each_vma(vmi, vma)
+		if (pmcring_src_vma_exec(vma))
+			pmcring_src_map_in(s, pid, vma->vm_start,
+					   pmcring_src_d_path(vma->vm_file, buf));
+}
+
+/*
+ * From the exec tracepoint (p == current): PROCEXEC with the load addresses
+ * of the image and of its interpreter (address of file offset 0), then the
+ * MAP_IN of the new image.  The mmap kprobe skipped them (in_execve) so that
+ * they follow the PROCEXEC.  The mm is new and its lock uncontended.
+ */
+void pmcring_src_map_exec(struct pmcring_session *s, struct task_struct *p,
+			  struct file *exe)
+{
+	struct pmcring_rec_procexec rec = {
+		.pl_pid = task_tgid_nr(p),
+		.pl_pmcid = s->src->pmcid,
+	};
+	char *buf = pmcring_src_pathbuf();
+	struct mm_struct *mm = p->mm;
+	struct vm_area_struct *vma;
+	bool locked;
+
+	locked = mm && mmap_read_trylock(mm);
+	if (locked) {
+		VMA_ITERATOR(vmi, mm, 0);
+
+		for_each_vma(vmi, vma) {
+			u64 base = vma->vm_start -
+				   ((u64)vma->vm_pgoff << PAGE_SHIFT);
+
+			if (!vma->vm_file)
+				continue;
+			if (vma->vm_file == exe && !rec.pl_baseaddr)
+				rec.pl_baseaddr = base;
+			else if (vma->vm_file != exe && !rec.pl_dynaddr)
+				rec.pl_dynaddr = base;
+		}
+	}
+	if (pmcring_session_wants(s, PMCRING_TYPE_PROCEXEC))
+		pmcring_src_emit_path(s, PMCRING_TYPE_PROCEXEC, &rec,
+				      PMCRING_SIZE_PROCEXEC_MIN,
+				      pmcring_src_d_path(exe, buf));
+	if (locked && pmcring_session_wants(s, PMCRING_TYPE_MAP_IN))
+		pmcring_src_map_all(s, task_tgid_nr(p), mm, buf);
+	if (locked)
+		mmap_read_unlock(mm);
+}
+
+/* ---- kprobes: mmap, munmap ---- */
+
+/* perf_event_mmap(struct vm_area_struct *vma), mmap lock held for write. */
+static int pmcring_src_kp_mmap(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct vm_area_struct *vma =
+		(struct vm_area_struct *)regs_get_kernel_argument(regs, 0);
+	const char *path = NULL;
+	struct pmcring_session *s;
+
+	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_IN) ||
+	    !pmcring_src_vma_exec(vma) || current->in_execve)
+		return 0;
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
+		if (!pmcring_session_wants(s, PMCRING_TYPE_MAP_IN) ||
+		    !pmcring_src_follows(s, current))
+			continue;
+		if (!path)
+			path = pmcring_src_d_path(vma->vm_file,
+						  pmcring_src_pathbuf());
+		pmcring_src_map_in(s, task_tgid_nr(current), vma->vm_start,
+				   path);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+static void pmcring_src_unmap(struct pmcring_session *s, struct mm_struct *mm,
+			      unsigned long start, unsigned long end)
+{
+	VMA_ITERATOR(vmi, mm, start);
+	struct vm_area_struct *vma;
+
+	for_each_vma_range(vmi, vma, end)
+		if (pmcring_src_vma_exec(vma))
+			pmcring_src_map_out(s, task_tgid_nr(current),
+					    max(start, vma->vm_start),
+					    min(end, vma->vm_end));
+}
+
+/* __x64_sys_munmap(const struct pt_regs *uregs), before the unmap. */
+static int pmcring_src_kp_munmap(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct pt_regs *uregs =
+		(struct pt_regs *)regs_get_kernel_argument(regs, 0);
+	unsigned long start = uregs->di, end = start + PAGE_ALIGN(uregs->si);
+	struct mm_struct *mm = current->mm;
+	struct pmcring_session *s;
+
+	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_OUT) || !mm || end <= start)
+		return 0;
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
+		if (!pmcring_session_wants(s, PMCRING_TYPE_MAP_OUT) ||
+		    !pmcring_src_follows(s, current))
+			continue;
+		/* Never sleeps: a contended lock loses the record. */
+		if (!mmap_read_trylock(mm))
+			break;
+		pmcring_src_unmap(s, mm, start, end);
+		mmap_read_unlock(mm);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+struct pmcring_src_kp {
+	struct kprobe	kp;
+	u64		types;
+	unsigned int	refs;		/* under pmcring_src_mutex */
+	bool		on;		/* registered */
+};
+
+static struct pmcring_src_kp pmcring_src_kps[] = {
+	{ .kp = { .symbol_name = "perf_event_mmap",
+		  .pre_handler = pmcring_src_kp_mmap },
+	  .types = PMCRING_SRC_T(MAP_IN) },
+	{ .kp = { .symbol_name = "__x64_sys_munmap",
+		  .pre_handler = pmcring_src_kp_munmap },
+	  .types = PMCRING_SRC_T(MAP_OUT) },
+};
+
+static bool pmcring_src_kp_needed(struct pmcring_session *s,
+				  const struct pmcring_src_kp *k)
+{
+	return (s->src->system_wide || s->src->targets) && (s->types & k->types);
+}
+
+/*
+ * Caller holds pmcring_src_mutex.  A kprobe that cannot be placed (symbol
+ * renamed, kprobes off) only loses its records: it is logged, not fatal.
+ */
+int pmcring_src_map_get(struct pmcring_session *s)
+{
+	struct pmcring_src_kp *k;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(pmcring_src_kps); i++) {
+		k = &pmcring_src_kps[i];
+		if (!pmcring_src_kp_needed(s, k) || k->refs++)
+			continue;
+		/* registered afresh: register_kprobe() resolves addr */
+		k->kp.addr = NULL;
+		k->kp.flags = 0;
+		err = register_kprobe(&k->kp);
+		k->on = !err;
+		if (err)
+			pr_info_once("pmcring: no kprobe on %s (%d): no %s records\n",
+				     k->kp.symbol_name, err,
+				     i ? "munmap MAP_OUT" : "mmap MAP_IN");
+	}
+	return 0;
+}
+
+void pmcring_src_map_put(struct pmcring_session *s)
+{
+	struct pmcring_src_kp *k;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(pmcring_src_kps); i++) {
+		k = &pmcring_src_kps[i];
+		if (!pmcring_src_kp_needed(s, k) || --k->refs)
+			continue;
+		/* unregister_kprobe() waits for running handlers */
+		if (k->on)
+			unregister_kprobe(&k->kp);
+		k->on = false;
+	}
+}
+
+/* ---- kernel modules ---- */
+
+static void pmcring_src_mod_text(struct module *mod, u64 *start, u64 *end)
+{
+/* struct module_memory (6.4) came with for_each_mod_mem_type() */
+#ifdef for_each_mod_mem_type
+	*start = (unsigned long)mod->mem[MOD_TEXT].base;
+	*end = *start + mod->mem[MOD_TEXT].size;
+#else
+	*start = (unsigned long)mod->core_layout.base;
+	*end = *start + mod->core_layout.text_size;
+#endif
+}
+
+static int pmcring_src_module_event(struct notifier_block *nb,
+				    unsigned long action, void *data)
+{
+	struct pmcring_session *s;
+	struct module *mod = data;
+	unsigned int type;
+	u64 start, end;
+
+	if (action == MODULE_STATE_COMING)
+		type = PMCRING_TYPE_MAP_IN;
+	else if (action == MODULE_STATE_GOING)
+		type = PMCRING_TYPE_MAP_OUT;
+	else
+		return NOTIFY_DONE;
+	if (!pmcring_src_wanted(type))
+		return NOTIFY_DONE;
+	pmcring_src_mod_text(mod, &start, &end);
+	rcu_read_lock();
+	preempt_disable();
+	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
+		bool k = s->kaddr_ok;
+
+		if (!pmcring_session_wants(s, type) ||
+		    (!s->src->system_wide && !s->src->targets))
+			continue;
+		if (type == PMCRING_TYPE_MAP_IN)
+			pmcring_src_map_in(s, -1, k ? start : 0, mod->name);
+		else
+			pmcring_src_map_out(s, -1, k ? start : 0, k ? end : 0);
+	}
+	preempt_enable();
+	rcu_read_unlock();
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block pmcring_src_module_nb = {
+	.notifier_call = pmcring_src_module_event,
+};
+
+/* ---- synthesis at enable ---- */
+
+/* Path of @t's executable (the mapping of mm->exe_file), into @buf. */
+int pmcring_src_exe_path(struct task_struct *t, char *buf, int size,
+			 const char **path)
+{
+	struct mm_struct *mm = get_task_mm(t);
+	struct vm_area_struct *vma;
+	int err = -ENOENT;
+
+	if (!mm)
+		return err;
+	if (mmap_read_lock_killable(mm)) {
+		mmput(mm);
+		return -EINTR;
+	}
+	{
+		VMA_ITERATOR(vmi, mm, 0);
+
+		for_each_vma(vmi, vma) {
+			if (vma->vm_file &&
+			    vma->vm_file == rcu_access_pointer(mm->exe_file)) {
+				*path = pmcring_src_d_path(vma->vm_file, buf);
+				err = 0;
+				break;
+			}
+		}
+	}
+	mmap_read_unlock(mm);
+	mmput(mm);
+	return err;
+}
+
+static void pmcring_src_synth_task(struct pmcring_session *s,
+				   struct task_struct *t, char *buf)
+{
+	struct pmcring_rec_proc_create rec = {
+		.pl_pid = task_tgid_nr(t),
+	};
+	struct mm_struct *mm;
+
+	if (pmcring_session_wants(s, PMCRING_TYPE_PROC_CREATE)) {
+		__get_task_comm(rec.pl_pcomm, TASK_COMM_LEN, t);
+		pmcring_src_emit_task(s, PMCRING_TYPE_PROC_CREATE,
+				      PMCRING_SIZE_PROC_CREATE, &rec);
+	}
+	if (!pmcring_session_wants(s, PMCRING_TYPE_MAP_IN) ||
+	    (t->flags & PF_KTHREAD))
+		return;
+	mm = get_task_mm(t);
+	if (!mm)
+		return;
+	if (!mmap_read_lock_killable(mm)) {
+		preempt_disable();
+		pmcring_src_map_all(s, task_tgid_nr(t), mm, buf);
+		preempt_enable();
+		mmap_read_unlock(mm);
+	}
+	mmput(mm);
+}
+
+/* The processes @s follows, referenced; *nr of them. */
+static struct task_struct **pmcring_src_synth_list(struct pmcring_session *s,
+						   unsigned int *nr)
+{
+	struct task_struct **tasks, *p;
+	unsigned int n = 0, max = 0;
+
+	rcu_read_lock();
+	for_each_process(p)
+		max++;
+	rcu_read_unlock();
+	tasks = kvmalloc_array(max + 1, sizeof(*tasks), GFP_KERNEL);
+	if (!tasks)
+		return NULL;
+	rcu_read_lock();
+	for_each_process(p) {
+		if (n == max)
+			break;	/* forked meanwhile: PROCFORK tells */
+		if (!pmcring_src_follows(s, p))
+			continue;
+		get_task_struct(p);
+		tasks[n++] = p;
+	}
+	rcu_read_unlock();
+	*nr = n;
+	return tasks;
+}
+
+/*
+ * PROC_CREATE and MAP_IN for what already runs, as perf synthesizes from
+ * /proc.  Process context, s->lock held.  Kernel modules loaded before the
+ * session are not synthesized (see Documentation/sources.rst).
+ */
+void pmcring_src_synthesize(struct pmcring_session *s)
+{
+	struct task_struct **tasks;
+	unsigned int i, n;
+	char *buf;
+
+	if (!s->src->system_wide && !s->src->targets)
+		return;		/* follows nothing */
+	if (!pmcring_session_wants(s, PMCRING_TYPE_PROC_CREATE) &&
+	    !pmcring_session_wants(s, PMCRING_TYPE_MAP_IN))
+		return;
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		return;
+	tasks = pmcring_src_synth_list(s, &n);
+	if (tasks) {
+		for (i = 0; i < n; i++) {
+			pmcring_src_synth_task(s, tasks[i], buf);
+			put_task_struct(tasks[i]);
+			cond_resched();
+		}
+		kvfree(tasks);
+	}
+	kfree(buf);
+}
+
+int pmcring_src_map_init(void)
+{
+	int err;
+
+	pmcring_src_pathbufs = kvmalloc_array(nr_cpu_ids, PATH_MAX, GFP_KERNEL);
+	if (!pmcring_src_pathbufs)
+		return -ENOMEM;
+	err = register_module_notifier(&pmcring_src_module_nb);
+	if (err)
+		kvfree(pmcring_src_pathbufs);
+	return err;
+}
+
+void pmcring_src_map_exit(void)
+{
+	unregister_module_notifier(&pmcring_src_module_nb);
+	kvfree(pmcring_src_pathbufs);
+}

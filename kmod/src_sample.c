@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sampling: counters made with perf_event_create_kernel_counter(), one per
+ * online CPU, whose overflow handler writes a CALLCHAIN record.
+ *
+ * Every session counts per CPU and filters in the handler with
+ * pmcring_src_follows(): a per-pid session then follows its whole process
+ * tree, threads and later descendants included, with the same target set the
+ * tracepoints use, without perf's inheritance of per-task counters.  CPUs that
+ * come online after the counter was added are not sampled.
+ *
+ * The handler runs in NMI (hardware PMU), hard IRQ (cpu-clock hrtimer) or
+ * with preemption disabled in task/softirq context (other software events):
+ * no locks, no allocation.  Frames are collected in a per-CPU buffer, one
+ * per context level, then copied into a record of the exact length.
+ */
+#include <linux/perf_event.h>
+#include <linux/preempt.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <asm/unwind.h>
+#include "src.h"
+
+/* Contexts that can nest on one CPU: task, softirq, hardirq, NMI. */
+#define PMCRING_SRC_CTX_LEVELS	4
+
+/* Highest sampling frequency accepted, Hz (perf's default maximum). */
+#define PMCRING_SRC_MAX_FREQ	100000
+
+struct pmcring_src_counter {
+	struct pmcring_session	*s;
+	u32			pmcid;
+	bool			armed;		/* handler may write */
+	struct perf_event	*ev[];		/* [nr_cpu_ids], NULL if offline */
+};
+
+/* [cpu][level][frame] */
+static u64 *pmcring_src_pcs;
+
+static u64 *pmcring_src_pcbuf(void)
+{
+	unsigned int level;
+
+	if (in_nmi())
+		level = 3;
+	else if (in_hardirq())
+		level = 2;
+	else if (in_serving_softirq())
+		level = 1;
+	else
+		level = 0;
+	return pmcring_src_pcs + ((size_t)smp_processor_id() *
+		PMCRING_SRC_CTX_LEVELS + level) * PMCRING_CALLCHAIN_DEPTH_MAX;
+}
+
+/* Kernel frames from @regs (a kernel-mode sample), as perf_callchain_kernel(). */
+static unsigned int pmcring_src_kstack(struct pt_regs *regs, u64 *pc,
+				       unsigned int max)
+{
+	struct unwind_state state;
+	unsigned long addr;
+	unsigned int n = 0;
+
+	pc[n++] = regs->ip;
+	for (unwind_start(&state, current, regs, NULL);
+	     !unwind_done(&state) && n < max; unwind_next_frame(&state)) {
+		addr = unwind_get_return_address(&state);
+		if (!addr)
+			break;
+		pc[n++] = addr;
+	}
+	return n;
+}
+
+/*
+ * User frames from @regs by walking the frame-pointer chain, as
+ * perf_callchain_user(): 64-bit tasks only; a frame whose saved frame pointer
+ * does not move up the stack ends the walk.  copy_from_user_nofault() is NMI
+ * safe (it checks nmi_uaccess_okay()).
+ */
+static unsigned int pmcring_src_ustack(struct pt_regs *regs, u64 *pc,
+				       unsigned int max)
+{
+	struct {
+		unsigned long next;
+		unsigned long ret;
+	} frame;
+	unsigned long fp = regs->bp;
+	unsigned int n = 0;
+
+	if (!max)
+		return 0;
+	pc[n++] = regs->ip;
+	if (!user_64bit_mode(regs))
+		return n;
+	while (n < max) {
+		if (!fp || (fp & 7) || fp > TASK_SIZE_MAX - sizeof(frame))
+			break;
+		if (copy_from_user_nofault(&frame, (void __user *)fp,
+					   sizeof(frame)))
+			break;
+		if (!frame.ret)
+			break;
+		pc[n++] = frame.ret;
+		if (frame.next <= fp)
+			break;
+		fp = frame.next;
+	}
+	return n;
+}
+
+/*
+ * Kernel frames first, then the user frames of the task.  A session that may
+ * not see kernel addresses gets a single 0 where the kernel frames would be.
+ */
+static unsigned int pmcring_src_callchain(struct pmcring_session *s,
+					  struct pt_regs *regs, u64 *pc,
+					  u32 *flags)
+{
+	unsigned int max = s->src->depth, n = 0;
+	struct pt_regs *uregs = regs;
+
+	if (!user_mode(regs)) {
+		if (s->kaddr_ok)
+			n = pmcring_src_kstack(regs, pc, max);
+		else
+			pc[n++] = 0;
+		uregs = NULL;
+		if (current->mm && !(current->flags & PF_KTHREAD))
+			uregs = task_pt_regs(current);
+	} else {
+		*flags |= PMCRING_CC_F_USERSPACE;
+	}
+	if (uregs)
+		n += pmcring_src_ustack(uregs, pc + n, max - n);
+	return n;
+}
+
+static void pmcring_src_overflow(struct perf_event *ev,
+				 struct perf_sample_data *data,
+				 struct pt_regs *regs)
+{
+	struct pmcring_src_counter *c = ev->overflow_handler_context;
+	struct pmcring_session *s = c->s;
+	struct pmcring_rec_callchain *rec;
+	struct pmcring_ring *rb;
+	struct pmcring_wr wr;
+	unsigned int n;
+	u32 flags = 0;
+	u64 *pc;
+
+	if (!READ_ONCE(c->armed) || !regs ||
+	    !pmcring_session_wants(s, PMCRING_TYPE_CALLCHAIN) ||
+	    !pmcring_src_follows(s, current))
+		return;
+	pc = pmcring_src_pcbuf();
+	n = pmcring_src_callchain(s, regs, pc, &flags);
+	rb = pmcring_session_ring(s);
+	if (!rb)
+		return;
+	rec = pmcring_ring_reserve(rb, PMCRING_TYPE_CALLCHAIN,
+				   PMCRING_SIZE_CALLCHAIN_MIN + 8 * n, &wr);
+	if (!rec)
+		return;
+	rec->pl_pid = task_tgid_nr(current);
+	rec->pl_tid = task_pid_nr(current);
+	rec->pl_pmcid = c->pmcid;
+	rec->pl_cpuflags = (smp_processor_id() << 16) | flags;
+	memcpy(rec->pl_pc, pc, 8 * n);
+	pmcring_ring_commit(&wr);
+}
+
+/* ---- allocation ---- */
+
+static const char *pmcring_src_default_name(const struct pmcring_counter *c)
+{
+	static const char * const hw[PERF_COUNT_HW_MAX] = {
+		"cycles", "instructions", "cache-references", "cache-misses",
+		"branches", "branch-misses", "bus-cycles",
+		"stalled-cycles-frontend", "stalled-cycles-backend",
+		"ref-cycles",
+	};
+	static const char * const sw[PERF_COUNT_SW_MAX] = {
+		"cpu-clock", "task-clock", "page-faults", "context-switches",
+		"cpu-migrations", "minor-faults", "major-faults",
+		"alignment-faults", "emulation-faults",
+	};
+	const char *name = NULL;
+
+	if (c->type == PERF_TYPE_HARDWARE)
+		name = hw[c->config];
+	else
+		name = sw[c->config];
+	return name ? name : "unknown";
+}
+
+static int pmcring_src_counter_check(const struct pmcring_counter *c)
+{
+	if (c->flags & ~PMCRING_CTR_F_ALL || c->__reserved0 ||
+	    memchr_inv(c->__reserved, 0, sizeof(c->__reserved)) ||
+	    !memchr(c->name, '\0', sizeof(c->name)) || !c->rate)
+		return -EINVAL;
+	if ((c->flags & PMCRING_CTR_F_FREQ) && c->rate > PMCRING_SRC_MAX_FREQ)
+		return -EINVAL;
+	switch (c->type) {
+	case PERF_TYPE_HARDWARE:
+		return c->config < PERF_COUNT_HW_MAX ? 0 : -EINVAL;
+	case PERF_TYPE_SOFTWARE:
+		/* dummy and bpf-output never overflow */
+		return c->config < PERF_COUNT_SW_DUMMY ? 0 : -EINVAL;
+	default:
+		return -EINVAL;
+	}
+}
+
+static void pmcring_src_counter_records(struct pmcring_session *s,
+					const struct pmcring_counter *c)
+{
+	struct pmcring_rec_pmcallocatedyn dyn = {
+		.pl_pmcid = c->pmcid,
+		.pl_event = (u32)c->config,
+		.pl_flags = c->flags | (c->type << 16),
+	};
+	struct pmcring_rec_pmcallocate rec = {
+		.pl_pmcid = c->pmcid,
+		.pl_event = (u32)c->config,
+		.pl_flags = c->flags | (c->type << 16),
+		.pl_rate = c->rate,
+	};
+
+	strscpy(dyn.pl_evname, c->name[0] ? c->name :
+		pmcring_src_default_name(c), sizeof(dyn.pl_evname));
+	if (pmcring_session_wants(s, PMCRING_TYPE_PMCALLOCATE))
+		pmcring_src_emit_task(s, PMCRING_TYPE_PMCALLOCATE,
+				      PMCRING_SIZE_PMCALLOCATE, &rec);
+	if (pmcring_session_wants(s, PMCRING_TYPE_PMCALLOCATEDYN))
+		pmcring_src_emit_task(s, PMCRING_TYPE_PMCALLOCATEDYN,
+				      PMCRING_SIZE_PMCALLOCATEDYN, &dyn);
+}
+
+static void pmcring_src_counter_free(struct pmcring_src_counter *ctr)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		if (ctr->ev[cpu])
+			perf_event_release_kernel(ctr->ev[cpu]);
+	kfree(ctr);
+}
+
+static int pmcring_src_counter_create(struct pmcring_src_counter *ctr,
+				      const struct pmcring_counter *c)
+{
+	struct perf_event_attr attr = {
+		.type		= c->type,
+		.size		= sizeof(attr),
+		.config		= c->config,
+		.sample_period	= c->rate,
+		.freq		= !!(c->flags & PMCRING_CTR_F_FREQ),
+		.disabled	= 1,
+		.exclude_idle	= !ctr->s->src->system_wide,
+	};
+	struct perf_event *ev;
+	unsigned int cpu, n = 0;
+
+	for_each_online_cpu(cpu) {
+		ev = perf_event_create_kernel_counter(&attr, cpu, NULL,
+						      pmcring_src_overflow,
+						      ctr);
+		if (IS_ERR(ev)) {
+			/* A CPU going offline meanwhile is not an error. */
+			if (PTR_ERR(ev) == -ENODEV)
+				continue;
+			return PTR_ERR(ev);
+		}
+		ctr->ev[cpu] = ev;
+		n++;
+	}
+	return n ? 0 : -ENODEV;
+}
+
+long pmcring_src_counter_add(struct pmcring_session *s,
+			     struct pmcring_counter *c)
+{
+	struct pmcring_src_state *st = s->src;
+	struct pmcring_src_counter *ctr;
+	unsigned int cpu;
+	int err;
+
+	err = pmcring_src_counter_check(c);
+	if (err)
+		return err;
+	if (!st->system_wide && !st->targets)
+		return -EINVAL;		/* a session that follows nothing */
+	if (st->nr_counters >= PMCRING_SRC_MAX_COUNTERS)
+		return -ENOSPC;
+	ctr = kzalloc(struct_size(ctr, ev, nr_cpu_ids), GFP_KERNEL);
+	if (!ctr)
+		return -ENOMEM;
+	ctr->s = s;
+	ctr->pmcid = st->nr_counters + 1;
+	err = pmcring_src_counter_create(ctr, c);
+	if (err) {
+		pmcring_src_counter_free(ctr);
+		return err;
+	}
+	c->pmcid = ctr->pmcid;
+	st->counters[st->nr_counters++] = ctr;
+	if (!st->pmcid)
+		st->pmcid = ctr->pmcid;
+	pmcring_src_counter_records(s, c);
+	if (s->enabled && st->hooked) {
+		WRITE_ONCE(ctr->armed, true);
+		for_each_possible_cpu(cpu)
+			if (ctr->ev[cpu])
+				perf_event_enable(ctr->ev[cpu]);
+	}
+	return 0;
+}
+
+/*
+ * Arm or disarm every counter of @s.  perf_event_disable() returns once the
+ * event is stopped on its CPU, so no handler of @s runs after a disarm.
+ */
+void pmcring_src_counters_arm(struct pmcring_session *s, bool on)
+{
+	struct pmcring_src_state *st = s->src;
+	struct pmcring_src_counter *ctr;
+	unsigned int i, cpu;
+
+	for (i = 0; i < st->nr_counters; i++) {
+		ctr = st->counters[i];
+		WRITE_ONCE(ctr->armed, on);
+		for_each_possible_cpu(cpu) {
+			if (!ctr->ev[cpu])
+				continue;
+			if (on)
+				perf_event_enable(ctr->ev[cpu]);
+			else
+				perf_event_disable(ctr->ev[cpu]);
+		}
+	}
+}
+
+void pmcring_src_counters_free(struct pmcring_session *s)
+{
+	struct pmcring_src_state *st = s->src;
+	unsigned int i;
+
+	for (i = 0; i < st->nr_counters; i++)
+		pmcring_src_counter_free(st->counters[i]);
+	st->nr_counters = 0;
+}
+
+int pmcring_src_sample_init(void)
+{
+	pmcring_src_pcs = kvcalloc((size_t)nr_cpu_ids * PMCRING_SRC_CTX_LEVELS *
+				   PMCRING_CALLCHAIN_DEPTH_MAX, sizeof(u64),
+				   GFP_KERNEL);
+	return pmcring_src_pcs ? 0 : -ENOMEM;
+}
+
+void pmcring_src_sample_exit(void)
+{
+	kvfree(pmcring_src_pcs);
+}

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Scheduler and process events from the kernel's tracepoints:
+ *
+ *	sched_switch		PROCCSW
+ *	sched_process_fork	PROCFORK (new process), THR_CREATE (new thread)
+ *	sched_process_exec	PROCEXEC, PROC_CREATE, MAP_IN (src_map.c)
+ *	sched_process_exit	THR_EXIT, and PROCEXIT + SYSEXIT for the last
+ *				thread of a process
+ *
+ * The fork and exit probes also maintain the target set of per-pid sessions.
+ *
+ * Counter values.  PROCCSW and PROCEXIT carry CPU time in nanoseconds, not a
+ * PMC reading: a perf counter cannot be read from sched_switch
+ * (perf_event_read_value() sleeps, perf_event_read_local() is not exported).
+ * PROCCSW.value is the time the outgoing thread ran since it was switched in
+ * on this CPU (the delta of se.sum_exec_runtime, kept per CPU); PROCEXIT.value
+ * is the CPU time of the whole process.  pmcid is the session's first counter,
+ * 0 when it has none.
+ *
+ * Tracepoint probes run with preemption disabled (RCU-sched), never in NMI.
+ */
+#include <linux/binfmts.h>
+#include <linux/percpu.h>
+#include <linux/sched/signal.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+#include "src.h"
+
+/* The outgoing thread's runtime when it was switched in, per CPU. */
+struct pmcring_src_csw {
+	struct task_struct	*task;
+	u64			runtime;
+};
+
+static DEFINE_PER_CPU(struct pmcring_src_csw, pmcring_src_csw);
+
+static void pmcring_src_comm(char *dst, struct task_struct *t)
+{
+	BUILD_BUG_ON(TASK_COMM_LEN > PMCRING_COMM_LEN);
+	memcpy(dst, t->comm, TASK_COMM_LEN);
+	dst[TASK_COMM_LEN - 1] = '\0';
+}
+
+static void pmcring_src_probe_switch(void *data, bool preempt,
+				     struct task_struct *prev,
+				     struct task_struct *next,
+				     unsigned int prev_state)
+{
+	struct pmcring_src_csw *csw = this_cpu_ptr(&pmcring_src_csw);
+	u64 now = prev->se.sum_exec_runtime, since;
+	struct pmcring_rec_proccsw rec = { };
+	struct pmcring_session *s;
+
+	/* Not switched in while we watched: since it was last picked. */
+	since = prev->se.prev_sum_exec_runtime;
+	if (csw->task == prev && csw->runtime <= now)
+		since = csw->runtime;
+	csw->task = next;
+	csw->runtime = next->se.sum_exec_runtime;
+	if (!pmcring_src_wanted(PMCRING_TYPE_PROCCSW) || is_idle_task(prev))
+		return;
+
+	rec.pl_value = now >= since ? now - since : 0;
+	rec.pl_pid = task_tgid_nr(prev);
+	rec.pl_tid = task_pid_nr(prev);
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
+		if (!pmcring_session_wants(s, PMCRING_TYPE_PROCCSW) ||
+		    !pmcring_src_follows(s, prev))
+			continue;
+		rec.pl_pmcid = s->src->pmcid;
+		pmcring_src_emit(s, PMCRING_TYPE_PROCCSW,
+				 PMCRING_SIZE_PROCCSW, &rec);
+	}
+	rcu_read_unlock();
+}
+
+static void pmcring_src_fork_records(struct pmcring_session *s,
+				     struct task_struct *parent,
+				     struct task_struct *child, bool thread)
+{
+	if (!thread && pmcring_session_wants(s, PMCRING_TYPE_PROCFORK)) {
+		struct pmcring_rec_procfork rec = {
+			.pl_oldpid = task_tgid_nr(parent),
+			.pl_newpid = task_tgid_nr(child),
+		};
+
+		pmcring_src_emit(s, PMCRING_TYPE_PROCFORK,
+				 PMCRING_SIZE_PROCFORK, &rec);
+	}
+	if (thread && pmcring_session_wants(s, PMCRING_TYPE_THR_CREATE)) {
+		struct pmcring_rec_thr_create rec = {
+			.pl_tid = task_pid_nr(child),
+			.pl_pid = task_tgid_nr(child),
+		};
+
+		pmcring_src_comm(rec.pl_tdname, child);
+		pmcring_src_emit(s, PMCRING_TYPE_THR_CREATE,
+				 PMCRING_SIZE_THR_CREATE, &rec);
+	}
+}
+
+/*
+ * Runs in the parent before wake_up_new_task(child): the child is in the
+ * target set before it can run, exec or fork.
+ */
+static void pmcring_src_probe_fork(void *data, struct task_struct *parent,
+				   struct task_struct *child)
+{
+	bool thread = task_tgid_nr(child) == task_tgid_nr(parent);
+	pid_t tgid = task_tgid_nr(child);
+	struct pmcring_session *s;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
+		struct pmcring_src_state *st = s->src;
+
+		if (st->targets && !thread && pmcring_src_follows(s, parent) &&
+		    tgid < PMCRING_SRC_PID_BITS)
+			set_bit(tgid, st->targets);
+		if (pmcring_src_follows(s, child))
+			pmcring_src_fork_records(s, parent, child, thread);
+	}
+	rcu_read_unlock();
+}
+
+static void pmcring_src_probe_exec(void *data, struct task_struct *p,
+				   pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct pmcring_rec_proc_create rec = {
+		.pl_pid = task_tgid_nr(p),
+	};
+	struct pmcring_session *s;
+
+	if (!(READ_ONCE(pmcring_src_want) &
+	      (PMCRING_SRC_T(PROCEXEC) | PMCRING_SRC_T(PROC_CREATE) |
+	       PMCRING_SRC_T(MAP_IN))))
+		return;
+	pmcring_src_comm(rec.pl_pcomm, p);
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
+		if (!pmcring_src_follows(s, p))
+			continue;
+		/* PROCEXEC and MAP_IN of the new image */
+		pmcring_src_map_exec(s, p, bprm->file);
+		if (pmcring_session_wants(s, PMCRING_TYPE_PROC_CREATE))
+			pmcring_src_emit(s, PMCRING_TYPE_PROC_CREATE,
+					 PMCRING_SIZE_PROC_CREATE, &rec);
+	}
+	rcu_read_unlock();
+}
+
+static void pmcring_src_exit_records(struct pmcring_session *s,
+				     struct task_struct *p, bool group_dead)
+{
+	struct pmcring_rec_thr_exit thr = { .pl_tid = task_pid_nr(p) };
+	struct pmcring_rec_procexit pe = {
+		.pl_pmcid = s->src->pmcid,
+		.pl_pid = task_tgid_nr(p),
+		.pl_value = READ_ONCE(p->signal->sum_sched_runtime) +
+			    p->se.sum_exec_runtime,
+	};
+	struct pmcring_rec_sysexit se = { .pl_pid = task_tgid_nr(p) };
+
+	if (pmcring_session_wants(s, PMCRING_TYPE_THR_EXIT))
+		pmcring_src_emit(s, PMCRING_TYPE_THR_EXIT,
+				 PMCRING_SIZE_THR_EXIT, &thr);
+	if (!group_dead)
+		return;
+	if (pmcring_session_wants(s, PMCRING_TYPE_PROCEXIT))
+		pmcring_src_emit(s, PMCRING_TYPE_PROCEXIT,
+				 PMCRING_SIZE_PROCEXIT, &pe);
+	if (pmcring_session_wants(s, PMCRING_TYPE_SYSEXIT))
+		pmcring_src_emit(s, PMCRING_TYPE_SYSEXIT,
+				 PMCRING_SIZE_SYSEXIT, &se);
+}
+
+/*
+ * Runs in the exiting thread after do_exit() decremented signal->live: 0
+ * means this is the last thread of its process.
+ */
+static void pmcring_src_probe_exit(void *data, struct task_struct *p)
+{
+	bool group_dead = !atomic_read(&p->signal->live);
+	pid_t tgid = task_tgid_nr(p);
+	struct pmcring_session *s;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
+		struct pmcring_src_state *st = s->src;
+
+		if (!pmcring_src_follows(s, p))
+			continue;
+		pmcring_src_exit_records(s, p, group_dead);
+		if (group_dead && st->targets)
+			clear_bit(tgid, st->targets);
+	}
+	rcu_read_unlock();
+}
+
+/* ---- attach / detach ---- */
+
+struct pmcring_src_tp {
+	const char		*name;
+	void			*probe;
+	u64			types;	/* records it writes */
+	bool			tracks;	/* keeps per-pid target sets */
+	struct tracepoint	*tp;
+	unsigned int		refs;	/* under pmcring_src_mutex */
+};
+
+static struct pmcring_src_tp pmcring_src_tps[] = {
+	{ "sched_switch", pmcring_src_probe_switch,
+	  PMCRING_SRC_T(PROCCSW), false },
+	{ "sched_process_fork", pmcring_src_probe_fork,
+	  PMCRING_SRC_T(PROCFORK) | PMCRING_SRC_T(THR_CREATE), true },
+	{ "sched_process_exec", pmcring_src_probe_exec,
+	  PMCRING_SRC_T(PROCEXEC) | PMCRING_SRC_T(PROC_CREATE) |
+	  PMCRING_SRC_T(MAP_IN), false },
+	{ "sched_process_exit", pmcring_src_probe_exit,
+	  PMCRING_SRC_T(PROCEXIT) | PMCRING_SRC_T(THR_EXIT) |
+	  PMCRING_SRC_T(SYSEXIT), true },
+};
+
+static void pmcring_src_tp_find(struct tracepoint *tp, void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(pmcring_src_tps); i++)
+		if (!strcmp(tp->name, pmcring_src_tps[i].name))
+			pmcring_src_tps[i].tp = tp;
+}
+
+static bool pmcring_src_tp_needed(struct pmcring_session *s,
+				  const struct pmcring_src_tp *t)
+{
+	const struct pmcring_src_state *st = s->src;
+
+	if (!st->system_wide && !st->targets)
+		return false;
+	return (s->types & t->types) || (t->tracks && st->targets);
+}
+
+static void pmcring_src_tp_put(struct pmcring_src_tp *t)
+{
+	if (--t->refs == 0)
+		WARN_ON_ONCE(tracepoint_probe_unregister(t->tp, t->probe,
+							 NULL));
+}
+
+/* Caller holds pmcring_src_mutex. */
+int pmcring_src_sched_get(struct pmcring_session *s)
+{
+	struct pmcring_src_tp *t;
+	unsigned int i;
+	int err = 0;
+
+	if (!pmcring_src_tps[0].tp)
+		for_each_kernel_tracepoint(pmcring_src_tp_find, NULL);
+	for (i = 0; i < ARRAY_SIZE(pmcring_src_tps); i++) {
+		t = &pmcring_src_tps[i];
+		if (!pmcring_src_tp_needed(s, t))
+			continue;
+		if (!t->tp) {
+			err = -ENOENT;
+			break;
+		}
+		if (t->refs++ == 0) {
+			err = tracepoint_probe_register(t->tp, t->probe, NULL);
+			if (err) {
+				t->refs--;
+				break;
+			}
+		}
+	}
+	if (!err)
+		return 0;
+	while (i--)
+		if (pmcring_src_tp_needed(s, &pmcring_src_tps[i]))
+			pmcring_src_tp_put(&pmcring_src_tps[i]);
+	tracepoint_synchronize_unregister();
+	return err;
+}
+
+/*
+ * Caller holds pmcring_src_mutex.  Returns once no probe of ours runs any
+ * more for a tracepoint it detached.
+ */
+void pmcring_src_sched_put(struct pmcring_session *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(pmcring_src_tps); i++)
+		if (pmcring_src_tp_needed(s, &pmcring_src_tps[i]))
+			pmcring_src_tp_put(&pmcring_src_tps[i]);
+	tracepoint_synchronize_unregister();
+}
+
+/* Is @p the target or one of its descendants?  Under RCU. */
+static bool pmcring_src_descends(struct task_struct *p, pid_t target)
+{
+	unsigned int depth = 0;
+
+	for (; p && !is_idle_task(p) && depth < 4096; depth++) {
+		if (task_tgid_nr(p) == target)
+			return true;
+		if (p == p->real_parent || task_pid_nr(p) == 1)
+			break;
+		p = rcu_dereference(p->real_parent);
+	}
+	return false;
+}
+
+/* Seed the target set of a per-pid session from the live process tree. */
+void pmcring_src_targets_fill(struct pmcring_session *s)
+{
+	struct pmcring_src_state *st = s->src;
+	struct task_struct *p;
+	pid_t tgid;
+
+	set_bit(st->target, st->targets);
+	rcu_read_lock();
+	for_each_process(p) {
+		tgid = task_tgid_nr(p);
+		if (tgid < PMCRING_SRC_PID_BITS &&
+		    pmcring_src_descends(p, st->target))
+			set_bit(tgid, st->targets);
+	}
+	rcu_read_unlock();
+}

@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: the record sources produce every hwpmc record type from real
+ * kernel activity.  A followed process spawns threads, forks a child that
+ * execs a helper, maps and unmaps an executable file, burns CPU in a known
+ * user function and in the kernel; the stream holds PMCALLOCATE(DYN),
+ * PMCATTACH/DETACH, PROC_CREATE, MAP_IN/OUT, THR_CREATE/EXIT, PROCFORK,
+ * PROCEXEC, PROCCSW, PROCEXIT, SYSEXIT, USERDATA and CALLCHAIN records with
+ * the right pids, tids, paths and counts; a user CALLCHAIN resolves to the
+ * burn function, a kernel one through /proc/kallsyms.  A per-pid session
+ * sees only its process tree; a module loaded while recording gives MAP_IN;
+ * the module cannot be unloaded while a session is open.
+ *
+ * NEEDS_LIBPMCRING
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <linux/pmcring.h>
+
+#include "libpmcring.h"
+#include "pmcring_test.h"
+
+#define HELPER_ARG	"--src-records-helper"
+#define HELPER_STATUS	7
+#define USERDATA_MAGIC	0xC0FFEEu
+
+/* ---- the workload ---- */
+
+/* Bounds of the "pmcburn" section, which holds burn() alone. */
+extern const char __start_pmcburn[], __stop_pmcburn[];
+
+__attribute__((noinline, section("pmcburn")))
+static unsigned long burn(unsigned long n)
+{
+	volatile unsigned long x = 0;
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		x += i * i;
+	return x;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void burn_user(unsigned int ms)
+{
+	uint64_t end = now_ns() + ms * 1000000ull;
+
+	while (now_ns() < end)
+		burn(200000);
+}
+
+/* Time in the kernel: clear_user() of /dev/zero reads. */
+static void burn_kernel(unsigned int ms)
+{
+	uint64_t end = now_ns() + ms * 1000000ull;
+	static char buf[1 << 20];
+	int fd = open("/dev/zero", O_RDONLY);
+
+	if (fd < 0)
+		return;
+	while (now_ns() < end)
+		if (read(fd, buf, sizeof(buf)) < 0)
+			break;
+	close(fd);
+}
+
+/* What the followed process tells the test, in shared memory. */
+struct shared {
+	pid_t		tids[2];
+	pid_t		grandchild;
+	uintptr_t	map_addr;
+	size_t		map_len;
+};
+
+static char exe_path[PATH_MAX];
+
+static void *thread_fn(void *arg)
+{
+	pid_t *tid = arg;
+
+	*tid = syscall(SYS_gettid);
+	burn_user(20);
+	return NULL;
+}
+
+/* The followed process: returns its exit status. */
+static int workload(struct shared *sh, int go)
+{
+	pthread_t th[2];
+	char c;
+	int i, fd, status;
+	pid_t g;
+	void *p;
+
+	if (read(go, &c, 1) != 1)
+		return 10;
+	for (i = 0; i < 2; i++)
+		if (pthread_create(&th[i], NULL, thread_fn, &sh->tids[i]))
+			return 11;
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+
+	g = fork();
+	if (g < 0)
+		return 12;
+	if (!g) {
+		execl(exe_path, exe_path, HELPER_ARG, (char *)NULL);
+		_exit(99);
+	}
+	sh->grandchild = g;
+	if (waitpid(g, &status, 0) != g || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != HELPER_STATUS)
+		return 13;
+
+	/* An executable file mapping, like a shared library's text. */
+	fd = open(exe_path, O_RDONLY);
+	if (fd < 0)
+		return 14;
+	sh->map_len = 2 * getpagesize();
+	p = mmap(NULL, sh->map_len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return 15;
+	sh->map_addr = (uintptr_t)p;
+	munmap(p, sh->map_len);
+
+	burn_user(300);
+	burn_kernel(300);
+	return 0;
+}
+
+/* ---- reading the rings ---- */
+
+struct recs {
+	struct pmcring_record	*r;
+	unsigned int		n;
+};
+
+/* Every record of every CPU ring, in ring order per CPU. */
+static int drain(struct pmcring *s, struct recs *out)
+{
+	unsigned int cpu, cap = 1024;
+	struct pmcring_cpu_buf *b;
+	int ret;
+
+	out->n = 0;
+	out->r = malloc(cap * sizeof(*out->r));
+	if (!out->r)
+		return -ENOMEM;
+	for (cpu = 0; cpu < pmcring_nr_cpus(s); cpu++) {
+		b = pmcring_cpu_buf(s, cpu);
+		if (!b)
+			return -errno;
+		while ((ret = pmcring_cpu_buf_peek(b, &out->r[out->n])) == 1) {
+			pmcring_cpu_buf_next(b);
+			if (++out->n == cap) {
+				cap *= 2;
+				out->r = realloc(out->r, cap * sizeof(*out->r));
+				if (!out->r)
+					return -ENOMEM;
+			}
+		}
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+#define REC(rec, T)	((const struct T *)(rec)->data)
+
+/* Does /proc/kallsyms place @pc in a text symbol?  Its name in @name. */
+static int kallsyms_resolve(uint64_t pc, char *name, size_t size)
+{
+	unsigned long long addr, best = 0;
+	char type, sym[256];
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512];
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) != 3)
+			continue;
+		if ((type != 't' && type != 'T') || !addr || addr > pc ||
+		    addr < best)
+			continue;
+		best = addr;
+		snprintf(name, size, "%s", sym);
+	}
+	fclose(f);
+	return best && pc - best < 0x10000;
+}
+
+static struct pmcring *session_new(pid_t pid, uint32_t flags, uint64_t types)
+{
+	struct pmcring_opts o = {
+		.sz = sizeof(o),
+		.data_pages = 256,
+		.flags = flags | (pid ? PMCRING_CFG_F_PID : 0),
+		.types = types,
+		.pid = pid,
+	};
+
+	return pmcring_new(&o);
+}
+
+static int add_cpu_clock(struct pmcring *s)
+{
+	struct pmcring_counter c = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.rate = 1000000,	/* ns: 1 kHz */
+		.name = "cpu-clock",
+	};
+	int err = pmcring_add_counter(s, &c);
+
+	return err ? err : (int)c.pmcid;
+}
+
+/* ---- the tests ---- */
+
+FIXTURE(records) {
+	struct shared		*sh;
+	struct pmcring		*s;
+	struct recs		rs;
+	pid_t			child;
+	int			pmcid;
+};
+
+FIXTURE_SETUP(records)
+{
+	int go[2], status;
+	char c = 1;
+
+	memset(self, 0, sizeof(*self));
+	PMCRING_REQUIRE_DEV();
+	self->sh = mmap(NULL, sizeof(*self->sh), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->sh);
+	ASSERT_EQ(0, pipe(go));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child) {
+		close(go[1]);
+		_exit(workload(self->sh, go[0]));
+	}
+	close(go[0]);
+
+	self->s = session_new(self->child, 0, 0);
+	ASSERT_NE(NULL, self->s) TH_LOG("pmcring_new: %s", strerror(errno));
+	self->pmcid = add_cpu_clock(self->s);
+	ASSERT_LT(0, self->pmcid) TH_LOG("add_counter: %s",
+					 strerror(-self->pmcid));
+	ASSERT_EQ(0, pmcring_enable(self->s));
+	ASSERT_EQ(0, pmcring_writelog(self->s, USERDATA_MAGIC));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, pmcring_disable(self->s));
+	ASSERT_EQ(0, drain(self->s, &self->rs));
+	close(go[1]);
+}
+
+FIXTURE_TEARDOWN(records)
+{
+	free(self->rs.r);
+	pmcring_free(self->s);
+}
+
+TEST_F(records, counter_and_attach)
+{
+	const struct recs *rs = &self->rs;
+	unsigned int i, alloc = 0, dyn = 0, att = 0, det = 0, ud = 0;
+
+	for (i = 0; i < rs->n; i++) {
+		const struct pmcring_record *r = &rs->r[i];
+
+		switch (r->type) {
+		case PMCRING_TYPE_PMCALLOCATE:
+			EXPECT_EQ(self->pmcid, REC(r, pmcring_rec_pmcallocate)->pl_pmcid);
+			EXPECT_EQ(1000000, REC(r, pmcring_rec_pmcallocate)->pl_rate);
+			alloc++;
+			break;
+		case PMCRING_TYPE_PMCALLOCATEDYN:
+			EXPECT_STREQ("cpu-clock",
+				     REC(r, pmcring_rec_pmcallocatedyn)->pl_evname);
+			dyn++;
+			break;
+		case PMCRING_TYPE_PMCATTACH:
+			EXPECT_EQ(self->child, REC(r, pmcring_rec_pmcattach)->pl_pid);
+			EXPECT_EQ(self->pmcid, REC(r, pmcring_rec_pmcattach)->pl_pmcid);
+			EXPECT_STREQ(exe_path,
+				     REC(r, pmcring_rec_pmcattach)->pl_pathname);
+			att++;
+			break;
+		case PMCRING_TYPE_PMCDETACH:
+			EXPECT_EQ(self->child, REC(r, pmcring_rec_pmcdetach)->pl_pid);
+			det++;
+			break;
+		case PMCRING_TYPE_USERDATA:
+			EXPECT_EQ(USERDATA_MAGIC,
+				  REC(r, pmcring_rec_userdata)->pl_userdata);
+			ud++;
+			break;
+		}
+	}
+	EXPECT_EQ(1, alloc);
+	EXPECT_EQ(1, dyn);
+	EXPECT_EQ(1, att);
+	EXPECT_EQ(1, det);
+	EXPECT_EQ(1, ud);
+}
+
+TEST_F(records, processes_and_threads)
+{
+	const struct recs *rs = &self->rs;
+	pid_t c = self->child, g = self->sh->grandchild;
+	unsigned int i, fork = 0, exec = 0, create = 0, pexit = 0, sexit = 0;
+	unsigned int thr = 0, thr_exit = 0, csw = 0, synth = 0;
+	const char *base = strrchr(exe_path, '/') + 1;
+	char comm[16];
+
+	snprintf(comm, sizeof(comm), "%s", base);
+	for (i = 0; i < rs->n; i++) {
+		const struct pmcring_record *r = &rs->r[i];
+
+		switch (r->type) {
+		case PMCRING_TYPE_PROCFORK:
+			EXPECT_EQ(c, REC(r, pmcring_rec_procfork)->pl_oldpid);
+			EXPECT_EQ(g, REC(r, pmcring_rec_procfork)->pl_newpid);
+			fork++;
+			break;
+		case PMCRING_TYPE_PROCEXEC:
+			EXPECT_EQ(g, REC(r, pmcring_rec_procexec)->pl_pid);
+			EXPECT_STREQ(exe_path,
+				     REC(r, pmcring_rec_procexec)->pl_pathname);
+			exec++;
+			break;
+		case PMCRING_TYPE_PROC_CREATE:
+			if (REC(r, pmcring_rec_proc_create)->pl_pid == (uint32_t)c) {
+				synth++;
+				break;
+			}
+			EXPECT_EQ(g, REC(r, pmcring_rec_proc_create)->pl_pid);
+			EXPECT_STREQ(comm, REC(r, pmcring_rec_proc_create)->pl_pcomm);
+			create++;
+			break;
+		case PMCRING_TYPE_PROCEXIT:
+			pexit += REC(r, pmcring_rec_procexit)->pl_pid == (uint32_t)g ||
+				 REC(r, pmcring_rec_procexit)->pl_pid == (uint32_t)c;
+			break;
+		case PMCRING_TYPE_SYSEXIT:
+			sexit += REC(r, pmcring_rec_sysexit)->pl_pid == (uint32_t)g ||
+				 REC(r, pmcring_rec_sysexit)->pl_pid == (uint32_t)c;
+			break;
+		case PMCRING_TYPE_THR_CREATE:
+			EXPECT_EQ(c, REC(r, pmcring_rec_thr_create)->pl_pid);
+			thr += REC(r, pmcring_rec_thr_create)->pl_tid ==
+				       (uint32_t)self->sh->tids[0] ||
+			       REC(r, pmcring_rec_thr_create)->pl_tid ==
+				       (uint32_t)self->sh->tids[1];
+			break;
+		case PMCRING_TYPE_THR_EXIT:
+			thr_exit += REC(r, pmcring_rec_thr_exit)->pl_tid ==
+					    (uint32_t)self->sh->tids[0] ||
+				    REC(r, pmcring_rec_thr_exit)->pl_tid ==
+					    (uint32_t)self->sh->tids[1];
+			break;
+		case PMCRING_TYPE_PROCCSW:
+			EXPECT_EQ(self->pmcid, REC(r, pmcring_rec_proccsw)->pl_pmcid);
+			csw += REC(r, pmcring_rec_proccsw)->pl_pid == (uint32_t)c;
+			break;
+		}
+	}
+	EXPECT_EQ(1, fork);
+	EXPECT_EQ(1, exec);
+	EXPECT_EQ(1, create);
+	EXPECT_EQ(1, synth);
+	EXPECT_EQ(2, pexit);
+	EXPECT_EQ(2, sexit);
+	EXPECT_EQ(2, thr);
+	EXPECT_EQ(2, thr_exit);
+	EXPECT_LT(0, csw);
+}
+
+TEST_F(records, mappings)
+{
+	const struct recs *rs = &self->rs;
+	unsigned int i, synth = 0, mapped = 0, exec_map = 0, unmapped = 0;
+
+	for (i = 0; i < rs->n; i++) {
+		const struct pmcring_record *r = &rs->r[i];
+		const struct pmcring_rec_map_in *in = r->data;
+		const struct pmcring_rec_map_out *out = r->data;
+
+		if (r->type == PMCRING_TYPE_MAP_IN &&
+		    in->pl_pid == (uint32_t)self->child &&
+		    !strcmp(in->pl_pathname, exe_path)) {
+			if (in->pl_start == self->sh->map_addr)
+				mapped++;
+			else
+				synth++;
+		}
+		if (r->type == PMCRING_TYPE_MAP_IN &&
+		    in->pl_pid == (uint32_t)self->sh->grandchild &&
+		    !strcmp(in->pl_pathname, exe_path))
+			exec_map++;
+		if (r->type == PMCRING_TYPE_MAP_OUT &&
+		    out->pl_pid == (uint32_t)self->child &&
+		    out->pl_start == self->sh->map_addr) {
+			EXPECT_EQ(self->sh->map_addr + self->sh->map_len,
+				  out->pl_end);
+			unmapped++;
+		}
+	}
+	EXPECT_LT(0, synth) TH_LOG("no MAP_IN synthesized for %s", exe_path);
+	EXPECT_EQ(1, mapped) TH_LOG("no MAP_IN for the mmap at %#lx",
+				    (unsigned long)self->sh->map_addr);
+	EXPECT_LT(0, exec_map) TH_LOG("no MAP_IN of the exec'd image");
+	EXPECT_EQ(1, unmapped);
+}
+
+TEST_F(records, callchains)
+{
+	const struct recs *rs = &self->rs;
+	unsigned int i, user = 0, in_burn = 0, kernel = 0, resolved = 0;
+	char name[256] = "";
+
+	for (i = 0; i < rs->n; i++) {
+		const struct pmcring_record *r = &rs->r[i];
+		const struct pmcring_rec_callchain *cc = r->data;
+		unsigned int n = (r->len - PMCRING_SIZE_CALLCHAIN_MIN) / 8;
+
+		if (r->type != PMCRING_TYPE_CALLCHAIN)
+			continue;
+		ASSERT_LT(0, n);
+		ASSERT_LE(n, 128);
+		EXPECT_EQ(self->pmcid, cc->pl_pmcid);
+		EXPECT_EQ(r->cpu, cc->pl_cpuflags >> 16);
+		if (cc->pl_pid != (uint32_t)self->child)
+			continue;
+		EXPECT_TRUE(cc->pl_tid == cc->pl_pid ||
+			    cc->pl_tid == (uint32_t)self->sh->tids[0] ||
+			    cc->pl_tid == (uint32_t)self->sh->tids[1]);
+		if (cc->pl_cpuflags & PMCRING_CC_F_USERSPACE) {
+			user++;
+			in_burn += cc->pl_pc[0] >= (uintptr_t)__start_pmcburn &&
+				   cc->pl_pc[0] < (uintptr_t)__stop_pmcburn;
+		} else {
+			kernel++;
+			if (!resolved && kallsyms_resolve(cc->pl_pc[0], name,
+							  sizeof(name)))
+				resolved++;
+		}
+	}
+	TH_LOG("%u user samples, %u in burn(); %u kernel samples, e.g. %s",
+	       user, in_burn, kernel, name);
+	EXPECT_LT(user / 2, in_burn);
+	EXPECT_LT(0, kernel);
+	EXPECT_EQ(1, resolved);
+}
+
+/* Per-pid session on C: records of C and its child G only, none of U. */
+TEST(target_tree)
+{
+	struct pmcring_record *r;
+	struct pmcring *s;
+	struct recs rs;
+	int go[2], status, cg = 0, gg = 0, other = 0;
+	pid_t c, u, g = 0;
+	unsigned int i;
+	char ch = 1;
+
+	PMCRING_REQUIRE_DEV();
+	ASSERT_EQ(0, pipe(go));
+	c = fork();
+	ASSERT_LE(0, c);
+	if (!c) {
+		if (read(go[0], &ch, 1) != 1)
+			_exit(1);
+		g = fork();
+		if (!g) {
+			burn_user(150);
+			_exit(0);
+		}
+		burn_user(150);
+		_exit(waitpid(g, &status, 0) == g ? 0 : 2);
+	}
+	u = fork();
+	ASSERT_LE(0, u);
+	if (!u) {
+		if (read(go[0], &ch, 1) != 1)
+			_exit(1);
+		burn_user(300);
+		_exit(0);
+	}
+	s = session_new(c, 0, 0);
+	ASSERT_NE(NULL, s);
+	ASSERT_LT(0, add_cpu_clock(s));
+	ASSERT_EQ(0, pmcring_enable(s));
+	ASSERT_EQ(2, write(go[1], "gg", 2));
+	ASSERT_EQ(c, waitpid(c, &status, 0));
+	ASSERT_EQ(0, status);
+	ASSERT_EQ(u, waitpid(u, &status, 0));
+	ASSERT_EQ(0, pmcring_disable(s));
+	ASSERT_EQ(0, drain(s, &rs));
+
+	for (i = 0; i < rs.n; i++) {
+		r = &rs.r[i];
+		if (r->type == PMCRING_TYPE_PROCFORK)
+			g = REC(r, pmcring_rec_procfork)->pl_newpid;
+	}
+	ASSERT_NE(0, g) TH_LOG("no PROCFORK of C's child");
+	for (i = 0; i < rs.n; i++) {
+		const uint32_t *w = rs.r[i].data;
+		uint32_t pid;
+
+		r = &rs.r[i];
+		switch (r->type) {
+		case PMCRING_TYPE_CALLCHAIN:
+		case PMCRING_TYPE_PROCEXEC:
+		case PMCRING_TYPE_SYSEXIT:
+		case PMCRING_TYPE_PROC_CREATE:
+		case PMCRING_TYPE_PROCFORK:
+			pid = w[4];
+			break;
+		case PMCRING_TYPE_THR_CREATE:
+		case PMCRING_TYPE_PROCEXIT:
+		case PMCRING_TYPE_PMCATTACH:
+		case PMCRING_TYPE_PMCDETACH:
+			pid = w[5];
+			break;
+		case PMCRING_TYPE_PROCCSW:
+			pid = w[7];
+			break;
+		case PMCRING_TYPE_MAP_IN:
+		case PMCRING_TYPE_MAP_OUT:
+			pid = w[4];
+			if (pid == (uint32_t)-1)
+				continue;
+			break;
+		default:
+			continue;
+		}
+		if (r->type == PMCRING_TYPE_CALLCHAIN) {
+			cg += pid == (uint32_t)c;
+			gg += pid == (uint32_t)g;
+		}
+		if (pid != (uint32_t)c && pid != (uint32_t)g) {
+			if (!other)
+				TH_LOG("record type %u of pid %u (c %d g %d u %d)",
+				       r->type, pid, c, g, u);
+			other++;
+		}
+	}
+	EXPECT_EQ(0, other);
+	EXPECT_LT(0, cg);
+	EXPECT_LT(0, gg);
+	free(rs.r);
+	pmcring_free(s);
+}
+
+/* A small module of the running kernel that is not loaded. */
+static int find_module(char *path, size_t size, char *name, size_t nsize)
+{
+	static const char * const mods[] = { "crc7", "crc8", "crc4" };
+	const char *env = getenv("PMCRING_TEST_MODULE");
+	struct utsname u;
+	unsigned int i;
+	char sys[PATH_MAX];
+
+	uname(&u);
+	for (i = 0; i < sizeof(mods) / sizeof(mods[0]); i++) {
+		if (env)
+			snprintf(path, size, "%s", env);
+		else
+			snprintf(path, size, "/lib/modules/%s/kernel/lib/%s.ko",
+				 u.release, mods[i]);
+		snprintf(name, nsize, "%s", mods[i]);
+		if (env) {
+			const char *b = strrchr(env, '/');
+
+			snprintf(name, nsize, "%s", b ? b + 1 : env);
+			name[strcspn(name, ".")] = '\0';
+		}
+		snprintf(sys, sizeof(sys), "/sys/module/%s", name);
+		if (!access(path, R_OK) && access(sys, F_OK))
+			return 0;
+		if (env)
+			break;
+	}
+	return -1;
+}
+
+TEST(module_map_in)
+{
+	char path[PATH_MAX], name[64];
+	unsigned int i, in = 0, out = 0;
+	uint64_t start = 0;
+	struct pmcring *s;
+	struct recs rs;
+	int fd;
+
+	PMCRING_REQUIRE_DEV();
+	if (find_module(path, sizeof(path), name, sizeof(name)))
+		SKIP(return, "no unloaded module to load (crc7.ko; set PMCRING_TEST_MODULE)");
+	s = session_new(0, PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_NO_SYNTH,
+			PMCRING_TYPE_BIT(PMCRING_TYPE_MAP_IN) |
+			PMCRING_TYPE_BIT(PMCRING_TYPE_MAP_OUT));
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(0, pmcring_enable(s));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, syscall(SYS_finit_module, fd, "", 0))
+		TH_LOG("finit_module(%s): %s", path, strerror(errno));
+	close(fd);
+	ASSERT_EQ(0, syscall(SYS_delete_module, name, O_NONBLOCK));
+	ASSERT_EQ(0, pmcring_disable(s));
+	ASSERT_EQ(0, drain(s, &rs));
+	for (i = 0; i < rs.n; i++) {
+		const struct pmcring_record *r = &rs.r[i];
+
+		if (r->type == PMCRING_TYPE_MAP_IN &&
+		    !strcmp(REC(r, pmcring_rec_map_in)->pl_pathname, name)) {
+			EXPECT_EQ((uint32_t)-1, REC(r, pmcring_rec_map_in)->pl_pid);
+			start = REC(r, pmcring_rec_map_in)->pl_start;
+			in++;
+		}
+		if (r->type == PMCRING_TYPE_MAP_OUT &&
+		    REC(r, pmcring_rec_map_out)->pl_pid == (uint32_t)-1 &&
+		    REC(r, pmcring_rec_map_out)->pl_start == start) {
+			EXPECT_LT(start, REC(r, pmcring_rec_map_out)->pl_end);
+			out++;
+		}
+	}
+	EXPECT_EQ(1, in);
+	EXPECT_NE(0, start) TH_LOG("root got a zeroed module address");
+	EXPECT_EQ(1, out);
+	free(rs.r);
+	pmcring_free(s);
+}
+
+TEST(rmmod_refused_while_open)
+{
+	struct pmcring *s;
+
+	PMCRING_REQUIRE_DEV();
+	s = session_new(0, 0, 0);
+	ASSERT_NE(NULL, s);
+	EXPECT_EQ(-1, syscall(SYS_delete_module, "pmcring", O_NONBLOCK));
+	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY)
+		TH_LOG("delete_module: %s", strerror(errno));
+	EXPECT_EQ(0, access("/sys/module/pmcring", F_OK));
+	pmcring_free(s);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], HELPER_ARG)) {
+		burn_user(50);
+		return HELPER_STATUS;
+	}
+	if (!realpath("/proc/self/exe", exe_path))
+		snprintf(exe_path, sizeof(exe_path), "%s", argv[0]);
+	return test_harness_run(argc, argv);
+}

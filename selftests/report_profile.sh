@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Description: `pmcring record` of pmcring-workload (which burns its CPU
+# time in burn_cpu()) then `pmcring report`: the top user function is
+# burn_cpu, symbolized from the recording's own PROCEXEC/MAP_IN records;
+# kernel frames resolve through kallsyms; --folded and --svg hold it too.
+set -u
+
+ksft_skip=4
+skip() { echo "SKIP: $*"; exit $ksft_skip; }
+fail() { echo "FAIL: $*"; [ -s "$dir/report.txt" ] && head -n 40 "$dir/report.txt"; exit 1; }
+
+[ -e /dev/pmcring ] || skip "/dev/pmcring missing (pmcring module not loaded)"
+[ "$(id -u)" = 0 ] || skip "needs root"
+command -v pmcring >/dev/null || skip "pmcring not on PATH"
+command -v pmcring-workload >/dev/null || skip "pmcring-workload not on PATH"
+
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+if ! pmcring record --quiet -o "$dir/prof.pmclog" -- \
+		pmcring-workload -d 2 -t 1 >"$dir/record.txt" 2>&1; then
+	cat "$dir/record.txt"
+	grep -qi "not supported\|unknown command\|not implemented" "$dir/record.txt" &&
+		skip "pmcring record cannot record this yet"
+	fail "pmcring record"
+fi
+
+ks=
+[ -s "$dir/prof.pmclog.kallsyms" ] || ks="--kallsyms /proc/kallsyms"
+# shellcheck disable=SC2086
+pmcring report --switches $ks --svg "$dir/flame.svg" "$dir/prof.pmclog" \
+	>"$dir/report.txt" 2>&1 || fail "pmcring report"
+head -n 30 "$dir/report.txt"
+
+top=$(sed -n '/^Top user functions/{n;n;p;q}' "$dir/report.txt")
+echo "$top" | grep -q " burn_cpu " || fail "top user function is not burn_cpu: $top"
+pmcring report --folded $ks "$dir/prof.pmclog" >"$dir/folded.txt" ||
+	fail "pmcring report --folded"
+grep -q "^pmcring-workload;.*;burn_cpu[; ]" "$dir/folded.txt" ||
+	fail "no folded stack of pmcring-workload ending in burn_cpu"
+grep -q 'data-n="burn_cpu"' "$dir/flame.svg" || fail "burn_cpu not in the SVG"
+echo "ok: report of the workload: top user function burn_cpu"

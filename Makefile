@@ -100,6 +100,9 @@ ksrc: $(KSRC)/.stamp
 kmod:
 	@test -d "$(KDIR)" || { echo "no headers for KVER=$(KVER);" \
 		"run: make deps KVER=$(KVER)" >&2; exit 1; }
+	@# kmod/Kbuild's *.c wildcard would pick up modpost's generated
+	@# pmcring.mod.c (stale from another kernel) on the next run.
+	@rm -f kmod/pmcring.mod.c
 	$(MAKE) -C kmod KDIR=$(KDIR)
 	@mkdir -p $(BUILD)/kmod/$(KREL)
 	@cp kmod/pmcring.ko $(BUILD)/kmod/$(KREL)/pmcring.ko

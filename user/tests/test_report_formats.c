@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: `pmcring report` gives the same profile from the three
+ * formats: the records of a hand-built profile of this program go through
+ * the command's own pmclog, barman and blob writers, and the folded stacks
+ * of each file are the expected ones; a JSON blob and a file that is no
+ * recording get clear errors or notes.
+ */
+#include <dirent.h>
+
+#include "test_report_common.h"
+#include "../pmcring/fmt.h"
+
+static volatile unsigned long sink;
+
+__attribute__((noinline, used)) void f_leaf(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		sink += i * i;
+}
+
+__attribute__((noinline, used)) void f_root(unsigned long n)
+{
+	f_leaf(n);
+	sink++;
+}
+
+static const char kallsyms[] =
+	"ffffffff81000000 T kfunc_a\n"
+	"ffffffff81000100 t kfunc_b\n";
+
+/* Records (pmclog bytes, 8-aligned slots) and their fmt_rec views. */
+struct recs {
+	struct plog	p;
+	struct fmt_rec	r[64];
+	unsigned int	n;
+};
+
+static void build(struct recs *rs, const struct self_map *m)
+{
+	uint64_t a[] = { (uintptr_t)f_leaf + 4, (uintptr_t)f_root + 8 };
+	uint64_t k[] = { 0xffffffff81000110ull, 0xffffffff81000020ull,
+			 (uintptr_t)f_leaf + 4, (uintptr_t)f_root + 8 };
+	size_t off;
+	int i;
+
+	rs->p.ts = 1000000000ull + 1000;	/* after the writers' T0 */
+	plog_proc_create(&rs->p, 100, "tproc");
+	plog_map_in(&rs->p, 100, m->exec_start, m->path);
+	for (i = 0; i < 5; i++)
+		plog_callchain(&rs->p, 100, 100, i & 1, a, 2);
+	plog_callchain(&rs->p, 100, 100, 0, k, 4);
+	plog_csw(&rs->p, 100, 100, 3000000);
+	/* every record into an 8-aligned slot, as in a ring */
+	for (off = 0; off < rs->p.len;) {
+		struct fmt_rec *r = &rs->r[rs->n++];
+		uint32_t h;
+		void *slot;
+
+		memcpy(&h, rs->p.b + off, 4);
+		r->len = PMCRING_HEADER_LEN(h);
+		r->type = PMCRING_HEADER_TYPE(h);
+		memcpy(&r->ts, rs->p.b + off + 8, 8);
+		/* the ring a record came from: the CPU of a sample */
+		r->cpu = r->type == PMCRING_TYPE_CALLCHAIN ?
+			 fmt_get32(rs->p.b + off, 28) >> 16 : 0;
+		slot = aligned_alloc(8, PMCRING_RING_SPACE(r->len));
+		REQUIRE(slot, "alloc");
+		memcpy(slot, rs->p.b + off, r->len);
+		r->data = slot;
+		off += r->len;
+	}
+}
+
+static void write_format(const struct recs *rs, enum fmt_kind kind,
+			 const char *path)
+{
+	struct fmt_opts o = { .kind = kind, .path = path };
+	struct fmt_writer *w;
+	struct out_batch b;
+	unsigned int i;
+	int err;
+
+	o.start_ns = 1000000000ull;
+	o.start_rt.tv_sec = 1700000000;
+	o.nr_cpus = 2;
+	o.target = "tproc";
+	o.counters[0].pmcid = 1;
+	strcpy(o.counters[0].name, "cpu-clock");
+	o.nr_counters = 1;
+	o.container = "c";
+	o.streams[0].name = "all";
+	o.streams[0].types = PMCRING_TYPES_ALL;
+	o.nr_streams = 1;
+	REQUIRE(!out_batch_init(&b, 256, 1 << 20), "batch");
+	w = fmt_writer_new(&o);
+	REQUIRE(w, "fmt_writer_new: %s", strerror(errno));
+	REQUIRE(!fmt_begin(w, &b), "fmt_begin");
+	for (i = 0; i < rs->n; i++) {
+		err = fmt_record(w, &b, &rs->r[i]);
+		REQUIRE(!err, "fmt_record: %s", strerror(-err));
+	}
+	REQUIRE(!fmt_end(w, &b, rs->p.ts), "fmt_end");
+	REQUIRE(!fmt_flush(w, &b), "fmt_flush");
+	err = out_batch_run_sync(&b);
+	REQUIRE(!err, "out_batch_run_sync: %s", strerror(-err));
+	fmt_writer_free(w);
+	out_batch_free(&b);
+}
+
+/* The DAT file of the blob stream "all" under @dir/c/. */
+static void blob_dat(const char *dir, char *out, size_t sz)
+{
+	char c[256];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(c, sizeof(c), "%s/c", dir);
+	d = opendir(c);
+	REQUIRE(d, "%s: %s", c, strerror(errno));
+	out[0] = 0;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "all.DAT.", 8))
+			snprintf(out, sz, "%s/%s", c, e->d_name);
+	closedir(d);
+	REQUIRE(out[0], "no all.DAT.* in %s", c);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/test_report_fmtXXXXXX", path[600], ks[600], dat[1024];
+	const char *want = "tproc;f_root;f_leaf 5\n"
+			   "tproc;f_root;f_leaf;kfunc_a;kfunc_b 1\n";
+	static struct recs rs;
+	struct self_map m;
+	char *out;
+	int rc;
+
+	f_root(3);
+	self_map(&m);
+	REQUIRE(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	build(&rs, &m);
+	snprintf(ks, sizeof(ks), "%s/kallsyms", dir);
+	write_file(ks, kallsyms, strlen(kallsyms));
+
+	/* pmclog */
+	snprintf(path, sizeof(path), "%s/p.pmclog", dir);
+	write_format(&rs, FMT_PMCLOG, path);
+	out = run_report(&rc, "--folded", "--kallsyms", ks, path, NULL);
+	CHECK(rc == 0 && !strcmp(out, want), "pmclog:\n%s", out);
+	free(out);
+	out = run_report(&rc, "--switches", path, NULL);
+	CHECK(rc == 0 && strstr(out, "u f_leaf [test_report_formats]") &&
+	      strstr(out, "        3.000"), "pmclog text:\n%s", out);
+	free(out);
+
+	/* barman: samples name threads, the header's tables name the rest */
+	snprintf(path, sizeof(path), "%s/p.barman", dir);
+	write_format(&rs, FMT_BARMAN, path);
+	out = run_report(&rc, "--folded", "--kallsyms", ks, path, NULL);
+	CHECK(rc == 0 && !strcmp(out, want), "barman:\n%s", out);
+	free(out);
+	out = run_report(&rc, "--folded", "--cpu", "1", path, NULL);
+	CHECK(rc == 0 && !strcmp(out, "tproc;f_root;f_leaf 2\n"),
+	      "barman --cpu 1:\n%s", out);
+	free(out);
+
+	/* blob: each message one binary record */
+	write_format(&rs, FMT_BLOB, dir);
+	blob_dat(dir, dat, sizeof(dat));
+	out = run_report(&rc, "--folded", "--kallsyms", ks, dat, NULL);
+	CHECK(rc == 0 && !strcmp(out, want), "blob:\n%s", out);
+	free(out);
+
+	/* not a recording: a clear error, exit status 1 */
+	out = run_report(&rc, ks, NULL);
+	CHECK(rc == 1 && !*out, "kallsyms as a recording: rc %d", rc);
+	free(out);
+	out = run_report(&rc, "--bogus", ks, NULL);
+	CHECK(rc == 2, "bad option: rc %d", rc);
+	free(out);
+
+	if (!t_failed) {
+		snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+		if (system(path))
+			fprintf(stderr, "could not remove %s\n", dir);
+		printf("ok: same profile from pmclog, barman and blob\n");
+	}
+	return t_failed;
+}

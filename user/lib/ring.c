@@ -32,7 +32,8 @@ int pmcring_cpu_buf_init(struct pmcring_cpu_buf *b, void *base, size_t size,
 	uint64_t page, doff, dsize, tail;
 
 	memset(b, 0, sizeof(*b));
-	if (ctl->version < 1 || ctl->compat_version > PMCRING_ABI_VERSION)
+	if (ctl->version < 1 || ctl->compat_version > PMCRING_ABI_VERSION ||
+	    ctl->cpu != cpu)
 		return -EPROTO;
 	page = ctl->page_size;
 	doff = ctl->data_offset;

@@ -339,8 +339,11 @@ int fmt_blob_read(const struct fmt_blob_set *s, fmt_item_cb cb, void *ctx,
 		it.cpu = -1;
 		if (s->tim) {
 			it.has_rt = true;
-			it.rt.tv_sec = (time_t)le64toh(fmt_get64(s->tim, 8 + 16 * i));
-			it.rt.tv_nsec = (long)le64toh(fmt_get64(s->tim, 16 + 16 * i)) * 1000;
+			uint64_t usec = le64toh(fmt_get64(s->tim, 16 + 16 * i));
+
+			it.rt.tv_sec = (time_t)(le64toh(fmt_get64(s->tim, 8 + 16 * i)) +
+						usec / 1000000);
+			it.rt.tv_nsec = (long)(usec % 1000000) * 1000;
 		}
 		if (it.btype == 'j') {
 			it.ts = json_num(it.data, ml, "ts");

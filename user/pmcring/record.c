@@ -1,11 +1,562 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <stdio.h>
+/*
+ * `pmcring record`: open a session, start the command (or follow a pid, or
+ * the whole system), and drain every CPU's ring in exact timestamp order
+ * into a pmclog, barman or blob file until the command exits, the duration
+ * ends or SIGINT/SIGTERM arrives; then disable, drain what is left, write
+ * CLOSELOG / the final header, and exit 0.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "cmd.h"
+#include "consumer.h"
+#include "opts.h"
+
+/* Longest wait between two drains: the merge's promise (max_delay_ns). */
+#define WAIT_MS		10u
+/* Status line period: at most 4 times a second. */
+#define STATUS_NS	250000000ull
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* FreeBSD's x86 cpuid string "GenuineIntel-6-55-4", else "Linux-<arch>". */
+static void cpuid_string(char *buf, size_t sz)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned int a, b, c, d, family, model;
+	char vendor[13];
+
+	if (__get_cpuid(0, &a, &b, &c, &d)) {
+		memcpy(vendor, &b, 4);
+		memcpy(vendor + 4, &d, 4);
+		memcpy(vendor + 8, &c, 4);
+		vendor[12] = '\0';
+		__get_cpuid(1, &a, &b, &c, &d);
+		family = (a >> 8) & 0xf;
+		model = (a >> 4) & 0xf;
+		if (family == 0xf)
+			family += (a >> 20) & 0xff;
+		if (family >= 6)
+			model |= ((a >> 16) & 0xf) << 4;
+		snprintf(buf, sz, "%s-%u-%02X-%X", vendor, family, model, a & 0xf);
+		return;
+	}
+#endif
+	struct utsname u;
+
+	uname(&u);
+	snprintf(buf, sz, "Linux-%.32s", u.machine);
+}
+
+static const char *default_output(enum fmt_kind kind)
+{
+	switch (kind) {
+	case FMT_BARMAN:
+		return "pmcring.barman";
+	case FMT_BLOB:
+		return "pmcring.blob";
+	default:
+		return "pmcring.pmclog";
+	}
+}
+
+/* Why pmcring_new() failed, in words a user can act on. */
+static void session_error(const struct rec_opts *o, int err)
+{
+	switch (err) {
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+		fprintf(stderr, "pmcring: %s not found: load the module with "
+			"`insmod kmod/pmcring.ko` or try `make run`\n",
+			PMCRING_DEV_PATH);
+		break;
+	case EACCES:
+	case EPERM:
+		fprintf(stderr, "pmcring: permission denied: %s%s\n",
+			o->system_wide ? "recording the whole system needs "
+			"CAP_PERFMON (or root)" : "cannot open or configure "
+			PMCRING_DEV_PATH, o->pid ?
+			" (following another user's process needs CAP_PERFMON)" :
+			"");
+		break;
+	case EOPNOTSUPP:
+		fprintf(stderr, "pmcring: this pmcring module cannot record %s "
+			"yet (EOPNOTSUPP): its record sources are missing\n",
+			o->system_wide ? "the whole system" : "a process");
+		break;
+	case ESRCH:
+		fprintf(stderr, "pmcring: no process %d\n", (int)o->pid);
+		break;
+	default:
+		fprintf(stderr, "pmcring: cannot start a session: %s\n",
+			strerror(err));
+	}
+}
+
+/* The child waits for the session to be enabled before it execs. */
+struct child {
+	pid_t	pid;
+	int	go_fd;		/* write end: one byte = exec now */
+	bool	exited;
+	int	status;
+};
+
+static int child_start(struct child *ch, char **cmd)
+{
+	int p[2];
+	char go;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	ch->pid = fork();
+	if (ch->pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (ch->pid == 0) {
+		close(p[1]);
+		if (read(p[0], &go, 1) != 1)
+			_exit(127);	/* recording never started */
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "pmcring: cannot run %s: %s\n", cmd[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	ch->go_fd = p[1];
+	return 0;
+}
+
+static void child_go(struct child *ch)
+{
+	if (ch->go_fd >= 0 && write(ch->go_fd, "g", 1) != 1)
+		fprintf(stderr, "pmcring: cannot start the command\n");
+	close(ch->go_fd);
+	ch->go_fd = -1;
+}
+
+static void child_abort(struct child *ch)
+{
+	if (ch->pid <= 0)
+		return;
+	close(ch->go_fd);	/* EOF: it exits without exec */
+	ch->go_fd = -1;
+	waitpid(ch->pid, NULL, 0);
+	ch->pid = 0;
+}
+
+static bool child_poll(struct child *ch)
+{
+	if (ch->pid > 0 && !ch->exited &&
+	    waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid)
+		ch->exited = true;
+	return ch->exited;
+}
+
+/* --generate: the deterministic load, from a thread so the rings drain. */
+struct gen {
+	struct pmcring		*s;
+	struct pmcring_generate	g;
+	pthread_t		th;
+	volatile int		done;
+	int			err;
+};
+
+static void *gen_main(void *arg)
+{
+	struct gen *gen = arg;
+
+	gen->err = pmcring_generate(gen->s, &gen->g);
+	__atomic_store_n(&gen->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Add the sampling counters; false: an error was reported. */
+static bool add_counters(struct pmcring *s, struct rec_opts *o,
+			 struct fmt_opts *fo)
+{
+	struct rec_event def[2];
+	struct rec_event *ev = o->events;
+	unsigned int n = o->nr_events, i;
+	int err;
+
+	if (!o->events_given) {
+		if (o->gen_count)
+			return true;	/* the generated load alone */
+		/* cycles; cpu-clock where there is no PMU (VMs) */
+		rec_event_lookup("cycles", &def[0]);
+		rec_event_lookup("cpu-clock", &def[1]);
+		ev = def;
+		n = 2;
+	}
+	for (i = 0; i < n; i++) {
+		struct pmcring_counter c;
+
+		memset(&c, 0, sizeof(c));
+		c.type = ev[i].type;
+		c.config = ev[i].config;
+		c.rate = o->period ? o->period : o->freq ? o->freq :
+			 REC_DEFAULT_FREQ;
+		c.flags = o->period ? 0 : PMCRING_CTR_F_FREQ;
+		snprintf(c.name, sizeof(c.name), "%s", ev[i].name);
+		err = pmcring_add_counter(s, &c);
+		if (!err) {
+			fo->counters[fo->nr_counters].pmcid = c.pmcid;
+			snprintf(fo->counters[fo->nr_counters].name,
+				 PMCRING_NAME_MAX, "%s", c.name);
+			fo->nr_counters++;
+			if (!o->events_given)
+				return true;	/* one default is enough */
+			continue;
+		}
+		if (!o->events_given && i == 0)
+			continue;		/* no PMU: try cpu-clock */
+		if (err == -EOPNOTSUPP || err == -ENOTTY || err == -ENOSYS) {
+			fprintf(stderr, "pmcring: warning: this module cannot "
+				"sample yet (%s): recording without samples\n",
+				strerror(-err));
+			return true;
+		}
+		fprintf(stderr, "pmcring: cannot sample %s: %s\n", ev[i].name,
+			strerror(-err));
+		return false;
+	}
+	return true;
+}
+
+/* "prog arg1 arg2", "pid 42" or "system-wide" */
+static void target_name(const struct rec_opts *o, char *buf, size_t sz)
+{
+	size_t n = 0;
+	int i;
+
+	if (o->cmd) {
+		buf[0] = '\0';
+		for (i = 0; i < o->cmd_argc && n + 1 < sz; i++)
+			n += (size_t)snprintf(buf + n, sz - n, "%s%s",
+					      i ? " " : "", o->cmd[i]);
+	} else if (o->pid) {
+		snprintf(buf, sz, "pid %d", (int)o->pid);
+	} else if (o->system_wide) {
+		snprintf(buf, sz, "system-wide");
+	} else {
+		snprintf(buf, sz, "generated");
+	}
+}
+
+struct status {
+	bool		on;
+	uint64_t	start, last, last_records, last_bytes;
+	bool		shown;
+};
+
+static void status_update(struct status *st, const struct consumer *c,
+			  uint64_t lost, bool force)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC), dt = now - st->last;
+	double secs = (double)dt / 1e9;
+
+	if (!st->on || (!force && dt < STATUS_NS))
+		return;
+	fprintf(stderr, "\r\033[K[pmcring] %.1f s  %.0f records/s  "
+		"%.2f MB/s  drops %" PRIu64,
+		(double)(now - st->start) / 1e9,
+		secs > 0 ? (double)(c->st.records - st->last_records) / secs : 0,
+		secs > 0 ? (double)(c->st.bytes - st->last_bytes) / secs / 1e6 : 0,
+		lost + c->st.drops);
+	st->shown = true;
+	st->last = now;
+	st->last_records = c->st.records;
+	st->last_bytes = c->st.bytes;
+}
+
+static uint64_t total_lost(struct pmcring *s)
+{
+	struct pmcring_cpu_stats cs;
+	uint64_t lost = 0;
+	unsigned int i;
+
+	for (i = 0; i < pmcring_nr_cpus(s); i++) {
+		pmcring_cpu_buf_stats(pmcring_cpu_buf(s, i), &cs);
+		lost += cs.lost;
+	}
+	return lost;
+}
+
+static void write_error(const struct fmt_opts *fo, int err)
+{
+	if (err == -ENOSPC)
+		fprintf(stderr, "pmcring: %s: no space left on device: stopped; "
+			"what was written is a valid prefix\n", fo->path);
+	else
+		fprintf(stderr, "pmcring: writing %s: %s\n", fo->path,
+			strerror(-err));
+}
+
+struct recorder {
+	struct rec_opts		o;
+	struct fmt_opts		fo;
+	struct pmcring		*s;
+	struct pmcring_merge	*m;
+	struct fmt_writer	*w;
+	struct consumer		c;
+	bool			c_inited;
+	struct child		ch;
+	struct gen		gen;
+	bool			gen_started;
+	char			target[512];
+};
+
+/* Drain until stopped; then disable and take what is left. */
+static int record_loop(struct recorder *r)
+{
+	struct status st = { 0 };
+	uint64_t n, end_at = 0, idle = 0;
+	int err = 0, ret;
+
+	st.on = !r->o.quiet && isatty(STDERR_FILENO);
+	st.start = st.last = now_ns(CLOCK_MONOTONIC);
+	if (r->o.duration_ms)
+		end_at = st.start + r->o.duration_ms * 1000000ull;
+	for (;;) {
+		err = consumer_drain(&r->c, &n);
+		if (err)
+			break;
+		status_update(&st, &r->c, total_lost(r->s), false);
+		if (stop_signal || (r->ch.pid > 0 && child_poll(&r->ch)) ||
+		    (end_at && now_ns(CLOCK_MONOTONIC) >= end_at) ||
+		    consumer_hup(&r->c) ||
+		    (r->gen_started && __atomic_load_n(&r->gen.done,
+						       __ATOMIC_ACQUIRE)))
+			break;
+		ret = consumer_wait(&r->c, WAIT_MS);
+		if (ret < 0) {
+			err = ret;
+			break;
+		}
+	}
+	pmcring_disable(r->s);
+	/*
+	 * Records committed before DISABLE are all visible now or soon (an
+	 * interrupted writer finishes); stop after two empty rounds.
+	 */
+	while (!err && idle < 2) {
+		err = consumer_drain(&r->c, &n);
+		idle = n ? 0 : idle + 1;
+		if (!n)
+			consumer_wait(&r->c, 1);
+	}
+	if (!err) {
+		uint64_t end_ts = 0;
+
+		pmcring_clock(r->s, &end_ts);
+		err = consumer_end(&r->c, end_ts);
+	}
+	status_update(&st, &r->c, total_lost(r->s), true);
+	if (st.shown)
+		fputc('\n', stderr);
+	return err;
+}
+
+static int record_setup(struct recorder *r)
+{
+	struct pmcring_opts so = { .sz = sizeof(so) };
+	struct pmcring_merge_opts mo = { .sz = sizeof(mo) };
+	int err;
+
+	so.data_pages = r->o.buffer_pages;
+	so.types = r->o.types;
+	so.callchain_depth = r->o.callchain_depth;
+	if (r->o.system_wide)
+		so.flags |= PMCRING_CFG_F_SYSTEM_WIDE;
+	if (r->o.pid) {
+		so.flags |= PMCRING_CFG_F_PID;
+		so.pid = r->o.pid;
+	}
+	if (r->o.cmd) {
+		err = child_start(&r->ch, r->o.cmd);
+		if (err) {
+			fprintf(stderr, "pmcring: fork: %s\n", strerror(-err));
+			return 1;
+		}
+		so.flags |= PMCRING_CFG_F_PID;
+		so.pid = r->ch.pid;
+	}
+	r->s = pmcring_new(&so);
+	if (!r->s) {
+		session_error(&r->o, errno);
+		return 1;
+	}
+	if (!add_counters(r->s, &r->o, &r->fo))
+		return 1;
+	mo.max_delay_ns = WAIT_MS * 1000000ull;
+	r->m = pmcring_merge_new_session(r->s, &mo);
+	if (!r->m) {
+		fprintf(stderr, "pmcring: merge: %s\n", strerror(errno));
+		return 1;
+	}
+
+	/* the facts of INITIALIZE / clock_info / TIMING */
+	target_name(&r->o, r->target, sizeof(r->target));
+	r->fo.kind = r->o.kind;
+	r->fo.path = r->o.output ? r->o.output : default_output(r->o.kind);
+	r->fo.nr_cpus = pmcring_nr_cpus(r->s);
+	r->fo.target = r->target;
+	cpuid_string(r->fo.cpuid, sizeof(r->fo.cpuid));
+	r->fo.sample_rate = r->o.period ? 0 : (uint32_t)(r->o.freq ? r->o.freq :
+					   REC_DEFAULT_FREQ);
+	r->fo.keep_generated = r->o.gen_count != 0;
+	r->fo.bm_channel = r->o.bm_channel;
+	r->fo.container = r->o.container;
+	memcpy(r->fo.streams, r->o.streams, sizeof(r->fo.streams));
+	r->fo.nr_streams = r->o.nr_streams;
+	r->fo.blob_json = r->o.blob_json;
+	r->fo.blob_timing = r->o.timing;
+	r->fo.roll_bytes = r->o.roll_bytes;
+	r->fo.roll_secs = r->o.roll_secs;
+	if (pmcring_clock(r->s, &r->fo.start_ns))
+		r->fo.start_ns = now_ns(CLOCK_MONOTONIC);
+	clock_gettime(CLOCK_REALTIME, &r->fo.start_rt);
+
+	r->w = fmt_writer_new(&r->fo);
+	if (!r->w)
+		return 1;
+	err = consumer_init(&r->c, r->m, r->fo.nr_cpus, r->w, !r->o.no_uring,
+			    pmcring_fd(r->s));
+	if (err == -ENOSYS || err == -EPERM) {
+		fprintf(stderr, "pmcring: io_uring unavailable (%s): using "
+			"read/write\n", strerror(-err));
+		err = consumer_init(&r->c, r->m, r->fo.nr_cpus, r->w, false,
+				    pmcring_fd(r->s));
+	}
+	if (err) {
+		fprintf(stderr, "pmcring: consumer: %s\n", strerror(-err));
+		return 1;
+	}
+	r->c_inited = true;
+	err = consumer_begin(&r->c);
+	if (err) {
+		write_error(&r->fo, err);
+		return 1;
+	}
+	return 0;
+}
+
+static int record_start(struct recorder *r)
+{
+	int err = pmcring_enable(r->s);
+
+	if (err) {
+		fprintf(stderr, "pmcring: enable: %s\n", strerror(-err));
+		return 1;
+	}
+	if (r->o.cmd)
+		child_go(&r->ch);
+	if (r->o.gen_count) {
+		r->gen.s = r->s;
+		r->gen.g.count = r->o.gen_count;
+		r->gen.g.size = r->o.gen_size;
+		r->gen.g.flags = PMCRING_GEN_F_TASK;
+		if (pthread_create(&r->gen.th, NULL, gen_main, &r->gen)) {
+			fprintf(stderr, "pmcring: cannot start the generator\n");
+			return 1;
+		}
+		r->gen_started = true;
+	}
+	return 0;
+}
+
+static void record_cleanup(struct recorder *r)
+{
+	if (r->gen_started)
+		pthread_join(r->gen.th, NULL);
+	if (r->ch.pid > 0 && !r->ch.exited) {
+		if (r->ch.go_fd >= 0)
+			child_abort(&r->ch);
+		else
+			waitpid(r->ch.pid, &r->ch.status, 0);
+	}
+	if (r->c_inited)
+		consumer_fini(&r->c);
+	fmt_writer_free(r->w);
+	pmcring_merge_free(r->m);
+	pmcring_free(r->s);
+	rec_opts_free(&r->o);
+}
 
 int cmd_record(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "pmcring record: not built yet\n");
-	return 1;
+	struct recorder *r = calloc(1, sizeof(*r));
+	struct sigaction sa = { .sa_handler = on_signal };
+	char err[256];
+	int ret;
+
+	if (!r)
+		return 1;
+	r->ch.go_fd = -1;
+	ret = rec_opts_parse(&r->o, argc, argv, err, sizeof(err));
+	if (ret) {
+		if (ret == 1)
+			rec_usage(stdout);
+		else
+			fprintf(stderr, "pmcring record: %s\n", err);
+		rec_opts_free(&r->o);
+		free(r);
+		return ret == 1 ? 0 : 2;
+	}
+	/* no SA_RESTART: a signal ends the wait at once */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	ret = record_setup(r);
+	if (!ret)
+		ret = record_start(r);
+	if (!ret) {
+		int e = record_loop(r);
+
+		if (e) {
+			write_error(&r->fo, e);
+			ret = 1;
+		}
+		if (r->gen_started && r->gen.err)
+			fprintf(stderr, "pmcring: generate: %s\n",
+				strerror(-r->gen.err));
+	}
+	if (!r->o.quiet && !ret)
+		fprintf(stderr, "pmcring: %" PRIu64 " records, %" PRIu64
+			" bytes written to %s%s\n", r->c.st.records,
+			r->c.st.bytes, r->fo.path,
+			r->c.st.drops ? " (some records were dropped)" : "");
+	record_cleanup(r);
+	free(r);
+	return ret;
 }

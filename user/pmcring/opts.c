@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `pmcring record` options.  Parsing only fills struct rec_opts (and
+ * strdup()s stream names): no I/O, no exit, so the fuzzer can drive it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <linux/perf_event.h>
+
+#include "opts.h"
+
+static const struct {
+	const char	*name;
+	uint32_t	type;
+	uint64_t	config;
+} events[] = {
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-instructions", PERF_TYPE_HARDWARE,
+	  PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES },
+	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+};
+
+int rec_event_lookup(const char *name, struct rec_event *ev)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		if (strcasecmp(events[i].name, name))
+			continue;
+		memset(ev, 0, sizeof(*ev));
+		snprintf(ev->name, sizeof(ev->name), "%s", events[i].name);
+		ev->type = events[i].type;
+		ev->config = events[i].config;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void rec_usage(FILE *f)
+{
+	fprintf(f,
+"usage: pmcring record [OPTIONS] [-- COMMAND [ARGS...]]\n"
+"\n"
+"Record a session into a pmclog (default), barman or LDMS blob file.\n"
+"With COMMAND: run it and record it (and its children) until it exits.\n"
+"\n"
+"  -F, --format FMT        pmclog (default), barman or blob\n"
+"  -o, --output PATH       output file (blob: directory); default\n"
+"                          pmcring.pmclog, pmcring.barman, pmcring.blob\n"
+"  -a, --all-cpus          record the whole system (CAP_PERFMON)\n"
+"  -p, --pid PID           record an existing process and its children\n"
+"  -e, --event EV[,EV]     sampling events (cycles, instructions,\n"
+"                          cpu-clock, ...; default cycles, or cpu-clock\n"
+"                          without a PMU; 'none' for no sampling)\n"
+"  -c, --period N          sample every N events\n"
+"  -f, --freq HZ           sample HZ times a second (default %u)\n"
+"  -g, --callchain-depth N frames per sample (default 128, max 512)\n"
+"      --types LIST        record types to record (callchain,proccsw,...\n"
+"                          or all; default all)\n"
+"      --buffer-pages N    ring data pages per CPU, a power of two\n"
+"      --duration S        stop after S seconds\n"
+"      --no-uring          plain read/write consumer (baseline)\n"
+"  -q, --quiet             no live status line\n"
+"\n"
+"barman:\n"
+"      --barman-channel N  annotation channel of USERDATA records\n"
+"\n"
+"blob (LDMS blob_stream_writer layout):\n"
+"      --path DIR          same as -o\n"
+"      --container NAME    subdirectory (default pmcring)\n"
+"      --stream NAME[:T,T] a file set of the record types T (NAME alone:\n"
+"                          a type name, or all); repeatable; default all\n"
+"      --blob-json         JSON messages (ldms-csv-from-blobs) instead of\n"
+"                          binary records\n"
+"      --timing            write the .TIMING files\n"
+"      --roll-size BYTES   start new files when DAT would exceed BYTES\n"
+"                          (k, M, G suffixes)\n"
+"      --roll-time S       start new files every S seconds\n"
+"\n"
+"  -h, --help              this text\n", REC_DEFAULT_FREQ);
+}
+
+enum {
+	OPT_TYPES = 256, OPT_BUFFER_PAGES, OPT_DURATION, OPT_NO_URING,
+	OPT_BM_CHANNEL, OPT_PATH, OPT_CONTAINER, OPT_STREAM, OPT_BLOB_JSON,
+	OPT_TIMING, OPT_ROLL_SIZE, OPT_ROLL_TIME, OPT_GENERATE,
+};
+
+static const struct option longopts[] = {
+	{ "format", required_argument, NULL, 'F' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "event", required_argument, NULL, 'e' },
+	{ "period", required_argument, NULL, 'c' },
+	{ "freq", required_argument, NULL, 'f' },
+	{ "callchain-depth", required_argument, NULL, 'g' },
+	{ "types", required_argument, NULL, OPT_TYPES },
+	{ "buffer-pages", required_argument, NULL, OPT_BUFFER_PAGES },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "no-uring", no_argument, NULL, OPT_NO_URING },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "barman-channel", required_argument, NULL, OPT_BM_CHANNEL },
+	{ "path", required_argument, NULL, OPT_PATH },
+	{ "container", required_argument, NULL, OPT_CONTAINER },
+	{ "stream", required_argument, NULL, OPT_STREAM },
+	{ "blob-json", no_argument, NULL, OPT_BLOB_JSON },
+	{ "timing", no_argument, NULL, OPT_TIMING },
+	{ "roll-size", required_argument, NULL, OPT_ROLL_SIZE },
+	{ "roll-time", required_argument, NULL, OPT_ROLL_TIME },
+	{ "generate", required_argument, NULL, OPT_GENERATE },	/* tests */
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int fail(char *err, size_t sz, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t sz, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, sz, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* An unsigned number with an optional k/M/G (x1024) suffix. */
+static int parse_u64(const char *s, uint64_t max, bool suffix, uint64_t *v)
+{
+	unsigned long long n;
+	char *end;
+	int shift = 0;
+
+	if (!*s || *s == '-' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -EINVAL;
+	if (suffix && *end) {
+		switch (*end++) {
+		case 'k': case 'K': shift = 10; break;
+		case 'm': case 'M': shift = 20; break;
+		case 'g': case 'G': shift = 30; break;
+		default: return -EINVAL;
+		}
+	}
+	if (*end || n > (max >> shift))
+		return -EINVAL;
+	*v = (uint64_t)n << shift;
+	return 0;
+}
+
+/* Seconds with up to 3 decimals, as milliseconds. */
+static int parse_ms(const char *s, uint64_t *ms)
+{
+	char *end;
+	double d;
+
+	if (!*s || *s == '-' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno || *end || !(d > 0) || d > 1e9)
+		return -EINVAL;
+	*ms = (uint64_t)(d * 1000 + 0.5);
+	return *ms ? 0 : -EINVAL;
+}
+
+static int parse_events(struct rec_opts *o, const char *list, char *err,
+			size_t sz)
+{
+	char buf[256], *tok, *save = NULL;
+
+	if (strlen(list) >= sizeof(buf))
+		return fail(err, sz, "-e: list too long");
+	snprintf(buf, sizeof(buf), "%s", list);
+	o->events_given = true;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "none"))
+			continue;
+		if (o->nr_events >= FMT_MAX_COUNTERS)
+			return fail(err, sz, "-e: at most %u events",
+				    FMT_MAX_COUNTERS);
+		if (rec_event_lookup(tok, &o->events[o->nr_events]))
+			return fail(err, sz, "-e: unknown event '%s'", tok);
+		o->nr_events++;
+	}
+	return 0;
+}
+
+static int parse_stream(struct rec_opts *o, const char *arg, char *err,
+			size_t sz)
+{
+	const char *colon = strchr(arg, ':'), *types;
+	struct fmt_blob_stream *st;
+	size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+
+	if (o->nr_streams >= FMT_MAX_STREAMS)
+		return fail(err, sz, "--stream: at most %u streams",
+			    FMT_MAX_STREAMS);
+	if (!n || n > 64 || memchr(arg, '/', n) || (n <= 2 && arg[0] == '.'))
+		return fail(err, sz, "--stream: bad name '%.*s'", (int)n, arg);
+	st = &o->streams[o->nr_streams];
+	types = colon ? colon + 1 : arg;
+	if (fmt_types_parse(types, &st->types))
+		return fail(err, sz, "--stream %s: unknown record type in "
+			    "'%s' (use NAME:TYPE,TYPE or a type name)", arg,
+			    types);
+	st->name = strndup(arg, n);
+	if (!st->name)
+		return -ENOMEM;
+	o->nr_streams++;
+	return 0;
+}
+
+static int parse_generate(struct rec_opts *o, const char *arg)
+{
+	char buf[64], *comma;
+	uint64_t size;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	comma = strchr(buf, ',');
+	if (!comma)
+		return -EINVAL;
+	*comma = '\0';
+	if (parse_u64(buf, UINT32_MAX, false, &o->gen_count) || !o->gen_count ||
+	    parse_u64(comma + 1, PMCRING_RECORD_MAX, false, &size) ||
+	    size < 16 || size % 8)
+		return -EINVAL;
+	o->gen_size = (uint32_t)size;
+	return 0;
+}
+
+static int parse_one(struct rec_opts *o, int c, const char *arg, char *err,
+		     size_t sz)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'F':
+		if (!strcmp(arg, "pmclog"))
+			o->kind = FMT_PMCLOG;
+		else if (!strcmp(arg, "barman"))
+			o->kind = FMT_BARMAN;
+		else if (!strcmp(arg, "blob"))
+			o->kind = FMT_BLOB;
+		else
+			return fail(err, sz, "-F: unknown format '%s' "
+				    "(pmclog, barman or blob)", arg);
+		return 0;
+	case 'o':
+	case OPT_PATH:
+		if (!*arg)
+			return fail(err, sz, "-o: empty path");
+		o->output = arg;
+		return 0;
+	case 'a':
+		o->system_wide = true;
+		return 0;
+	case 'p':
+		if (parse_u64(arg, INT32_MAX, false, &v) || !v)
+			return fail(err, sz, "-p: bad pid '%s'", arg);
+		o->pid = (int32_t)v;
+		return 0;
+	case 'e':
+		return parse_events(o, arg, err, sz);
+	case 'c':
+		if (parse_u64(arg, UINT64_MAX, false, &o->period) || !o->period)
+			return fail(err, sz, "-c: bad period '%s'", arg);
+		return 0;
+	case 'f':
+		if (parse_u64(arg, 1000000, false, &o->freq) || !o->freq)
+			return fail(err, sz, "-f: bad frequency '%s' "
+				    "(1..1000000)", arg);
+		return 0;
+	case 'g':
+		if (parse_u64(arg, PMCRING_CALLCHAIN_DEPTH_MAX, false, &v) || !v)
+			return fail(err, sz, "-g: depth 1..%u",
+				    PMCRING_CALLCHAIN_DEPTH_MAX);
+		o->callchain_depth = (uint32_t)v;
+		return 0;
+	case OPT_TYPES:
+		if (fmt_types_parse(arg, &o->types))
+			return fail(err, sz, "--types: unknown type in '%s'", arg);
+		return 0;
+	case OPT_BUFFER_PAGES:
+		if (parse_u64(arg, 1u << 20, false, &v) || !v || (v & (v - 1)))
+			return fail(err, sz, "--buffer-pages: a power of two, "
+				    "not '%s'", arg);
+		o->buffer_pages = (uint32_t)v;
+		return 0;
+	case OPT_DURATION:
+		if (parse_ms(arg, &o->duration_ms))
+			return fail(err, sz, "--duration: bad seconds '%s'", arg);
+		return 0;
+	case OPT_NO_URING:
+		o->no_uring = true;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case OPT_BM_CHANNEL:
+		if (parse_u64(arg, UINT32_MAX, false, &v))
+			return fail(err, sz, "--barman-channel: bad '%s'", arg);
+		o->bm_channel = (uint32_t)v;
+		return 0;
+	case OPT_CONTAINER:
+		if (!*arg || strchr(arg, '/') || !strcmp(arg, "..") ||
+		    !strcmp(arg, "."))
+			return fail(err, sz, "--container: bad name '%s'", arg);
+		o->container = arg;
+		return 0;
+	case OPT_STREAM:
+		return parse_stream(o, arg, err, sz);
+	case OPT_BLOB_JSON:
+		o->blob_json = true;
+		return 0;
+	case OPT_TIMING:
+		o->timing = true;
+		return 0;
+	case OPT_ROLL_SIZE:
+		if (parse_u64(arg, UINT64_MAX, true, &o->roll_bytes) ||
+		    o->roll_bytes < 64)
+			return fail(err, sz, "--roll-size: bad size '%s'", arg);
+		return 0;
+	case OPT_ROLL_TIME:
+		if (parse_u64(arg, 1u << 30, false, &o->roll_secs) ||
+		    !o->roll_secs)
+			return fail(err, sz, "--roll-time: bad seconds '%s'", arg);
+		return 0;
+	case OPT_GENERATE:
+		if (parse_generate(o, arg))
+			return fail(err, sz, "--generate: N,SIZE with SIZE 16..%u "
+				    "a multiple of 8", PMCRING_RECORD_MAX);
+		return 0;
+	default:
+		return fail(err, sz, "unknown option (see pmcring record --help)");
+	}
+}
+
+int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
+		   size_t errsz)
+{
+	int c, ret;
+
+	memset(o, 0, sizeof(*o));
+	err[0] = '\0';
+	optind = 0;		/* full getopt reset (GNU) */
+	opterr = 0;
+	/* '+': stop at the first non-option, the COMMAND */
+	while ((c = getopt_long(argc, argv, "+F:o:ap:e:c:f:g:qh", longopts,
+				NULL)) != -1) {
+		if (c == 'h')
+			return 1;
+		if (c == '?' || c == ':')
+			return fail(err, errsz, "%s '%s' (see pmcring record "
+				    "--help)", c == ':' || (optopt &&
+				    strchr("Fopecfg", optopt)) ?
+				    "missing argument for" : "unknown option",
+				    argv[optind - 1 < argc ? optind - 1 : 0]);
+		ret = parse_one(o, c, optarg, err, errsz);
+		if (ret)
+			return ret;
+	}
+	if (optind < argc) {
+		o->cmd = &argv[optind];
+		o->cmd_argc = argc - optind;
+	}
+	if (o->period && o->freq)
+		return fail(err, errsz, "-c and -f exclude each other");
+	if ((o->system_wide ? 1 : 0) + (o->pid ? 1 : 0) + (o->cmd ? 1 : 0) > 1)
+		return fail(err, errsz, "-a, -p and COMMAND exclude each other");
+	if (!o->system_wide && !o->pid && !o->cmd && !o->gen_count)
+		return fail(err, errsz, "nothing to record: give a COMMAND "
+			    "(after --), -p PID or -a");
+	if (o->kind != FMT_BLOB && (o->container || o->nr_streams ||
+				    o->blob_json || o->timing ||
+				    o->roll_bytes || o->roll_secs))
+		return fail(err, errsz, "blob options need -F blob");
+	if (o->kind == FMT_BLOB && !o->nr_streams) {
+		o->streams[0].name = strdup("all");
+		if (!o->streams[0].name)
+			return -ENOMEM;
+		o->streams[0].types = PMCRING_TYPES_ALL;
+		o->nr_streams = 1;
+	}
+	return 0;
+}
+
+void rec_opts_free(struct rec_opts *o)
+{
+	unsigned int i;
+
+	for (i = 0; i < o->nr_streams; i++)
+		free(o->streams[i].name);
+	o->nr_streams = 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Command line of `pmcring record`, parsed without side effects. */
+#ifndef PMCRING_OPTS_H
+#define PMCRING_OPTS_H
+
+#include "fmt.h"
+
+struct rec_event {
+	char		name[PMCRING_NAME_MAX];
+	uint32_t	type;		/* PERF_TYPE_HARDWARE / _SOFTWARE */
+	uint64_t	config;
+};
+
+struct rec_opts {
+	enum fmt_kind	kind;
+	const char	*output;	/* NULL: the format's default */
+	bool		system_wide;
+	int32_t		pid;		/* -p; 0: none */
+	char		**cmd;		/* after "--" or the first non-option */
+	int		cmd_argc;
+	struct rec_event events[FMT_MAX_COUNTERS];
+	unsigned int	nr_events;
+	bool		events_given;	/* -e given (else: the default) */
+	uint64_t	period;		/* -c */
+	uint64_t	freq;		/* -f */
+	uint64_t	types;		/* --types; 0: all */
+	uint32_t	buffer_pages;	/* 0: library default */
+	uint64_t	duration_ms;	/* 0: until the command exits / signal */
+	uint32_t	callchain_depth;
+	bool		no_uring;
+	bool		quiet;
+	uint32_t	bm_channel;
+	const char	*container;
+	struct fmt_blob_stream streams[FMT_MAX_STREAMS];
+	unsigned int	nr_streams;
+	bool		blob_json;
+	bool		timing;
+	uint64_t	roll_bytes;
+	uint64_t	roll_secs;
+	uint64_t	gen_count;	/* hidden --generate N,SIZE */
+	uint32_t	gen_size;
+};
+
+/* Default sampling frequency when neither -c nor -f is given. */
+#define REC_DEFAULT_FREQ	1000u
+
+/*
+ * Parse `record`'s arguments (argv[0] is "record").  0: go; 1: --help was
+ * asked; -EINVAL: @err says what is wrong (exit 2).
+ */
+int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
+		   size_t errsz);
+void rec_opts_free(struct rec_opts *o);
+void rec_usage(FILE *f);
+/* Look up a perf event name ("cycles", "cpu-clock", ...). */
+int rec_event_lookup(const char *name, struct rec_event *ev);
+
+#endif /* PMCRING_OPTS_H */

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sampling: counters made with perf_event_create_kernel_counter(), one per
- * online CPU, whose overflow handler writes a CALLCHAIN record.
+ * Sampling: counters made with perf_event_create_kernel_counter() whose
+ * overflow handler writes a CALLCHAIN record.
  *
- * Every session counts per CPU and filters in the handler with
- * pmcring_src_follows(): a per-pid session then follows its whole process
- * tree, threads and later descendants included, with the same target set the
- * tracepoints use, without perf's inheritance of per-task counters.  CPUs that
- * come online after the counter was added are not sampled.
+ * A system-wide session gets one event per online CPU (CPUs that come online
+ * later are not sampled), enabled and disabled with the session.  A per-pid
+ * session gets one inherited event per thread of its process tree: perf
+ * copies it into every thread and process created afterwards, so new
+ * threads and descendants are sampled without us.  perf refuses CPU-wide
+ * kernel counters to callers without CAP_PERFMON when perf_event_paranoid
+ * > 0 (perf_allow_cpu()); per-task ones follow only the tree.  Per-task
+ * events stay enabled: c->armed gates them, and a thread created between
+ * the scan of the tree and the creation of its parent's event is missed.
+ * The handler also checks pmcring_src_follows(), the target set the
+ * tracepoints use.
  *
  * The handler runs in NMI (hardware PMU), hard IRQ (cpu-clock hrtimer) or
  * with preemption disabled in task/softirq context (other software events):
@@ -16,6 +22,8 @@
  */
 #include <linux/perf_event.h>
 #include <linux/preempt.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -33,7 +41,9 @@ struct pmcring_src_counter {
 	struct pmcring_session	*s;
 	u32			pmcid;
 	bool			armed;		/* handler may write */
-	struct perf_event	*ev[];		/* [nr_cpu_ids], NULL if offline */
+	bool			per_cpu;	/* else per task, inherited */
+	unsigned int		nr_ev;
+	struct perf_event	**ev;		/* [nr_ev], NULL slots allowed */
 };
 
 /* [cpu][level][frame] */
@@ -242,31 +252,41 @@ static void pmcring_src_counter_records(struct pmcring_session *s,
 
 static void pmcring_src_counter_free(struct pmcring_src_counter *ctr)
 {
-	unsigned int cpu;
+	unsigned int i;
 
-	for_each_possible_cpu(cpu)
-		if (ctr->ev[cpu])
-			perf_event_release_kernel(ctr->ev[cpu]);
+	for (i = 0; i < ctr->nr_ev; i++)
+		if (ctr->ev[i])
+			perf_event_release_kernel(ctr->ev[i]);
+	kvfree(ctr->ev);
 	kfree(ctr);
 }
 
-static int pmcring_src_counter_create(struct pmcring_src_counter *ctr,
-				      const struct pmcring_counter *c)
+static void pmcring_src_counter_attr(struct perf_event_attr *attr,
+				     const struct pmcring_counter *c,
+				     bool per_cpu)
 {
-	struct perf_event_attr attr = {
-		.type		= c->type,
-		.size		= sizeof(attr),
-		.config		= c->config,
-		.sample_period	= c->rate,
-		.freq		= !!(c->flags & PMCRING_CTR_F_FREQ),
-		.disabled	= 1,
-		.exclude_idle	= !ctr->s->src->system_wide,
-	};
+	memset(attr, 0, sizeof(*attr));
+	attr->type = c->type;
+	attr->size = sizeof(*attr);
+	attr->config = c->config;
+	attr->sample_period = c->rate;
+	attr->freq = !!(c->flags & PMCRING_CTR_F_FREQ);
+	attr->disabled = per_cpu;
+	attr->inherit = !per_cpu;
+}
+
+static int pmcring_src_counter_cpus(struct pmcring_src_counter *ctr,
+				    struct perf_event_attr *attr)
+{
 	struct perf_event *ev;
 	unsigned int cpu, n = 0;
 
+	ctr->ev = kvcalloc(nr_cpu_ids, sizeof(*ctr->ev), GFP_KERNEL);
+	if (!ctr->ev)
+		return -ENOMEM;
+	ctr->nr_ev = nr_cpu_ids;
 	for_each_online_cpu(cpu) {
-		ev = perf_event_create_kernel_counter(&attr, cpu, NULL,
+		ev = perf_event_create_kernel_counter(attr, cpu, NULL,
 						      pmcring_src_overflow,
 						      ctr);
 		if (IS_ERR(ev)) {
@@ -281,12 +301,90 @@ static int pmcring_src_counter_create(struct pmcring_src_counter *ctr,
 	return n ? 0 : -ENODEV;
 }
 
+/* The threads of the processes @s follows, referenced. */
+static struct task_struct **pmcring_src_threads(struct pmcring_session *s,
+						unsigned int *nr)
+{
+	struct task_struct **tasks, *p, *t;
+	unsigned int n = 0, max = 0;
+
+	rcu_read_lock();
+	for_each_process_thread(p, t)
+		max += pmcring_src_follows(s, t);
+	rcu_read_unlock();
+	tasks = kvmalloc_array(max + 1, sizeof(*tasks), GFP_KERNEL);
+	if (!tasks)
+		return NULL;
+	rcu_read_lock();
+	for_each_process_thread(p, t) {
+		if (n < max && pmcring_src_follows(s, t)) {
+			get_task_struct(t);
+			tasks[n++] = t;
+		}
+	}
+	rcu_read_unlock();
+	*nr = n;
+	return tasks;
+}
+
+static int pmcring_src_counter_tasks(struct pmcring_src_counter *ctr,
+				     struct perf_event_attr *attr)
+{
+	struct task_struct **tasks;
+	struct perf_event *ev;
+	unsigned int i, n;
+	int err = 0;
+
+	pmcring_src_targets_fill(ctr->s);
+	tasks = pmcring_src_threads(ctr->s, &n);
+	if (!tasks)
+		return -ENOMEM;
+	ctr->ev = kvcalloc(n + 1, sizeof(*ctr->ev), GFP_KERNEL);
+	if (!ctr->ev)
+		err = -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!err) {
+			ev = perf_event_create_kernel_counter(attr, -1,
+							      tasks[i],
+							      pmcring_src_overflow,
+							      ctr);
+			/* A thread that exited meanwhile is not an error. */
+			if (!IS_ERR(ev))
+				ctr->ev[ctr->nr_ev++] = ev;
+			else if (PTR_ERR(ev) != -ESRCH)
+				err = PTR_ERR(ev);
+		}
+		put_task_struct(tasks[i]);
+	}
+	kvfree(tasks);
+	if (!err && !ctr->nr_ev)
+		err = -ESRCH;
+	return err;
+}
+
+static void pmcring_src_counter_arm(struct pmcring_src_counter *ctr, bool on)
+{
+	unsigned int i;
+
+	WRITE_ONCE(ctr->armed, on);
+	if (!ctr->per_cpu)
+		return;
+	for (i = 0; i < ctr->nr_ev; i++) {
+		if (!ctr->ev[i])
+			continue;
+		if (on)
+			perf_event_enable(ctr->ev[i]);
+		else
+			perf_event_disable(ctr->ev[i]);
+	}
+}
+
 long pmcring_src_counter_add(struct pmcring_session *s,
 			     struct pmcring_counter *c)
 {
 	struct pmcring_src_state *st = s->src;
 	struct pmcring_src_counter *ctr;
-	unsigned int cpu;
+	struct perf_event_attr attr;
 	int err;
 
 	err = pmcring_src_counter_check(c);
@@ -296,12 +394,17 @@ long pmcring_src_counter_add(struct pmcring_session *s,
 		return -EINVAL;		/* a session that follows nothing */
 	if (st->nr_counters >= PMCRING_SRC_MAX_COUNTERS)
 		return -ENOSPC;
-	ctr = kzalloc(struct_size(ctr, ev, nr_cpu_ids), GFP_KERNEL);
+	ctr = kzalloc(sizeof(*ctr), GFP_KERNEL);
 	if (!ctr)
 		return -ENOMEM;
 	ctr->s = s;
 	ctr->pmcid = st->nr_counters + 1;
-	err = pmcring_src_counter_create(ctr, c);
+	ctr->per_cpu = st->system_wide;
+	pmcring_src_counter_attr(&attr, c, ctr->per_cpu);
+	if (ctr->per_cpu)
+		err = pmcring_src_counter_cpus(ctr, &attr);
+	else
+		err = pmcring_src_counter_tasks(ctr, &attr);
 	if (err) {
 		pmcring_src_counter_free(ctr);
 		return err;
@@ -311,37 +414,26 @@ long pmcring_src_counter_add(struct pmcring_session *s,
 	if (!st->pmcid)
 		st->pmcid = ctr->pmcid;
 	pmcring_src_counter_records(s, c);
-	if (s->enabled && st->hooked) {
-		WRITE_ONCE(ctr->armed, true);
-		for_each_possible_cpu(cpu)
-			if (ctr->ev[cpu])
-				perf_event_enable(ctr->ev[cpu]);
-	}
+	if (s->enabled && st->hooked)
+		pmcring_src_counter_arm(ctr, true);
 	return 0;
 }
 
 /*
- * Arm or disarm every counter of @s.  perf_event_disable() returns once the
- * event is stopped on its CPU, so no handler of @s runs after a disarm.
+ * Arm or disarm every counter of @s.  After a disarm no handler of @s runs:
+ * perf_event_disable() returns once a per-CPU event is stopped, and
+ * synchronize_rcu() waits for handlers (NMI, IRQ or preemption disabled)
+ * of per-task events that saw armed set.
  */
 void pmcring_src_counters_arm(struct pmcring_session *s, bool on)
 {
 	struct pmcring_src_state *st = s->src;
-	struct pmcring_src_counter *ctr;
-	unsigned int i, cpu;
+	unsigned int i;
 
-	for (i = 0; i < st->nr_counters; i++) {
-		ctr = st->counters[i];
-		WRITE_ONCE(ctr->armed, on);
-		for_each_possible_cpu(cpu) {
-			if (!ctr->ev[cpu])
-				continue;
-			if (on)
-				perf_event_enable(ctr->ev[cpu]);
-			else
-				perf_event_disable(ctr->ev[cpu]);
-		}
-	}
+	for (i = 0; i < st->nr_counters; i++)
+		pmcring_src_counter_arm(st->counters[i], on);
+	if (!on && st->nr_counters)
+		synchronize_rcu();
 }
 
 void pmcring_src_counters_free(struct pmcring_session *s)

@@ -24,9 +24,9 @@
  *   -a        system-wide (CAP_PERFMON or root)
  *   -p PID    that process and its descendants (default: this process)
  *   -t SECS   how long to record (default 1)
- *   -w COUNT  write COUNT USERDATA records (values 1..COUNT) with
- *             PMCRING_IOC_WRITELOG while recording, and check that each
- *             comes back exactly once
+ *   -w COUNT  write COUNT (at most 64) USERDATA records, values
+ *             1..COUNT, with PMCRING_IOC_WRITELOG after enabling, and
+ *             check that each comes back exactly once
  *   -q        print only the summary, not every record
  */
 #define _GNU_SOURCE
@@ -139,7 +139,8 @@ static void print_record(struct consumer *c, const struct ring *r,
 	if (c->quiet)
 		return;
 	printf("%" PRIu64 ".%09" PRIu64 " cpu %u %-14s len %u",
-	       h->pl_tsc / 1000000000, h->pl_tsc % 1000000000, r->cpu,
+	       (uint64_t)h->pl_tsc / 1000000000,
+	       (uint64_t)h->pl_tsc % 1000000000, r->cpu,
 	       name ? name : "?", len);
 	switch (type) {
 	case PMCRING_TYPE_USERDATA:
@@ -248,7 +249,7 @@ int main(int argc, char **argv)
 {
 	struct pmcring_config cfg = { 0 };
 	struct consumer c = { .fd = -1 };
-	unsigned int writes = 0, written = 0, i;
+	uint32_t writes = 0, written, i;
 	uint64_t end, lost = 0;
 	double secs = 1.0;
 	int opt, pid = getpid();
@@ -259,7 +260,7 @@ int main(int argc, char **argv)
 		case 'a': all = true; break;
 		case 'p': pid = atoi(optarg); break;
 		case 't': secs = atof(optarg); break;
-		case 'w': writes = (unsigned int)atoi(optarg); break;
+		case 'w': writes = (uint32_t)atoi(optarg); break;
 		case 'q': c.quiet = true; break;
 		default:
 			fprintf(stderr, "usage: consumer [-a | -p PID] [-t SECONDS] "
@@ -307,18 +308,17 @@ int main(int argc, char **argv)
 	/* 5: record, waking up when a ring passes its watermark */
 	if (ioctl(c.fd, PMCRING_IOC_ENABLE))
 		die("PMCRING_IOC_ENABLE");
+	/* USERDATA records of our own, on whatever CPU we run on */
+	for (written = 1; written <= writes; written++)
+		if (ioctl(c.fd, PMCRING_IOC_WRITELOG, &written))
+			die("PMCRING_IOC_WRITELOG");
+	/* wake poll() now rather than at the watermark */
+	if (writes && ioctl(c.fd, PMCRING_IOC_FLUSH))
+		die("PMCRING_IOC_FLUSH");
 	end = now_ms() + (uint64_t)(secs * 1000);
 	while (now_ms() < end) {
 		struct pollfd pfd = { .fd = c.fd, .events = POLLIN };
-		uint32_t v;
 
-		if (written < writes) {
-			v = ++written;
-			if (ioctl(c.fd, PMCRING_IOC_WRITELOG, &v))
-				die("PMCRING_IOC_WRITELOG");
-			if (written == writes && ioctl(c.fd, PMCRING_IOC_FLUSH))
-				die("PMCRING_IOC_FLUSH");
-		}
 		if (poll(&pfd, 1, 100) < 0 && errno != EINTR)
 			die("poll");
 		if (drain_all(&c) < 0)
@@ -341,7 +341,7 @@ int main(int argc, char **argv)
 	if (writes) {
 		uint64_t want = writes == 64 ? ~0ull : (1ull << writes) - 1;
 
-		printf("consumer: userdata %u written, %s\n", writes,
+		printf("consumer: userdata %" PRIu32 " written, %s\n", writes,
 		       c.userdata_seen == want && !c.userdata_dups ?
 		       "all read back once" : "MISSING or duplicated");
 		if (c.userdata_seen != want || c.userdata_dups)

@@ -134,6 +134,10 @@ else
 		echo "not ok - vm: vmrun exit=$rc (splat, module unload or timeout; see above)"
 		failed=$((failed + 1))
 	fi
+	# Name the test during which each kernel splat was printed.
+	awk '/^# selftests: / { t = substr($0, 3) }
+	     /^# kernel: / { print "# splat during " (t ? t : "boot") ": " substr($0, 11) }' \
+		"$LOG/vm.log"
 fi
 
 echo "# make check: $(( $(date +%s) - start ))s of tests, logs in $LOG"

@@ -226,12 +226,13 @@ static bool add_counters(struct pmcring *s, struct rec_opts *o,
 		c.rate = o->period ? o->period : o->freq ? o->freq :
 			 REC_DEFAULT_FREQ;
 		c.flags = o->period ? 0 : PMCRING_CTR_F_FREQ;
-		snprintf(c.name, sizeof(c.name), "%s", ev[i].name);
+		memcpy(c.name, ev[i].name, sizeof(c.name));
+		c.name[sizeof(c.name) - 1] = '\0';
 		err = pmcring_add_counter(s, &c);
 		if (!err) {
 			fo->counters[fo->nr_counters].pmcid = c.pmcid;
-			snprintf(fo->counters[fo->nr_counters].name,
-				 PMCRING_NAME_MAX, "%s", c.name);
+			memcpy(fo->counters[fo->nr_counters].name, c.name,
+			       PMCRING_NAME_MAX);
 			fo->nr_counters++;
 			if (!o->events_given)
 				return true;	/* one default is enough */
@@ -394,6 +395,9 @@ static int record_setup(struct recorder *r)
 
 	so.data_pages = r->o.buffer_pages;
 	so.types = r->o.types;
+	/* --generate: the generated records alone, the same in every run */
+	if (r->o.gen_count && !so.types)
+		so.types = PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED);
 	so.callchain_depth = r->o.callchain_depth;
 	if (r->o.system_wide)
 		so.flags |= PMCRING_CFG_F_SYSTEM_WIDE;
@@ -415,6 +419,10 @@ static int record_setup(struct recorder *r)
 		session_error(&r->o, errno);
 		return 1;
 	}
+	/* INITIALIZE's time: before any record, PMCALLOCATE included */
+	if (pmcring_clock(r->s, &r->fo.start_ns))
+		r->fo.start_ns = now_ns(CLOCK_MONOTONIC);
+	clock_gettime(CLOCK_REALTIME, &r->fo.start_rt);
 	if (!add_counters(r->s, &r->o, &r->fo))
 		return 1;
 	mo.max_delay_ns = WAIT_MS * 1000000ull;
@@ -442,9 +450,6 @@ static int record_setup(struct recorder *r)
 	r->fo.blob_timing = r->o.timing;
 	r->fo.roll_bytes = r->o.roll_bytes;
 	r->fo.roll_secs = r->o.roll_secs;
-	if (pmcring_clock(r->s, &r->fo.start_ns))
-		r->fo.start_ns = now_ns(CLOCK_MONOTONIC);
-	clock_gettime(CLOCK_REALTIME, &r->fo.start_rt);
 
 	r->w = fmt_writer_new(&r->fo);
 	if (!r->w)

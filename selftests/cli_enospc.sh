@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Description: `pmcring record` onto a full file system (a 256 KiB tmpfs)
+# stops with a clear "no space left" error and a non-zero exit, and what it
+# wrote is a valid prefix that `pmcring dump` reads, in every format.
+set -u
+
+ksft_skip=4
+skip() { echo "SKIP: $*"; exit $ksft_skip; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+[ -e /dev/pmcring ] || skip "/dev/pmcring missing (pmcring module not loaded)"
+[ "$(id -u)" = 0 ] || skip "needs root"
+command -v pmcring >/dev/null || skip "pmcring not on PATH"
+
+dir=$(mktemp -d)
+mnt=$dir/small
+mkdir "$mnt"
+mount -t tmpfs -o size=256k tmpfs "$mnt" || skip "cannot mount a tmpfs"
+trap 'umount "$mnt"; rm -rf "$dir"' EXIT
+
+for fmt in pmclog barman blob; do
+	rm -rf "${mnt:?}"/*
+	# 4 MiB of generated records per CPU: far more than fits
+	pmcring record --quiet -F "$fmt" -o "$mnt/out" --buffer-pages 64 \
+		--generate 65536,64 >"$dir/rec.log" 2>&1
+	rc=$?
+	if grep -q "generate: Operation not permitted\|generate: Inappropriate" "$dir/rec.log"; then
+		skip "PMCRING_IOC_GENERATE not available"
+	fi
+	[ "$rc" -ne 0 ] || fail "$fmt: record succeeded on a full disk"
+	grep -q "no space left on device" "$dir/rec.log" ||
+		{ cat "$dir/rec.log"; fail "$fmt: no clear ENOSPC message"; }
+	out=$mnt/out
+	[ "$fmt" = blob ] && out=$(ls "$mnt"/out/pmcring/all.DAT.*)
+	pmcring dump "$out" >"$dir/dump.txt" 2>"$dir/dump.err" ||
+		{ cat "$dir/dump.err"; fail "$fmt: prefix not readable"; }
+	n=$(grep -c " GENERATED " "$dir/dump.txt")
+	[ "$n" -gt 100 ] || fail "$fmt: only $n records in the prefix"
+	echo "# $fmt: $n records kept; $(head -c 200 "$dir/rec.log")"
+done
+echo "ok: ENOSPC stops record with a readable prefix"

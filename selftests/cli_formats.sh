@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Description: `pmcring record` of pmcring-workload (CPU work, threads, pipe
+# ping-pong, fork/exec) in each format - pmclog, barman, LDMS blob (binary
+# and JSON) - read back by `pmcring dump` and `pmcring stat`: every file
+# reads without error, records come out sorted by timestamp, and each holds
+# the record types the workload causes.
+set -u
+
+ksft_skip=4
+skip() { echo "SKIP: $*"; exit $ksft_skip; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+[ -e /dev/pmcring ] || skip "/dev/pmcring missing (pmcring module not loaded)"
+[ "$(id -u)" = 0 ] || skip "needs root"
+command -v pmcring >/dev/null || skip "pmcring not on PATH"
+command -v pmcring-workload >/dev/null || skip "pmcring-workload not on PATH"
+
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+# Timestamps (first field) never go down; '#' lines are barman tables.
+sorted() {
+	grep -v '^#' "$1" | awk '{ t = $1 + 0; if (NR > 1 && t < p) { print "line " NR ": " $0; bad = 1; exit } p = t } END { exit bad }'
+}
+
+has() {	# has FILE TYPE...
+	f=$1
+	shift
+	for t in "$@"; do
+		grep -q " $t\( \|\$\)" "$f" || fail "$f: no $t record"
+	done
+}
+
+record() {	# record NAME ARGS...
+	name=$1
+	shift
+	pmcring record --quiet "$@" -- pmcring-workload -d 1 -t 2 \
+		>"$dir/$name.rec" 2>&1 || { cat "$dir/$name.rec"; fail "record $name"; }
+}
+
+check() {	# check NAME PATH
+	pmcring dump "$2" >"$dir/$1.txt" 2>"$dir/$1.err" ||
+		{ cat "$dir/$1.err"; fail "dump $1"; }
+	[ -s "$dir/$1.err" ] && { cat "$dir/$1.err"; fail "dump $1 complained"; }
+	sorted "$dir/$1.txt" || fail "$1: records not sorted by timestamp"
+	pmcring stat "$2" >"$dir/$1.stat" || fail "stat $1"
+	echo "# $1: $(grep -vc '^#' "$dir/$1.txt") records"
+	sed 's/^/# /' "$dir/$1.stat"
+}
+
+record pmclog -o "$dir/w.pmclog"
+check pmclog "$dir/w.pmclog"
+head -n 1 "$dir/pmclog.txt" | grep -q " INITIALIZE " || fail "pmclog: INITIALIZE not first"
+tail -n 1 "$dir/pmclog.txt" | grep -q " CLOSELOG" || fail "pmclog: CLOSELOG not last"
+has "$dir/pmclog.txt" PMCALLOCATEDYN CALLCHAIN PROC_CREATE PROCEXEC MAP_IN \
+	PROCCSW PROCFORK THR_CREATE PROCEXIT
+grep -q " PMCALLOCATE " "$dir/pmclog.txt" && fail "pmclog: PMCALLOCATE written (FreeBSD cannot resolve it)"
+
+record barman -F barman -o "$dir/w.barman"
+check barman "$dir/w.barman"
+has "$dir/barman.txt" SAMPLE_WITH_PC TASK_SWITCH
+grep -q '^# task .*name="pmcring-worklo' "$dir/barman.txt" || fail "barman: no task_info of the workload"
+grep -q '^# mmap ' "$dir/barman.txt" || fail "barman: no mmap_layout"
+
+record blob -F blob -o "$dir/blob" --container c --timing \
+	--stream all --stream sched:proccsw,thr_create,thr_exit
+dat=$(ls "$dir"/blob/c/all.DAT.*)
+check blob "$dat"
+has "$dir/blob.txt" CALLCHAIN PROCCSW PROCEXEC MAP_IN
+sdat=$(ls "$dir"/blob/c/sched.DAT.*)
+check blob-sched "$sdat"
+grep -v " PROCCSW \| THR_CREATE \| THR_EXIT " "$dir/blob-sched.txt" &&
+	fail "sched stream holds other types"
+
+record json -F blob -o "$dir/json" --blob-json
+jdat=$(ls "$dir"/json/pmcring/all.DAT.*)
+check json "$jdat"
+has "$dir/json.txt" CALLCHAIN PROCCSW
+grep -q '"pc":"0x[0-9a-f;x]*"' "$dir/json.txt" || fail "json: no callchain string"
+echo "ok: pmclog, barman, blob and JSON blob recordings read back sorted"

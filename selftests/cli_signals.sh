@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Description: SIGINT or SIGTERM stop `pmcring record` cleanly (exit 0,
+# CLOSELOG last, final barman header); SIGKILL at a random moment leaves
+# files that `pmcring dump` reads to their last whole record, sorted, in
+# every format (a blob OFFSET never points past its DAT, a barman header
+# never describes frames that are not there).
+set -u
+
+ksft_skip=4
+skip() { echo "SKIP: $*"; exit $ksft_skip; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+[ -e /dev/pmcring ] || skip "/dev/pmcring missing (pmcring module not loaded)"
+[ "$(id -u)" = 0 ] || skip "needs root"
+command -v pmcring >/dev/null || skip "pmcring not on PATH"
+command -v pmcring-workload >/dev/null || skip "pmcring-workload not on PATH"
+
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+sorted() {
+	grep -v '^#' "$1" | awk '{ t = $1 + 0; if (NR > 1 && t < p) { bad = 1; exit } p = t } END { exit bad }'
+}
+
+# start FMT OUT: record the workload in the background; $rec is its pid
+start() {
+	pmcring record --quiet -F "$1" -o "$2" -- pmcring-workload -d 4 -t 2 \
+		>"$dir/rec.log" 2>&1 &
+	rec=$!
+	sleep 2
+}
+
+for sig in INT TERM; do
+	start pmclog "$dir/$sig.pmclog"
+	kill -"$sig" "$rec"
+	wait "$rec" || { cat "$dir/rec.log"; fail "SIG$sig: record exited $?"; }
+	pmcring dump "$dir/$sig.pmclog" >"$dir/$sig.txt" 2>"$dir/$sig.err" ||
+		fail "SIG$sig: dump"
+	[ -s "$dir/$sig.err" ] && { cat "$dir/$sig.err"; fail "SIG$sig: file not complete"; }
+	tail -n 1 "$dir/$sig.txt" | grep -q " CLOSELOG" || fail "SIG$sig: no CLOSELOG"
+	sorted "$dir/$sig.txt" || fail "SIG$sig: not sorted"
+	echo "# SIG$sig: $(wc -l <"$dir/$sig.txt") records, CLOSELOG last"
+done
+wait
+
+start barman "$dir/int.barman"
+kill -INT "$rec"
+wait "$rec" || fail "SIGINT barman: exit $?"
+pmcring dump "$dir/int.barman" >"$dir/int.txt" 2>&1 || fail "SIGINT barman: dump"
+grep -q '^# barman .*last_ts=' "$dir/int.txt" || fail "SIGINT barman: header"
+wait
+
+for fmt in pmclog barman blob; do
+	out=$dir/kill.$fmt
+	start "$fmt" "$out"
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+	[ "$fmt" = blob ] && out=$(ls "$out"/pmcring/all.DAT.*)
+	pmcring dump "$out" >"$dir/kill.txt" 2>"$dir/kill.err" ||
+		{ cat "$dir/kill.err"; fail "SIGKILL $fmt: dump of the prefix"; }
+	sorted "$dir/kill.txt" || fail "SIGKILL $fmt: not sorted"
+	echo "# SIGKILL $fmt: $(grep -vc '^#' "$dir/kill.txt") records; $(cat "$dir/kill.err")"
+	wait	# the orphaned workload
+done
+echo "ok: SIGINT/SIGTERM finish the files, SIGKILL leaves readable prefixes"

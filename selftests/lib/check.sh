@@ -96,6 +96,7 @@ fi
 if [ "${CHECK_SKIP_VM:-0}" = 1 ]; then
 	result skip "harness: vmrun fails a failing test" "CHECK_SKIP_VM=1"
 	result skip "harness: vmrun fails on a dmesg splat" "CHECK_SKIP_VM=1"
+	result skip "harness: vmrun fails when the module does not unload" "CHECK_SKIP_VM=1"
 	echo "# vm: skipped (CHECK_SKIP_VM=1)"
 	skipped=$((skipped + 1))
 else
@@ -110,8 +111,10 @@ else
 		result fail "harness: vmrun fails a failing test" "exit=$rc, want 1"
 	fi
 
-	# A command that succeeds but leaves a WARNING in dmesg must fail.
-	"$VMRUN" --kernel "$KVER" --timeout 300 -- fake_splat.sh \
+	# A command that succeeds but leaves a WARNING in dmesg must fail;
+	# so must one that leaves the module busy (same boot, two checks).
+	"$VMRUN" --kernel "$KVER" --timeout 300 -- \
+		sh -c 'cd / && sleep 600 </dev/pmcring & fake_splat.sh' \
 		>"$LOG/vm-splat.log" 2>&1
 	rc=$?
 	if [ "$rc" = 1 ] && grep -q 'kernel splat in guest dmesg' "$LOG/vm-splat.log"; then
@@ -119,6 +122,11 @@ else
 	else
 		sed 's/^/# /' "$LOG/vm-splat.log"
 		result fail "harness: vmrun fails on a dmesg splat" "exit=$rc, want 1"
+	fi
+	if [ "$rc" = 1 ] && grep -q 'pmcring did not unload' "$LOG/vm-splat.log"; then
+		result ok "harness: vmrun fails when the module does not unload"
+	else
+		result fail "harness: vmrun fails when the module does not unload" "exit=$rc"
 	fi
 
 	# -- 3. the kselftest suite in one VM boot ---------------------------------

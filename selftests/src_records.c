@@ -591,34 +591,48 @@ TEST(target_tree)
 	pmcring_free(s);
 }
 
-/* A small module of the running kernel that is not loaded. */
-static int find_module(char *path, size_t size, char *name, size_t nsize)
+#ifndef MODULE_INIT_COMPRESSED_FILE
+#define MODULE_INIT_COMPRESSED_FILE	4
+#endif
+
+/*
+ * A small module of the running kernel that is not loaded: $PMCRING_TEST_MODULE
+ * or crc7/crc8/crc4 under /lib/modules/$(uname -r)/kernel/lib/, plain or
+ * xz-compressed (decompressed by the kernel).  0 and @path, @name, @flags
+ * for finit_module(), or -1.
+ */
+static int find_module(char *path, size_t size, char *name, size_t nsize,
+		       int *flags)
 {
 	static const char * const mods[] = { "crc7", "crc8", "crc4" };
+	static const char * const exts[] = { "", ".xz" };
 	const char *env = getenv("PMCRING_TEST_MODULE");
-	struct utsname u;
-	unsigned int i;
 	char sys[PATH_MAX];
+	struct utsname u;
+	unsigned int i, e;
 
+	if (env) {
+		const char *b = strrchr(env, '/');
+
+		snprintf(path, size, "%s", env);
+		snprintf(name, nsize, "%s", b ? b + 1 : env);
+		name[strcspn(name, ".")] = '\0';
+		*flags = strstr(env, ".ko.") ? MODULE_INIT_COMPRESSED_FILE : 0;
+		return access(path, R_OK);
+	}
 	uname(&u);
 	for (i = 0; i < sizeof(mods) / sizeof(mods[0]); i++) {
-		if (env)
-			snprintf(path, size, "%s", env);
-		else
-			snprintf(path, size, "/lib/modules/%s/kernel/lib/%s.ko",
-				 u.release, mods[i]);
-		snprintf(name, nsize, "%s", mods[i]);
-		if (env) {
-			const char *b = strrchr(env, '/');
-
-			snprintf(name, nsize, "%s", b ? b + 1 : env);
-			name[strcspn(name, ".")] = '\0';
+		snprintf(sys, sizeof(sys), "/sys/module/%s", mods[i]);
+		if (!access(sys, F_OK))
+			continue;
+		for (e = 0; e < 2; e++) {
+			snprintf(path, size, "/lib/modules/%s/kernel/lib/%s.ko%s",
+				 u.release, mods[i], exts[e]);
+			snprintf(name, nsize, "%s", mods[i]);
+			*flags = e ? MODULE_INIT_COMPRESSED_FILE : 0;
+			if (!access(path, R_OK))
+				return 0;
 		}
-		snprintf(sys, sizeof(sys), "/sys/module/%s", name);
-		if (!access(path, R_OK) && access(sys, F_OK))
-			return 0;
-		if (env)
-			break;
 	}
 	return -1;
 }
@@ -630,10 +644,10 @@ TEST(module_map_in)
 	uint64_t start = 0;
 	struct pmcring *s;
 	struct recs rs;
-	int fd;
+	int fd, flags;
 
 	PMCRING_REQUIRE_DEV();
-	if (find_module(path, sizeof(path), name, sizeof(name)))
+	if (find_module(path, sizeof(path), name, sizeof(name), &flags))
 		SKIP(return, "no unloaded module to load (crc7.ko; set PMCRING_TEST_MODULE)");
 	s = session_new(0, PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_NO_SYNTH,
 			PMCRING_TYPE_BIT(PMCRING_TYPE_MAP_IN) |
@@ -642,7 +656,7 @@ TEST(module_map_in)
 	ASSERT_EQ(0, pmcring_enable(s));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, syscall(SYS_finit_module, fd, "", 0))
+	ASSERT_EQ(0, syscall(SYS_finit_module, fd, "", flags))
 		TH_LOG("finit_module(%s): %s", path, strerror(errno));
 	close(fd);
 	ASSERT_EQ(0, syscall(SYS_delete_module, name, O_NONBLOCK));

@@ -57,8 +57,9 @@ static int payload_ok(const struct pmcring_record *r)
 
 static void drain(struct __test_metadata *_metadata, uint32_t data_pages,
 		  uint64_t count, uint32_t size, uint32_t flags,
-		  bool drops_allowed)
+		  bool drops_allowed, bool one_cpu)
 {
+	uint64_t cpu0_mask = 1;
 	struct pmcring_opts opts = {
 		.sz = sizeof(opts),
 		.data_pages = data_pages,
@@ -70,7 +71,7 @@ static void drain(struct __test_metadata *_metadata, uint32_t data_pages,
 		.flags = PMCRING_MERGE_F_AUTO_CONSUME,
 	};
 	struct gen_thread g = { .ret = 0 };
-	uint64_t last_ts = 0, total = 0, lost = 0, dropnotify = 0;
+	uint64_t last_ts = 0, total = 0, lost = 0, dropnotify = 0, early = 0;
 	unsigned int ncpu, cpu, streams, active = 0;
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	struct cpu_seen *seen;
@@ -98,6 +99,13 @@ static void drain(struct __test_metadata *_metadata, uint32_t data_pages,
 	g.s = s;
 	g.req = (struct pmcring_generate){ .count = count, .size = size,
 					   .flags = flags };
+	if (one_cpu) {
+		/* CPU 0 only: every other ring stays idle and must not
+		 * hold the merge back.
+		 */
+		g.req.cpus = (uintptr_t)&cpu0_mask;
+		g.req.cpus_size = sizeof(cpu0_mask);
+	}
 	ASSERT_EQ(0, pthread_create(&th, NULL, gen_main, &g));
 
 	for (;;) {
@@ -150,6 +158,7 @@ static void drain(struct __test_metadata *_metadata, uint32_t data_pages,
 						   (unsigned long long)rec->pl_seq);
 		seen[r.cpu].seen++;
 		total++;
+		early += !atomic_load(&g.done);
 	}
 	pthread_join(th, NULL);
 	ASSERT_EQ(0, g.ret) TH_LOG("GENERATE: %s", strerror(-g.ret));
@@ -169,11 +178,12 @@ static void drain(struct __test_metadata *_metadata, uint32_t data_pages,
 			       (unsigned long long)seen[cpu].seen,
 			       (unsigned long long)st.lost);
 	}
-	ASSERT_EQ((unsigned int)online, active);
+	ASSERT_EQ(one_cpu ? 1u : (unsigned int)online, active);
 	if (!drops_allowed)
 		ASSERT_EQ(0, lost);
-	TH_LOG("%u CPUs, %llu records in order, %llu lost, %llu DROPNOTIFY",
-	       active, (unsigned long long)total, (unsigned long long)lost,
+	TH_LOG("%u CPUs, %llu records in order (%llu while generating), "
+	       "%llu lost, %llu DROPNOTIFY", active, (unsigned long long)total,
+	       (unsigned long long)early, (unsigned long long)lost,
 	       (unsigned long long)dropnotify);
 	pmcring_merge_free(m);
 	pmcring_free(s);
@@ -184,20 +194,27 @@ static void drain(struct __test_metadata *_metadata, uint32_t data_pages,
 TEST(task_and_hardirq_exact)
 {
 	drain(_metadata, 256, 4000, 64, PMCRING_GEN_F_TASK |
-	      PMCRING_GEN_F_HARDIRQ, false);
+	      PMCRING_GEN_F_HARDIRQ, false, false);
+}
+
+/* Records on CPU 0 only: the idle CPUs' rings do not stall the merge. */
+TEST(one_cpu_others_idle)
+{
+	drain(_metadata, 256, 4000, 64, PMCRING_GEN_F_TASK |
+	      PMCRING_GEN_F_HARDIRQ, false, true);
 }
 
 /* Varying record layout: the largest records, hard IRQ only. */
 TEST(hardirq_large_records)
 {
-	drain(_metadata, 256, 200, 4096, PMCRING_GEN_F_HARDIRQ, false);
+	drain(_metadata, 256, 200, 4096, PMCRING_GEN_F_HARDIRQ, false, false);
 }
 
 /* Smallest rings: the consumer falls behind, drops are counted exactly. */
 TEST(small_rings_with_drops)
 {
 	drain(_metadata, 4, 20000, 256, PMCRING_GEN_F_TASK |
-	      PMCRING_GEN_F_HARDIRQ, true);
+	      PMCRING_GEN_F_HARDIRQ, true, false);
 }
 
 TEST_HARNESS_MAIN

@@ -566,6 +566,21 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 		f = sym_resolve(r->sym, space, pc[i], ret);
 		if (!f)
 			return -ENOMEM;
+		/*
+		 * A return address in no mapping of a process whose mappings
+		 * we know: a frame-pointer walk through code built without
+		 * frame pointers reads garbage from here on.  One frame for
+		 * all of it keeps the graphs readable.
+		 */
+		if (ret && !kernel && f->kind == SYM_KIND_UNKNOWN &&
+		    !f->module[0] && sym_has_space(r->sym, space)) {
+			f = sym_frame_get(r->sym, SYM_KIND_UNKNOWN, NULL,
+					  "[unknown]");
+			if (!f)
+				return -ENOMEM;
+			r->stack[depth++] = f->id;
+			break;
+		}
 		r->stack[depth++] = f->id;
 		prev_kernel = kernel;
 	}

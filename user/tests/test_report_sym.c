@@ -85,6 +85,7 @@ static void build_log(struct plog *p, const struct self_map *m)
 	uint64_t lib[] = { 0x7f0000000123ull, TOP_RA };
 	uint64_t f[] = { LEAF, TOP_RA };
 	uint64_t l[] = { LEAF };
+	uint64_t g[] = { LEAF, MID_RA, 0x55, TOP_RA };	/* a broken FP walk */
 	int i;
 
 	p->len = 0;
@@ -105,6 +106,7 @@ static void build_log(struct plog *p, const struct self_map *m)
 	plog_callchain(p, 100, 100, 0, c, 2);
 	plog_callchain(p, 100, 100, 1, u, 1);		/* CPU 1 */
 	plog_callchain(p, 100, 100, 0, lib, 2);
+	plog_callchain(p, 100, 100, 0, g, 4);
 	plog_csw(p, 100, 100, 2000000);
 	plog_csw(p, 100, 101, 500000);
 	plog_csw(p, 100, 100, 2000000);
@@ -124,6 +126,7 @@ static void check_folded(const char *log, const char *ksyms, const char *exe)
 
 	snprintf(want, sizeof(want),
 		 "%s;t_leaf 1\n"
+		 "tproc;[unknown];t_mid;t_leaf 1\n"
 		 "tproc;[unknown] 0x10 1\n"
 		 "tproc;t_top;[unknown] libfoo.so+0x123 1\n"
 		 "tproc;t_top;t_leaf 1\n"
@@ -172,7 +175,7 @@ static void check_text(const char *log, const char *ksyms)
 	/* the first row after the column names is the hottest function */
 	if (p) {
 		p = strchr(strchr(p, '\n') + 1, '\n') + 1;
-		CHECK(!strncmp(p, "   54.55%        6 ", 19) &&
+		CHECK(!strncmp(p, "   58.33%        7 ", 19) &&
 		      strstr(p, "u t_leaf [test_report_sym]") == strstr(p, "u t_leaf"),
 		      "first row: %.80s", p);
 	}

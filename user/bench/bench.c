@@ -3,12 +3,17 @@
  * Description: native benchmark of libpmcring: merged records/s of the
  * exact merge over 2, 16 and 256 simulated CPUs (user space producer,
  * records spread randomly over the CPUs, merge time only), and parser MB/s
- * (memory mode, fed in 1 MiB chunks, and fd mode from a memfd).
+ * (memory mode, fed in 1 MiB chunks, and fd mode from a memfd), and the
+ * merge's delay with live writer threads on 2 of 16 CPUs (the other 14
+ * idle) and a consumer that sleeps 1 ms whenever nothing is ready.
  *
  * Usage: pmcring-bench [JSON-PATH]
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +96,108 @@ static int bench_merge(unsigned int ncpu, uint64_t total,
 	pmcring_merge_free(m);
 	pmcring_uprod_free(p);
 	free(bufs);
+	return 0;
+}
+
+/* ---- delay with live writers ------------------------------------------ */
+
+#define LAT_WRITERS	2
+#define LAT_CPUS	16
+
+struct lat_writer {
+	struct pmcring_uprod	*p;
+	unsigned int		cpu;
+	atomic_bool		*stop;
+	uint64_t		written;
+};
+
+static void *lat_writer_main(void *arg)
+{
+	struct lat_writer *w = arg;
+	struct timespec d = { 0, 20000 };	/* ~50k records/s */
+	uint64_t body[2] = { 0 };
+
+	while (!atomic_load(w->stop)) {
+		if (!pmcring_uprod_write(w->p, w->cpu, PMCRING_TYPE_GENERATED,
+					 body, sizeof(body)))
+			w->written++;
+		nanosleep(&d, NULL);
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct lat_result {
+	uint64_t	records, p50, p99, max;
+};
+
+static int bench_latency(double seconds, struct lat_result *res)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(LAT_CPUS, 16);
+	struct pmcring_cpu_buf *bufs[LAT_CPUS];
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o),
+		.clock = pmcring_uprod_clock,
+		.flags = PMCRING_MERGE_F_AUTO_CONSUME,
+		.max_delay_ns = 1000000,
+	};
+	struct timespec nap = { 0, 1000000 };
+	struct lat_writer w[LAT_WRITERS];
+	pthread_t th[LAT_WRITERS];
+	atomic_bool stop = false;
+	size_t cap = 1 << 22, n = 0;
+	uint64_t *lat = malloc(cap * sizeof(*lat)), now, written = 0;
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	double end;
+	unsigned int i;
+	int ret;
+
+	if (!p || !lat)
+		return -ENOMEM;
+	for (i = 0; i < LAT_CPUS; i++)
+		bufs[i] = pmcring_uprod_cpu_buf(p, i);
+	m = pmcring_merge_new(bufs, LAT_CPUS, &o);
+	if (!m)
+		return -errno;
+	for (i = 0; i < LAT_WRITERS; i++) {
+		w[i] = (struct lat_writer){ .p = p, .cpu = i * 7, .stop = &stop };
+		pthread_create(&th[i], NULL, lat_writer_main, &w[i]);
+	}
+	end = now_s() + seconds;
+	while (now_s() < end) {
+		ret = pmcring_merge_next(m, &r);
+		if (ret < 0)
+			return ret;
+		if (!ret) {
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		pmcring_uprod_clock(NULL, &now);
+		if (n < cap)
+			lat[n++] = now - r.ts;
+	}
+	atomic_store(&stop, true);
+	for (i = 0; i < LAT_WRITERS; i++) {
+		pthread_join(th[i], NULL);
+		written += w[i].written;
+	}
+	if (!n || n > written)
+		return -EIO;
+	qsort(lat, n, sizeof(*lat), cmp_u64);
+	res->records = n;
+	res->p50 = lat[n / 2];
+	res->p99 = lat[n * 99 / 100];
+	res->max = lat[n - 1];
+	free(lat);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
 	return 0;
 }
 
@@ -204,6 +311,7 @@ int main(int argc, char **argv)
 {
 	static const unsigned int cpus[] = { 2, 16, 256 };
 	struct merge_result mr[3];
+	struct lat_result lr = { 0 };
 	char model[128];
 	double mem, fd;
 	uint64_t nrec;
@@ -227,6 +335,17 @@ int main(int argc, char **argv)
 		printf("merge %3u CPUs %13s %14.0f %10s\n", cpus[i], "",
 		       mr[i].rate, "records/s");
 	}
+	ret = bench_latency(2.0, &lr);
+	if (ret) {
+		fprintf(stderr, "latency: %s\n", strerror(-ret));
+		return 1;
+	}
+	printf("%-28s %14.3f %10s\n", "merge delay p50 (2 of 16)",
+	       (double)lr.p50 / 1e6, "ms");
+	printf("%-28s %14.3f %10s\n", "merge delay p99 (2 of 16)",
+	       (double)lr.p99 / 1e6, "ms");
+	printf("%-28s %14.3f %10s\n", "merge delay max (2 of 16)",
+	       (double)lr.max / 1e6, "ms");
 	log = make_log(256u << 20, &len, &nrec);
 	if (!log)
 		return 1;
@@ -253,7 +372,14 @@ int main(int argc, char **argv)
 				"\"seconds\": %.6f, \"records_per_s\": %.0f}%s\n",
 				mr[i].cpus, (unsigned long long)mr[i].records,
 				mr[i].seconds, mr[i].rate, i < 2 ? "," : "");
-		fprintf(j, "  ],\n  \"parser\": {\"bytes\": %zu, \"records\": "
+		fprintf(j, "  ],\n  \"merge_delay\": {\"cpus\": %u, "
+			"\"writers\": %u, \"poll_ns\": 1000000, \"records\": "
+			"%llu, \"p50_ns\": %llu, \"p99_ns\": %llu, "
+			"\"max_ns\": %llu},\n", LAT_CPUS, LAT_WRITERS,
+			(unsigned long long)lr.records,
+			(unsigned long long)lr.p50, (unsigned long long)lr.p99,
+			(unsigned long long)lr.max);
+		fprintf(j, "  \"parser\": {\"bytes\": %zu, \"records\": "
 			"%llu, \"memory_mb_per_s\": %.1f, \"fd_mb_per_s\": "
 			"%.1f}\n}\n", len, (unsigned long long)nrec, mem, fd);
 		fclose(j);

@@ -137,6 +137,7 @@ struct pmcring_cpu_stats {
 	uint64_t	bytes;		/* ring bytes passed with _next() */
 	uint64_t	lost;		/* records the producer dropped */
 };
+
 PMCRING_API void pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
 				       struct pmcring_cpu_stats *st);
 
@@ -225,69 +226,86 @@ struct pmcring_log_ev_initialize {
 	struct timespec	pl_ts;		/* realtime at the start */
 	char		pl_cpuid[PMCRING_CPUID_LEN + 1];
 };
+
 struct pmcring_log_ev_pmcallocate {
 	uint32_t	pl_pmcid, pl_event, pl_flags;
 	uint64_t	pl_rate;
 };
+
 struct pmcring_log_ev_pmcallocatedyn {
 	uint32_t	pl_pmcid, pl_event, pl_flags;
 	char		pl_evname[PMCRING_NAME_MAX + 1];
 };
+
 struct pmcring_log_ev_pmcattach {
 	uint32_t	pl_pmcid, pl_pid;
 	const char	*pl_pathname;
 };
+
 struct pmcring_log_ev_pmcdetach {
 	uint32_t	pl_pmcid, pl_pid;
 };
+
 struct pmcring_log_ev_proccsw {
 	uint64_t	pl_value;
 	uint32_t	pl_pmcid, pl_pid, pl_tid;
 };
+
 struct pmcring_log_ev_procexec {
 	uint32_t	pl_pid, pl_pmcid;
 	uint64_t	pl_baseaddr, pl_dynaddr;
 	const char	*pl_pathname;
 };
+
 struct pmcring_log_ev_procexit {
 	uint32_t	pl_pmcid, pl_pid;
 	uint64_t	pl_value;
 };
+
 struct pmcring_log_ev_procfork {
 	uint32_t	pl_oldpid, pl_newpid;
 };
+
 struct pmcring_log_ev_sysexit {
 	uint32_t	pl_pid;
 };
+
 struct pmcring_log_ev_userdata {
 	uint32_t	pl_userdata;
 };
+
 struct pmcring_log_ev_map_in {
 	uint32_t	pl_pid;
 	uint64_t	pl_start;
 	const char	*pl_pathname;
 };
+
 struct pmcring_log_ev_map_out {
 	uint32_t	pl_pid;
 	uint64_t	pl_start, pl_end;
 };
+
 struct pmcring_log_ev_callchain {
 	uint32_t	pl_pid, pl_tid, pl_pmcid, pl_cpuflags;
 	uint32_t	pl_cpu;		/* pl_cpuflags >> 16 */
 	uint32_t	pl_npc;		/* frames, <= 512 */
 	const uint64_t	*pl_pc;		/* 8-aligned */
 };
+
 struct pmcring_log_ev_thr_create {
 	uint32_t	pl_tid, pl_pid, pl_flags;
 	char		pl_tdname[PMCRING_COMM_LEN + 1];
 };
+
 struct pmcring_log_ev_thr_exit {
 	uint32_t	pl_tid;
 };
+
 struct pmcring_log_ev_proc_create {
 	uint32_t	pl_pid, pl_flags;
 	char		pl_pcomm[PMCRING_COMM_LEN + 1];
 };
+
 struct pmcring_log_ev_generated {
 	uint64_t	pl_seq;		/* 0 if the record is too short */
 	uint32_t	pl_cpu, pl_ctx;

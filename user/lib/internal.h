@@ -16,7 +16,8 @@
  * The kernel's names for the C11 operations of the ordering contract in
  * <linux/pmcring.h>.  The mapped pages are plain __u64s; they are accessed
  * as atomics of the same size and alignment (lock-free on every target
- * that has a 64-bit atomic load).
+ * that has a 64-bit atomic load).  Unlike the kernel's, these take a
+ * pointer to the __u64.
  */
 #define PMCRING_ATOMIC(p)	((_Atomic uint64_t *)(uintptr_t)(p))
 #define smp_load_acquire(p) \

@@ -293,7 +293,7 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts)
 	 * the producer's store of pending_ts and its clock read in
 	 * pmcring_ring_reserve().
 	 */
-	smp_mb();
+	smp_mb(); /* (F), pairs with (E) */
 	pending = smp_load_acquire(&mr->b->prod->pending_ts);
 	/* (H): pairs with (G), the smp_wmb() between the producer's store
 	 * of data_head and its clearing of pending_ts: if we read the clear,

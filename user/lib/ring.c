@@ -49,7 +49,9 @@ int pmcring_cpu_buf_init(struct pmcring_cpu_buf *b, void *base, size_t size,
 	b->prod = (const struct pmcring_prod_page *)((uint8_t *)base + page);
 	b->data = (const uint8_t *)base + doff;
 	b->mask = dsize - 1;
-	b->pos = b->head = b->tail = tail;
+	b->pos = tail;
+	b->head = tail;
+	b->tail = tail;
 	b->base = base;
 	b->size = size;
 	b->cpu = cpu;
@@ -133,7 +135,7 @@ void pmcring_cpu_buf_consume(struct pmcring_cpu_buf *b, uint64_t pos)
 	 * reuse the space; pairs with (A), the producer's load of data_tail
 	 * in pmcring_ring_reserve().
 	 */
-	smp_mb();
+	smp_mb(); /* (D), pairs with (A) */
 	smp_store_release(&b->ctl->data_tail, pos);
 	b->tail = pos;
 }

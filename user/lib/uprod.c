@@ -217,7 +217,7 @@ void *pmcring_uprod_reserve(struct pmcring_uprod *p, unsigned int cpu,
 	 */
 	t0 = now_ns();
 	WRITE_ONCE(&c->prod->pending_ts, t0);
-	smp_mb();
+	smp_mb(); /* (E), pairs with (F) */
 	ts = now_ns();
 	/* (A): pairs with (D), smp_mb() before the store-release of
 	 * data_tail in pmcring_cpu_buf_consume().

@@ -144,7 +144,13 @@ run: deps
 	@KVER=$(KVER) KREL=$(KREL) KDIR=$(KDIR) HOST=$(HOST) \
 		$(TOP)/selftests/lib/run.sh
 
-fuzz bench:
+# B1-B4 in the VM and the native benchmark (make -C user bench):
+# selftests/bench/run.sh, results in out/bench.json and out/bench.svg.
+bench: deps
+	@$(MAKE) kmod user
+	@KVER=$(KVER) KREL=$(KREL) KDIR=$(KDIR) $(TOP)/selftests/bench/run.sh
+
+fuzz:
 ifneq ($(HAVE_USER),)
 	@if [ -n "$(call user_has,$@)" ]; then $(MAKE) -C user $@; else \
 		echo "$@: user/Makefile has no '$@' target yet"; fi

@@ -1,0 +1,181 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# VM side of `make bench` (POSIX sh, busybox): run B1-B4 and append one
+# flat JSON object per measurement to DIR/results.jsonl.  DIR (shared with
+# the host) holds pmcbench, pmcring_ftrace_bench.ko and perf/ (the host's
+# perf with its libraries and loader); all scratch files go to /tmp (tmpfs).
+#
+# Usage: guest.sh DIR
+# Sizes (environment, set by run.sh): B1_PAGES B1_MAX B1_REPS B2_N B2_SIZE
+# B2_REPS B3_PIPE B3_FORK B3_REPS B4_N SWEEP (irq batches of the rate sweep)
+set -u
+
+D=$1
+RES=$D/results.jsonl
+T=/tmp/bench
+B=$T/pmcbench
+: "${B1_PAGES:=4096}" "${B1_MAX:=200000}" "${B1_REPS:=5}" "${B1_SIZES:=32,64,256}"
+: "${B2_N:=500000}" "${B2_SIZE:=64}" "${B2_REPS:=3}"
+: "${B3_PIPE:=20000}" "${B3_FORK:=300}" "${B3_REPS:=3}"
+: "${B4_N:=20000}" "${SWEEP:=1 2 4 8 16}"
+
+mkdir -p $T
+: >"$RES"
+cp "$D/pmcbench" $B
+fail=0
+
+# emit NAME [k=v ...] < JSON: the object with "bench" and the pairs first
+emit()
+{
+	name=$1
+	shift
+	pre="\"bench\": \"$name\""
+	for kv in "$@"; do
+		v=${kv#*=}
+		case "$v" in
+		*[!0-9.]*|'') v="\"$v\"" ;;
+		esac
+		pre="$pre, \"${kv%%=*}\": $v"
+	done
+	while read -r line; do
+		case "$line" in
+		'{}') echo "{$pre}" ;;
+		'{'*) echo "{$pre, ${line#\{}" ;;
+		esac
+	done >>"$RES"
+}
+
+# json FILE KEY: a number or string value of a flat JSON object
+json()
+{
+	sed -n "s/.*\"$2\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" "$1" | head -n 1
+}
+
+step()
+{
+	echo "# bench: $*" >&2
+}
+
+# -- machine facts --
+{
+	model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
+	printf '{"guest_kernel": "%s", "guest_cpus": %s, "guest_cpu_model": "%s", "guest_mem_kb": %s}\n' \
+		"$(uname -r)" "$(grep -c ^processor /proc/cpuinfo)" "$model" \
+		"$(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo)"
+} | emit machine
+
+if [ -e "$D/pmcring_ftrace_bench.ko" ]; then
+	insmod "$D/pmcring_ftrace_bench.ko" || echo "# bench: insmod pmcring_ftrace_bench.ko failed" >&2
+fi
+
+PERF=
+if [ -x "$D/perf/perf" ]; then
+	cp -a "$D/perf" $T/perf
+	PERF="$T/perf/ld.so --library-path $T/perf/lib $T/perf/perf"
+	$PERF --version >/dev/null 2>&1 || { echo "# bench: perf does not run" >&2; PERF=; }
+fi
+# -- B1 producer cost --
+step "B1 producer cost (pages $B1_PAGES, max $B1_MAX records, $B1_REPS reps)"
+$B b1 -p "$B1_PAGES" -n "$B1_MAX" -r "$B1_REPS" -s "$B1_SIZES" >$T/b1.json || fail=1
+grep '"size"' $T/b1.json | emit b1
+grep '"reps"' $T/b1.json | emit b1_settings
+
+# Where the producer time goes: cpu-clock profile of each side alone.
+if [ -n "$PERF" ] && [ "${PROFILE:-1}" = 1 ]; then
+	for side in pmcring ftrace; do
+		step "B1 profile of $side (perf record -a -e cpu-clock)"
+		$PERF record -q -N -a -e cpu-clock -F 4000 -o $T/prof.data -- \
+			$B b1 -p "$B1_PAGES" -n "$B1_MAX" -r 1 -s 64 -x $side \
+			>/dev/null 2>$T/prof.err || cat $T/prof.err >&2
+		$PERF report -i $T/prof.data --stdio --no-children \
+			--sort symbol --percent-limit 0.5 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -n 30 >"$D/profile_$side.txt"
+		rm -f $T/prof.data
+	done
+fi
+
+# -- B2 end-to-end drain --
+step "B2 drain: pmcring record --generate $B2_N,$B2_SIZE x $B2_REPS (uring, --no-uring, raw write)"
+rep=0
+while [ $rep -lt "$B2_REPS" ]; do
+	for mode in uring plain; do
+		opt=
+		[ $mode = plain ] && opt=--no-uring
+		rm -f $T/b2.pmclog
+		$B time pmcring record -q $opt --generate "$B2_N,$B2_SIZE" \
+			-o $T/b2.pmclog >$T/b2.time 2>$T/b2.err || { cat $T/b2.err >&2; fail=1; }
+		$B count $T/b2.pmclog >$T/b2.count || fail=1
+		bytes=$(json $T/b2.count bytes)
+		echo "{\"seconds\": $(json $T/b2.time seconds), \"records\": $(json $T/b2.count records), \"generated\": $(json $T/b2.count generated), \"bytes\": $bytes}" |
+			emit b2 mode=$mode rep=$rep n=$B2_N size=$B2_SIZE
+		rm -f $T/b2.pmclog
+		$B raw $T/b2.raw "$bytes" | emit b2_raw mode=$mode rep=$rep
+		rm -f $T/b2.raw
+	done
+	rep=$((rep + 1))
+done
+
+# -- B2 rate sweep and B4 merge latency --
+step "B2 rate sweep / B4 latency: hard-IRQ generator, batches $SWEEP"
+for b in $SWEEP; do
+	$B lat -n "$B4_N" -b "$b" -o $T/lat.pmclog | emit lat || fail=1
+	rm -f $T/lat.pmclog
+done
+
+# -- B3 overhead on a workload --
+SCHED_TP="sched:sched_switch sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit"
+perf_events()
+{
+	echo "-e cpu-clock/freq=$1/"
+	for tp in $SCHED_TP; do
+		echo "-e $tp/call-graph=no/"
+	done
+}
+
+b3_one()
+{
+	tool=$1 hz=$2 wl=$3 n=$4 rep=$5
+	rm -f $T/b3.out
+	case $tool in
+	bare)
+		$B csw "$wl" "$n" >$T/b3.json ;;
+	pmcring)
+		pmcring record -q -e cpu-clock -f "$hz" -o $T/b3.out -- \
+			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	perf)
+		# shellcheck disable=SC2046
+		$PERF record -q -N -g $(perf_events "$hz") -o $T/b3.out -- \
+			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	esac
+	rc=$?
+	if [ $rc != 0 ] || ! grep -q seconds $T/b3.json; then
+		echo "# bench: B3 $tool $hz $wl failed (exit $rc)" >&2
+		cat $T/b3.err >&2 2>/dev/null
+		fail=1
+		return
+	fi
+	bytes=0
+	[ -f $T/b3.out ] && bytes=$(wc -c <$T/b3.out)
+	sed "s/}\$/, \"bytes\": $bytes}/" $T/b3.json |
+		emit b3 tool=$tool hz=$hz rep=$rep
+}
+
+step "B3 overhead: pipe $B3_PIPE, fork $B3_FORK, $B3_REPS reps${PERF:+ (with perf)}"
+rep=0
+while [ $rep -lt "$B3_REPS" ]; do
+	for wl in pipe fork; do
+		n=$B3_PIPE
+		[ $wl = fork ] && n=$B3_FORK
+		b3_one bare 0 $wl $n $rep
+		for hz in 1000 10000; do
+			b3_one pmcring $hz $wl $n $rep
+			[ -n "$PERF" ] && b3_one perf $hz $wl $n $rep
+		done
+	done
+	rep=$((rep + 1))
+done
+
+grep -q '^pmcring_ftrace_bench ' /proc/modules && rmmod pmcring_ftrace_bench
+rm -rf $T
+exit $fail

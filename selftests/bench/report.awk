@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Report of `make bench` (POSIX awk): reads the flat JSON lines of
+# build/bench/all.jsonl (run.sh and guest.sh), prints the tables, writes
+# the JSON summary (-v jsonout=) with the native results (-v native=) and
+# the SVG plot of B1 (-v svgout=).  Medians over repetitions; every ratio
+# pairs figures of the same run.
+
+function get(key,    re, v) {
+	re = "\"" key "\": *(\"[^\"]*\"|[-0-9.eE+a-z]+)"
+	if (!match($0, re))
+		return ""
+	v = substr($0, RSTART, RLENGTH)
+	sub(/^"[^"]*": */, "", v)
+	gsub(/"/, "", v)
+	return v
+}
+
+# median of the space-separated numbers in s
+function median(s,    a, n, i, j, t) {
+	n = split(s, a, " ")
+	if (!n)
+		return 0
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+			t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+		}
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+
+function add(arr, k, v) { arr[k] = (k in arr) ? arr[k] " " v : v }
+function obj(line) { sub(/^\{"bench": "[a-z_0-9]*", */, "{", line); return line }
+function div(a, b) { return b + 0 ? a / b : 0 }
+
+{ bench = get("bench") }
+bench == "host" { host = obj($0) }
+bench == "machine" { guest = obj($0); gcpus = get("guest_cpus") }
+bench == "b1_settings" { b1set = obj($0) }
+bench == "b1" {
+	k = get("size") SUBSEP get("cpus")
+	if (!(get("size") in seen_size)) {
+		seen_size[get("size")] = 1
+		sizes[++nsizes] = get("size")
+	}
+	b1p[k] = get("pmcring_ns"); b1f[k] = get("ftrace_ns")
+	b1r[k] = get("ratio"); b1n[k] = get("records_per_cpu")
+}
+bench == "b2" {
+	m = get("mode")
+	add(b2s, m, get("seconds")); add(b2rec, m, get("generated"))
+	add(b2b, m, get("bytes"))
+	add(b2rps, m, div(get("generated"), get("seconds")))
+	add(b2mbs, m, div(get("bytes"), get("seconds")) / 1e6)
+	add(b2drop, m, get("n") * gcpus - get("generated"))
+	b2n = get("n"); b2size = get("size")
+}
+bench == "b2_raw" { add(b2raw, get("mode"), get("mb_s")) }
+bench == "lat" {
+	b = get("irq_batch")
+	lat[++nlat] = b
+	lrec[b] = get("records"); ldrop[b] = get("dropped")
+	loff[b] = get("offered_rps"); ldr[b] = get("drained_rps")
+	lmb[b] = get("mb_s"); l50[b] = get("p50_ms"); l99[b] = get("p99_ms")
+	lmax[b] = get("max_ms")
+}
+bench == "b3" {
+	k = get("workload") SUBSEP get("tool") SUBSEP get("hz")
+	if (!(k in b3t))
+		b3keys[++nb3] = k
+	add(b3t, k, get("seconds")); add(b3bytes, k, get("bytes"))
+}
+
+END {
+	J = "{\n  \"machine\": {\"host\": " (host ? host : "{}") ", \"guest\": " \
+	    (guest ? guest : "{}") "},\n"
+
+	# ---- B1 ----
+	printf "\nB1 producer cost: ns per record per CPU (in-kernel generator loop)\n"
+	printf "%6s %5s %10s %10s %10s %8s  %s\n", "size", "cpus", "records",
+	       "pmcring", "ftrace", "ratio", "goal <= 0.5"
+	J = J "  \"b1\": {\"settings\": " (b1set ? b1set : "{}") ", \"results\": ["
+	sep = ""
+	for (i = 1; i <= nsizes; i++)
+		for (c = 0; c < 2; c++) {
+			cp = c ? "all" : "1"
+			k = sizes[i] SUBSEP cp
+			if (!(k in b1p))
+				continue
+			verdict = b1f[k] + 0 == 0 ? "no ftrace" : b1r[k] <= 0.5 ? "met" : \
+				  sprintf("missed by %.2fx", b1r[k] / 0.5)
+			printf "%6d %5s %10d %10.1f %10.1f %8.3f  %s\n", sizes[i], cp,
+			       b1n[k], b1p[k], b1f[k], b1r[k], verdict
+			J = J sep sprintf("{\"size\": %d, \"cpus\": \"%s\", \"records_per_cpu\": %d, \"pmcring_ns\": %.2f, \"ftrace_ns\": %.2f, \"ratio\": %.4f}",
+				sizes[i], cp, b1n[k], b1p[k], b1f[k], b1r[k])
+			sep = ", "
+		}
+	J = J "]},\n"
+
+	# ---- B2 ----
+	printf "\nB2 end-to-end drain: %d CPUs x %d records of %d bytes, pmcring record -> pmclog on tmpfs (median)\n", \
+	       gcpus, b2n, b2size
+	printf "%-14s %12s %10s %10s %10s %10s\n", "consumer", "records/s", "MB/s",
+	       "drops", "raw MB/s", "of raw"
+	J = J "  \"b2\": {\"records_per_cpu\": " (b2n + 0) ", \"size\": " (b2size + 0) ", \"consumers\": ["
+	sep = ""
+	split("uring plain", modes, " ")
+	for (i = 1; i <= 2; i++) {
+		m = modes[i]
+		if (!(m in b2s))
+			continue
+		rps[m] = median(b2rps[m]); mbs[m] = median(b2mbs[m])
+		raw[m] = median(b2raw[m])
+		printf "%-14s %12.0f %10.2f %10d %10.1f %9.1f%%\n", \
+		       m == "uring" ? "io_uring" : "--no-uring", rps[m], mbs[m],
+		       median(b2drop[m]), raw[m], 100 * div(mbs[m], raw[m])
+		J = J sep sprintf("{\"mode\": \"%s\", \"records_per_s\": %.0f, \"mb_s\": %.3f, \"drops\": %d, \"raw_mb_s\": %.3f, \"of_raw\": %.4f, \"seconds\": %.4f}",
+			m, rps[m], mbs[m], median(b2drop[m]), raw[m],
+			div(mbs[m], raw[m]), median(b2s[m]))
+		sep = ", "
+	}
+	up = div(mbs["uring"], mbs["plain"])
+	printf "io_uring / --no-uring: %.2fx (goal >= 1.3); io_uring / raw: %.1f%% (goal >= 50%%)\n", \
+	       up, 100 * div(mbs["uring"], raw["uring"])
+	J = J "], \"uring_over_plain\": " sprintf("%.4f", up) "},\n"
+
+	printf "\nB2 rate sweep (libpmcring merge + writev, hard-IRQ generator on every CPU, default ring)\n"
+	printf "%10s %12s %12s %10s %10s\n", "irq_batch", "offered/s", "drained/s",
+	       "written", "dropped"
+	J = J "  \"b2_sweep\": ["
+	sep = ""
+	for (i = 1; i <= nlat; i++) {
+		b = lat[i]
+		printf "%10d %12.0f %12.0f %10d %10d\n", b, loff[b], ldr[b], lrec[b], ldrop[b]
+		J = J sep sprintf("{\"irq_batch\": %d, \"offered_rps\": %.0f, \"drained_rps\": %.0f, \"mb_s\": %.3f, \"records\": %d, \"dropped\": %d, \"p50_ms\": %.4f, \"p99_ms\": %.4f, \"max_ms\": %.4f}",
+			b, loff[b], ldr[b], lmb[b], lrec[b], ldrop[b], l50[b], l99[b], lmax[b])
+		sep = ", "
+	}
+	J = J "],\n"
+
+	# ---- B4 ----
+	if (nlat) {
+		b = lat[1]
+		printf "\nB4 merge latency, commit -> write done (default settings, %d records, %.0f rec/s)\n", \
+		       lrec[b], ldr[b]
+		printf "p50 %.3f ms   p99 %.3f ms   max %.3f ms   (goal p99 < 10 ms: %s)\n", \
+		       l50[b], l99[b], lmax[b], l99[b] < 10 ? "met" : \
+		       sprintf("missed by %.1f ms", l99[b] - 10)
+		J = J sprintf("  \"b4\": {\"irq_batch\": %d, \"records\": %d, \"p50_ms\": %.4f, \"p99_ms\": %.4f, \"max_ms\": %.4f},\n",
+			b, lrec[b], l50[b], l99[b], lmax[b])
+	}
+
+	# ---- B3 ----
+	printf "\nB3 overhead on a workload (median seconds, slowdown vs bare, output bytes)\n"
+	printf "%-6s %-8s %6s %10s %9s %12s\n", "work", "tool", "Hz", "seconds",
+	       "slowdown", "bytes"
+	J = J "  \"b3\": ["
+	sep = ""
+	for (i = 1; i <= nb3; i++) {
+		split(b3keys[i], kk, SUBSEP)
+		base = median(b3t[kk[1] SUBSEP "bare" SUBSEP 0])
+		t = median(b3t[b3keys[i]])
+		slow[b3keys[i]] = div(t, base)
+		printf "%-6s %-8s %6d %10.3f %8.2fx %12d\n", kk[1], kk[2], kk[3], t,
+		       div(t, base), median(b3bytes[b3keys[i]])
+		J = J sep sprintf("{\"workload\": \"%s\", \"tool\": \"%s\", \"hz\": %d, \"seconds\": %.6f, \"slowdown\": %.4f, \"bytes\": %d}",
+			kk[1], kk[2], kk[3], t, div(t, base), median(b3bytes[b3keys[i]]))
+		sep = ", "
+	}
+	J = J "],\n"
+	for (i = 1; i <= nb3; i++) {
+		split(b3keys[i], kk, SUBSEP)
+		if (kk[2] != "pmcring")
+			continue
+		pk = kk[1] SUBSEP "perf" SUBSEP kk[3]
+		if (pk in slow)
+			printf "%s %s Hz: pmcring overhead %+.0f%%, perf %+.0f%%: goal (pmcring <= perf) %s\n", \
+			       kk[1], kk[3], 100 * (slow[b3keys[i]] - 1), 100 * (slow[pk] - 1),
+			       slow[b3keys[i]] <= slow[pk] ? "met" : "missed"
+	}
+
+	# ---- native ----
+	nat = ""
+	while ((getline line < native) > 0)
+		nat = nat line "\n"
+	sub(/\n+$/, "", nat)
+	gsub(/\n/, "\n  ", nat)
+	J = J "  \"native\": " (nat != "" ? nat : "null") "\n}\n"
+	printf "%s", J > jsonout
+
+	# ---- SVG: ns/record by size ----
+	W = 640; H = 400; L = 70; R = 170; T = 40; B = 50
+	ymax = 0
+	for (k in b1p) {
+		if (b1p[k] + 0 > ymax) ymax = b1p[k] + 0
+		if (b1f[k] + 0 > ymax) ymax = b1f[k] + 0
+	}
+	if (!nsizes || !ymax) {
+		printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\"><text x=\"20\" y=\"40\">no B1 results</text></svg>\n", W, H > svgout
+		exit
+	}
+	step = 10 ^ int(log(ymax) / log(10))
+	while (ymax / step < 4) step /= 2
+	ytop = (int(ymax / step) + 1) * step
+	lmin = log(sizes[1]) / log(2); lmax = lmin
+	for (i = 1; i <= nsizes; i++) {
+		v = log(sizes[i]) / log(2)
+		if (v < lmin) lmin = v
+		if (v > lmax) lmax = v
+	}
+	if (lmax == lmin) { lmin -= 1; lmax += 1 }
+	pw = W - L - R; ph = H - T - B
+	o = sprintf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H)
+	o = o sprintf("<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H)
+	o = o sprintf("<text x=\"%d\" y=\"22\" font-size=\"14\">B1 producer cost: ns per record per CPU (lower is better)</text>\n", L)
+	for (y = 0; y <= ytop + step / 2; y += step) {
+		py = T + ph - ph * y / ytop
+		o = o sprintf("<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, py, L + pw, py)
+		o = o sprintf("<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 6, py + 4, y)
+	}
+	for (i = 1; i <= nsizes; i++) {
+		px = L + pw * (log(sizes[i]) / log(2) - lmin) / (lmax - lmin)
+		o = o sprintf("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#999\"/>\n", px, T + ph, px, T + ph + 5)
+		o = o sprintf("<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d</text>\n", px, T + ph + 18, sizes[i])
+	}
+	o = o sprintf("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T + ph, L + pw, T + ph)
+	o = o sprintf("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T, L, T + ph)
+	o = o sprintf("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">record size, bytes</text>\n", L + pw / 2, H - 10)
+	o = o sprintf("<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\">ns per record</text>\n", T + ph / 2)
+	nser = split("pmcring,1,#1f77b4,;ftrace,1,#d62728,;pmcring,all,#1f77b4,6 4;ftrace,all,#d62728,6 4", ser, ";")
+	for (s = 1; s <= nser; s++) {
+		split(ser[s], f, ",")
+		pts = ""
+		for (i = 1; i <= nsizes; i++) {
+			k = sizes[i] SUBSEP f[2]
+			v = f[1] == "pmcring" ? b1p[k] : b1f[k]
+			if (!(k in b1p) || v + 0 <= 0)
+				continue
+			px = L + pw * (log(sizes[i]) / log(2) - lmin) / (lmax - lmin)
+			py = T + ph - ph * v / ytop
+			pts = pts sprintf("%.1f,%.1f ", px, py)
+			o = o sprintf("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", px, py, f[3])
+		}
+		if (pts == "")
+			continue
+		o = o sprintf("<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", pts, f[3],
+			      f[4] != "" ? " stroke-dasharray=\"" f[4] "\"" : "")
+		ly = T + 10 + 20 * s
+		o = o sprintf("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", L + pw + 15, ly, L + pw + 45, ly, f[3],
+			      f[4] != "" ? " stroke-dasharray=\"" f[4] "\"" : "")
+		o = o sprintf("<text x=\"%d\" y=\"%d\">%s, %s CPU%s</text>\n", L + pw + 50, ly + 4, f[1], f[2], f[2] == "1" ? "" : "s")
+	}
+	o = o "</svg>\n"
+	printf "%s", o > svgout
+}

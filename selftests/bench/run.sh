@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make bench`: every pmcring benchmark in one run.
+#
+#   B1-B4 in one QEMU VM (selftests/vmrun, guest side selftests/bench/guest.sh
+#   driving selftests/bench/pmcbench), the native libpmcring benchmark on this
+#   host (make -C user bench).  Prints the tables, writes out/bench.json and
+#   out/bench.svg (ns/record by record size, pmcring and ftrace).
+#
+# Environment: KVER (kernel series, default 6.1), BENCH_QUICK=1 (tiny sizes,
+# a minute), BENCH_CPUS / BENCH_MEM (VM, default 2 / 2048), BENCH_NO_PERF=1
+# (skip perf in B3), BENCH_NO_VM=1 (native only), BENCH_TIMEOUT (VM seconds).
+set -eu
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$TOP/build
+BDIR=$BUILD/bench
+SHARE=$BDIR/share
+OUT=$TOP/out
+KVER=${KVER:-6.1}
+KREL=${KREL:-$("$TOP/selftests/lib/kver" "$KVER")}
+KDIR=${KDIR:-/usr/src/linux-headers-$KREL}
+CPUS=${BENCH_CPUS:-2}
+MEM=${BENCH_MEM:-2048}
+
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	SIZES=(B1_PAGES=256 B1_MAX=5000 B1_REPS=3 B2_N=20000 B2_REPS=1
+	       B3_PIPE=2000 B3_FORK=30 B3_REPS=1 B4_N=2000 "SWEEP=1 16")
+else
+	SIZES=(B1_PAGES=4096 B1_MAX=100000 B1_REPS=5 B2_N=200000 B2_REPS=3
+	       B3_PIPE=20000 B3_FORK=200 B3_REPS=3 B4_N=20000
+	       "SWEEP=1 2 4 8 16")
+fi
+
+log() { echo "bench: $*" >&2; }
+
+# -- build --------------------------------------------------------------------
+log "building the ftrace reference module for $KREL and pmcbench"
+[ -d "$KDIR" ] || { log "no kernel headers $KDIR (make deps KVER=$KVER)"; exit 1; }
+make -s -C "$TOP/kmod/bench" KDIR="$KDIR" >/dev/null
+make -s -C "$TOP/selftests/bench" O="$BDIR" >/dev/null
+[ -x "$BUILD/user/static/pmcring" ] || make -s -C "$TOP/user" static
+
+rm -rf "$SHARE"
+mkdir -p "$SHARE" "$OUT"
+cp "$BDIR/pmcbench" "$TOP/selftests/bench/guest.sh" "$SHARE/"
+cp "$TOP/kmod/bench/pmcring_ftrace_bench.ko" "$SHARE/"
+
+# perf for B3: the host's binary with its libraries and loader (no
+# installation in the guest); LD_LIBRARY_PATH-free: run through ld.so.
+PERF_BIN=$(command -v perf || true)
+if [ "${BENCH_NO_PERF:-0}" != 1 ] && [ -n "$PERF_BIN" ] &&
+   "$PERF_BIN" --version >/dev/null 2>&1; then
+	mkdir -p "$SHARE/perf/lib"
+	cp "$(readlink -f "$PERF_BIN")" "$SHARE/perf/perf"
+	ldd "$PERF_BIN" | awk '/=> \// { print $3 }' | while read -r l; do
+		cp -L "$l" "$SHARE/perf/lib/"
+	done
+	cp -L "$(ldd "$PERF_BIN" | awk '/ld-linux/ { print $1 }')" "$SHARE/perf/ld.so"
+	PERF_VERSION=$("$PERF_BIN" --version)
+else
+	log "no perf (apt-get install linux-perf): B3 without the perf reference"
+	PERF_VERSION=none
+fi
+
+# -- native -------------------------------------------------------------------
+log "native: make -C user bench"
+make -s -C "$TOP/user" bench BENCH_JSON="$BDIR/native.json" | tee "$BDIR/native.txt"
+
+# -- VM -----------------------------------------------------------------------
+: >"$SHARE/results.jsonl"
+vm_rc=0
+if [ "${BENCH_NO_VM:-0}" != 1 ]; then
+	envs=()
+	for kv in "${SIZES[@]}"; do envs+=(--env "$kv"); done
+	log "VM: $CPUS vCPUs, $MEM MiB, kernel $KREL (TCG unless VM_ACCEL=kvm)"
+	set +e
+	"$TOP/selftests/vmrun" --kernel "$KVER" --cpus "$CPUS" --mem "$MEM" \
+		--share "$SHARE" --timeout "${BENCH_TIMEOUT:-1800}" "${envs[@]}" -- \
+		sh "$SHARE/guest.sh" "$SHARE" 2>&1 | tee "$BDIR/vm.log" |
+		grep -E '^(# bench|B1|B4|  size| +[0-9]+ +(1|all) )' >&2
+	vm_rc=${PIPESTATUS[0]}
+	set -e
+	[ "$vm_rc" = 0 ] || log "VM run failed (exit $vm_rc), see $BDIR/vm.log"
+fi
+cp "$SHARE/results.jsonl" "$BDIR/results.jsonl"
+
+# -- report -------------------------------------------------------------------
+host_model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
+{
+	echo "{\"bench\": \"host\", \"host_cpu_model\": \"$host_model\", \"host_cpus\": $(nproc), \"host_kernel\": \"$(uname -r)\", \"host_mem_kb\": $(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo), \"accel\": \"${VM_ACCEL:-tcg}\", \"vm_cpus\": $CPUS, \"vm_mem_mb\": $MEM, \"perf\": \"$PERF_VERSION\", \"quick\": ${BENCH_QUICK:-0}, \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\", \"commit\": \"$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)\", \"settings\": \"${SIZES[*]}\"}"
+	cat "$BDIR/results.jsonl"
+} >"$BDIR/all.jsonl"
+
+awk -v native="$BDIR/native.json" -v jsonout="$OUT/bench.json" \
+	-v svgout="$OUT/bench.svg" -f "$TOP/selftests/bench/report.awk" \
+	"$BDIR/all.jsonl"
+log "wrote $OUT/bench.json and $OUT/bench.svg"
+exit "$vm_rc"

@@ -57,6 +57,7 @@ struct out_batch {
 	size_t		arena_used, arena_size;
 	uint64_t	bytes;		/* bytes queued */
 	uint64_t	records;	/* input records taken into this batch */
+	const char	*err_path;	/* file of the last failed write */
 };
 
 int out_batch_init(struct out_batch *b, unsigned int max_iov, size_t arena);

@@ -168,8 +168,10 @@ int out_batch_run_sync(struct out_batch *b)
 			if (b->ops[i].phase != phase)
 				continue;
 			err = out_op_run_sync(b, &b->ops[i]);
-			if (err)
+			if (err) {
+				b->err_path = b->ops[i].f->path;
 				return err;
+			}
 		}
 	}
 	return 0;

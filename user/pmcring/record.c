@@ -312,13 +312,16 @@ static uint64_t total_lost(struct pmcring *s)
 	return lost;
 }
 
-static void write_error(const struct fmt_opts *fo, int err)
+static void write_error(const struct fmt_opts *fo, const struct consumer *c,
+			int err)
 {
+	const char *path = c->b.err_path ? c->b.err_path : fo->path;
+
 	if (err == -ENOSPC)
 		fprintf(stderr, "pmcring: %s: no space left on device: stopped; "
-			"what was written is a valid prefix\n", fo->path);
+			"what was written is a valid prefix\n", path);
 	else
-		fprintf(stderr, "pmcring: writing %s: %s\n", fo->path,
+		fprintf(stderr, "pmcring: writing %s: %s\n", path,
 			strerror(-err));
 }
 
@@ -469,7 +472,7 @@ static int record_setup(struct recorder *r)
 	r->c_inited = true;
 	err = consumer_begin(&r->c);
 	if (err) {
-		write_error(&r->fo, err);
+		write_error(&r->fo, &r->c, err);
 		return 1;
 	}
 	return 0;
@@ -549,7 +552,7 @@ int cmd_record(int argc, char **argv)
 		int e = record_loop(r);
 
 		if (e) {
-			write_error(&r->fo, e);
+			write_error(&r->fo, &r->c, e);
 			ret = 1;
 		}
 		if (r->gen_started && r->gen.err)

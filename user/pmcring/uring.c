@@ -123,12 +123,9 @@ static int run_phase(struct uring_io *u, struct out_batch *b,
 				continue;
 			}
 			inflight--;
-			if (res < 0) {
-				err = err ? err : res;
-				continue;
-			}
-			if (res == 0) {
-				err = err ? err : -ENOSPC;
+			if (res <= 0) {
+				b->err_path = b->ops[tag].f->path;
+				err = err ? err : res ? res : -ENOSPC;
 				continue;
 			}
 			out_op_advance(b, &b->ops[tag], (size_t)res);

@@ -304,6 +304,12 @@ int pmcring_src_enable(struct pmcring_session *s)
 
 	if (!st)
 		return -EINVAL;
+	/*
+	 * Forget processes of an earlier enable (their pids may have been
+	 * reused); the tree is added again once the fork probe is on.
+	 */
+	if (st->targets)
+		bitmap_zero(st->targets, PMCRING_SRC_PID_BITS);
 	mutex_lock(&pmcring_src_mutex);
 	err = pmcring_src_sched_get(s);
 	if (err)

@@ -312,14 +312,17 @@ static bool pmcring_src_descends(struct task_struct *p, pid_t target)
 	return false;
 }
 
-/* Seed the target set of a per-pid session from the live process tree. */
+/*
+ * Add the live process tree of the target to the set of a per-pid session.
+ * Called with the fork probe attached: a process forked after the walk
+ * passed its parent is added by the probe.
+ */
 void pmcring_src_targets_fill(struct pmcring_session *s)
 {
 	struct pmcring_src_state *st = s->src;
 	struct task_struct *p;
 	pid_t tgid;
 
-	set_bit(st->target, st->targets);
 	rcu_read_lock();
 	for_each_process(p) {
 		tgid = task_tgid_nr(p);

@@ -591,6 +591,48 @@ TEST(target_tree)
 	pmcring_free(s);
 }
 
+/* System-wide sampling sees this process; the type mask filters records. */
+TEST(system_wide_samples)
+{
+	uint64_t types = PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN) |
+			 PMCRING_TYPE_BIT(PMCRING_TYPE_PMCALLOCATEDYN);
+	unsigned int i, mine = 0, in_burn = 0, other = 0;
+	struct pmcring *s;
+	struct recs rs;
+
+	PMCRING_REQUIRE_DEV();
+	s = session_new(0, PMCRING_CFG_F_SYSTEM_WIDE, types);
+	ASSERT_NE(NULL, s);
+	ASSERT_LT(0, add_cpu_clock(s));
+	ASSERT_EQ(0, pmcring_enable(s));
+	burn_user(200);
+	ASSERT_EQ(0, pmcring_disable(s));
+	ASSERT_EQ(0, drain(s, &rs));
+	for (i = 0; i < rs.n; i++) {
+		const struct pmcring_record *r = &rs.r[i];
+		const struct pmcring_rec_callchain *cc = r->data;
+
+		if (!(types & PMCRING_TYPE_BIT(r->type))) {
+			other++;
+			continue;
+		}
+		if (r->type != PMCRING_TYPE_CALLCHAIN)
+			continue;
+		EXPECT_EQ(r->cpu, cc->pl_cpuflags >> 16);
+		if (cc->pl_pid != (uint32_t)getpid())
+			continue;
+		mine++;
+		in_burn += (cc->pl_cpuflags & PMCRING_CC_F_USERSPACE) &&
+			   cc->pl_pc[0] >= (uintptr_t)__start_pmcburn &&
+			   cc->pl_pc[0] < (uintptr_t)__stop_pmcburn;
+	}
+	EXPECT_EQ(0, other) TH_LOG("records of types outside the mask");
+	EXPECT_LT(0, mine);
+	EXPECT_LT(mine / 2, in_burn);
+	free(rs.r);
+	pmcring_free(s);
+}
+
 #ifndef MODULE_INIT_COMPRESSED_FILE
 #define MODULE_INIT_COMPRESSED_FILE	4
 #endif

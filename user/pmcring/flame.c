@@ -7,8 +7,9 @@
  * name left to right.  The file is complete when written: every frame is
  * placed and labelled by this code, so it reads without JavaScript; the
  * inline script only adds hover details, click to zoom (with a "Reset zoom"
- * button), and a search that highlights matching frames and says which
- * share of the samples they cover.  URL parameters ?s=REGEX and
+ * button), and a search box (an XHTML input in a foreignObject) whose
+ * regular expression highlights matching frames and says which share of
+ * the samples they cover.  URL parameters ?s=REGEX and
  * ?f=FRAME-ID preset a search and a zoom.
  */
 #include <errno.h>
@@ -234,17 +235,19 @@ static const char flame_js[] =
 "      details.textContent = ' '; });\n"
 "  });\n"
 "  resetBtn.addEventListener('click', function () { zoom(frames[0]); });\n"
-"  $('search').addEventListener('click', function () {\n"
-"    if (searching) search(null); else askSearch(); });\n"
+"  var box = $('q');\n"
+"  box.addEventListener('input', function () { search(box.value); });\n"
+"  box.addEventListener('keydown', function (e) { e.stopPropagation();\n"
+"    if (e.key === 'Escape') { box.value = ''; search(null); box.blur(); } });\n"
 "  document.addEventListener('keydown', function (e) {\n"
 "    if ((e.ctrlKey && e.key === 'f') || e.key === '/') {\n"
-"      e.preventDefault(); askSearch(); }\n"
+"      e.preventDefault(); box.focus(); box.select(); }\n"
 "    if (e.key === 'Escape') { search(null); zoom(frames[0]); }\n"
 "  });\n"
 "  var q = new URLSearchParams(location.search);\n"
 "  if (q.get('f')) frames.forEach(function (g) {\n"
 "    if (g.getAttribute('data-id') === q.get('f')) zoom(g); });\n"
-"  if (q.get('s')) search(q.get('s'));\n"
+"  if (q.get('s')) { box.value = q.get('s'); search(q.get('s')); }\n"
 "}\n"
 "function label(name, px) {\n"
 "  var fit = Math.floor((px - 6) / CH);\n"
@@ -275,14 +278,12 @@ static const char flame_js[] =
 "    }\n"
 "  });\n"
 "}\n"
-"function askSearch() {\n"
-"  var re = prompt('Search frames (regular expression):', searching || '');\n"
-"  if (re !== null) search(re);\n"
-"}\n"
+
 "function search(re) {\n"
 "  var rx = null, spans = [];\n"
 "  searching = re || null;\n"
-"  try { if (searching) rx = new RegExp(searching); } catch (e) { return; }\n"
+"  try { if (searching) rx = new RegExp(searching); } catch (e) {\n"
+"    matched.textContent = 'bad regular expression'; return; }\n"
 "  frames.forEach(function (g) {\n"
 "    var r = g.querySelector('rect');\n"
 "    if (!r.hasAttribute('data-c')) r.setAttribute('data-c', r.getAttribute('fill'));\n"
@@ -303,7 +304,7 @@ static const char flame_js[] =
 "  });\n"
 "  matched.textContent = rx ? 'Matched: ' + (100 * covered / total).toFixed(2) +\n"
 "    '% (' + covered + ' of ' + total + ' samples)' : ' ';\n"
-"  $('search').textContent = rx ? 'Clear search' : 'Search';\n"
+
 "}\n";
 
 static void flame_header(struct flame *fl, const struct flame_opts *o)
@@ -347,8 +348,14 @@ static void flame_header(struct flame *fl, const struct flame_opts *o)
 	fprintf(out, " - %" PRIu64 " samples</text>\n", fl->nodes[0].total);
 	fprintf(out, "<text id=\"reset\" class=\"btn\" x=\"%.1f\" y=\"24\" "
 		"style=\"display: none\">Reset zoom</text>\n", FLAME_PAD);
-	fprintf(out, "<text id=\"search\" class=\"btn\" x=\"%.1f\" y=\"24\" "
-		"text-anchor=\"end\">Search</text>\n", fl->width - FLAME_PAD);
+	/* the search box: an HTML input inside the SVG */
+	fprintf(out, "<foreignObject x=\"%.1f\" y=\"8\" width=\"220\" "
+		"height=\"26\"><input xmlns=\"http://www.w3.org/1999/xhtml\" "
+		"id=\"q\" type=\"search\" placeholder=\"Search (regex)\" "
+		"title=\"regular expression; matching frames turn magenta\" "
+		"style=\"width: 210px; font: 12px Verdana, 'DejaVu Sans', "
+		"sans-serif; padding: 2px 4px\"/></foreignObject>\n",
+		fl->width - FLAME_PAD - 220);
 	/* legend: the colors of the frame kinds */
 	for (i = 0; i < sizeof(legend) / sizeof(legend[0]); i++) {
 		double x = FLAME_PAD + i * 110.0;

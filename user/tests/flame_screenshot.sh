@@ -10,7 +10,7 @@
 #
 #   flame_screenshot.sh SVG OUTDIR [FRAME-NAME...]
 #
-# Writes OUTDIR/flame.png (and flame-zoom.png, dom.html).  Exits 0 on
+# Writes OUTDIR/flame.png (and flame-search.png, flame-zoom.png, dom.html).  Exits 0 on
 # success, 1 on failure, 4 (kselftest skip) when chromium is missing, with
 # the reason on the last line.
 set -eu
@@ -111,6 +111,13 @@ for name in "$@"; do
 done
 grep -q 'Matched: 100.00%' "$outdir/dom.html" ||
 	fail "search ?s=. did not match every sample (script not run?)"
+
+grep -q '<input[^>]*id="q"' "$outdir/dom.html" || fail "no search box"
+# A search for the first expected name, as a user typing it would see it.
+if [ $# -gt 0 ]; then
+	chrome --screenshot="$outdir/flame-search.png" "file://$abs?s=$1" \
+		>/dev/null || fail "chromium --screenshot (search) failed"
+fi
 
 # Zoom into the first process (frame id 1 is a child of the root).
 chrome --dump-dom "file://$abs?f=1" >"$outdir/dom-zoom.html" ||

@@ -106,8 +106,8 @@ int main(void)
 	if (!outdir)
 		outdir = "../build/user/tests/flame";
 	snprintf(cmd, sizeof(cmd), "sh tests/flame_screenshot.sh '%s' '%s' "
-		 "all flamebench helper main_loop parse_record hash_block "
-		 "burn_cpu write_output worker_thread vfs_write "
+		 "burn_cpu all flamebench helper main_loop parse_record "
+		 "hash_block write_output worker_thread vfs_write "
 		 "sysvec_apic_timer_interrupt", svg, outdir);
 	fflush(stdout);
 	st = system(cmd);

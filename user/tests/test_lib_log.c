@@ -4,7 +4,8 @@
  * stream (4-byte aligned records, as FreeBSD writes them); every truncation
  * of it gives REQUIRE_DATA (memory) or EOF (fd), never ERROR; feeding it in
  * chunks of every size gives the same events as reading it whole; corrupt
- * inputs give a sticky ERROR with a reason.
+ * inputs give a sticky ERROR with a reason; records taken from rings parse
+ * back when written with their exact lengths.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -446,13 +447,83 @@ static int test_corrupt(void)
 	return 0;
 }
 
+/*
+ * Records taken from rings (8-byte slots) and written back to back with
+ * their exact lengths (4-byte aligned) parse as the same records: what
+ * pmcring(1) does when it writes a pmclog file.
+ */
+static int test_ring_to_log(void)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(2, 4);
+	struct pmcring_cpu_buf *bufs[2] = { pmcring_uprod_cpu_buf(p, 0),
+					    pmcring_uprod_cpu_buf(p, 1) };
+	struct pmcring_merge_opts o = { .sz = sizeof(o),
+					.clock = pmcring_uprod_clock,
+					.flags = PMCRING_MERGE_F_AUTO_CONSUME };
+	struct pmcring_merge *m = pmcring_merge_new(bufs, 2, &o);
+	static uint8_t out[64 * 1024];
+	uint64_t ts[256];
+	size_t len = 0;
+	unsigned int i, n = 0;
+	struct pmcring_record r;
+	struct pmcring_log_ev ev;
+	struct pmcring_log *l;
+
+	for (i = 0; i < 64; i++) {
+		uint8_t *rec;
+
+		switch (i % 4) {
+		case 0:
+			rec = pmcring_uprod_reserve(p, i % 2,
+						    PMCRING_TYPE_THR_CREATE, 52);
+			strcpy((char *)rec + 32, "t");
+			break;
+		case 1:
+			rec = pmcring_uprod_reserve(p, i % 2,
+						    PMCRING_TYPE_MAP_IN, 36);
+			strcpy((char *)rec + 32, "/x");
+			break;
+		case 2:
+			rec = pmcring_uprod_reserve(p, i % 2,
+						    PMCRING_TYPE_CALLCHAIN, 32 + 8 * i);
+			break;
+		default:
+			rec = pmcring_uprod_reserve(p, i % 2,
+						    PMCRING_TYPE_PROC_CREATE, 44);
+			break;
+		}
+		if (!rec)
+			FAIL("reserve %u: %m", i);
+		pmcring_uprod_commit(p, i % 2);
+	}
+	while (pmcring_merge_next(m, &r) == 1) {
+		memcpy(out + len, r.data, r.len);
+		len += r.len;
+		ts[n++] = r.ts;
+	}
+	if (n != 64)
+		FAIL("%u records merged", n);
+	l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	pmcring_log_feed(l, out, len);
+	for (i = 0; pmcring_log_read(l, &ev) == 0; i++)
+		if (ev.pl_ts != ts[i])
+			FAIL("record %u: ts differs", i);
+	if (i != 64 || ev.pl_state != PMCRING_LOG_REQUIRE_DATA)
+		FAIL("%u records parsed, state %d (%s)", i, ev.pl_state,
+		     ev.pl_reason ? ev.pl_reason : "");
+	pmcring_log_close(l);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
 int main(void)
 {
 	build_stream();
 	if (stream_len > sizeof(stream) / 2 || rec_off[4] % 8 == 0)
 		FAIL("bad test stream");
 	if (test_whole() || test_truncation() || test_chunks() ||
-	    test_corrupt())
+	    test_corrupt() || test_ring_to_log())
 		return 1;
 	printf("ok log\n");
 	return 0;

@@ -49,6 +49,15 @@ result()
 }
 
 start=$(date +%s)
+stage=$start
+# "# <what>: Ns" for the stage that just ended.
+took()
+{
+	local now
+	now=$(date +%s)
+	echo "# $1: $((now - stage))s"
+	stage=$now
+}
 
 # -- 1. host unit tests -------------------------------------------------------
 if [ -f "$TOP/user/Makefile" ]; then
@@ -60,6 +69,7 @@ if [ -f "$TOP/user/Makefile" ]; then
 		echo "not ok - host: make -C user check exit=$rc"
 		failed=$((failed + 1))
 	fi
+	took "host unit tests"
 else
 	echo "# host: no user/Makefile yet, no host unit tests"
 fi
@@ -89,7 +99,10 @@ else
 		result ok "harness: host run_tests without the module skips, exit 0"
 	else
 		sed 's/^/# /' "$LOG/host-selftests.log"
-		result fail "harness: host run_tests without the module skips, exit 0" "exit=$rc"
+		bad=$(sed -n 's/^not ok [0-9]* selftests: [^:]*: \([^ ]*\).*/\1/p' \
+			"$LOG/host-selftests.log" | tr '\n' ' ')
+		result fail "harness: host run_tests without the module skips, exit 0" \
+			"exit=$rc${bad:+; failed instead of skipping: $bad}"
 	fi
 fi
 
@@ -129,6 +142,8 @@ else
 		result fail "harness: vmrun fails when the module does not unload" "exit=$rc"
 	fi
 
+	took "harness checks"
+
 	# -- 3. the kselftest suite in one VM boot ---------------------------------
 	echo "# vm: run_kselftest.sh -c pmcring on $KVER (selftests/vmrun)"
 	"$VMRUN" --kernel "$KVER" --timeout "${CHECK_VM_TIMEOUT:-1200}" -- \
@@ -142,6 +157,7 @@ else
 		echo "not ok - vm: vmrun exit=$rc (splat, module unload or timeout; see above)"
 		failed=$((failed + 1))
 	fi
+	took "VM suite"
 	# Name the test during which each kernel splat was printed.
 	awk '/^# selftests: / { t = substr($0, 3) }
 	     /^# kernel: / { print "# splat during " (t ? t : "boot") ": " substr($0, 11) }' \

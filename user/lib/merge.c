@@ -37,12 +37,18 @@ struct merge_ring {
 	uint64_t		bound;	/* when in the drained heap */
 };
 
+/* A heap entry carries its key, so sifting touches only the heap array. */
+struct heap_ent {
+	uint64_t	key;		/* record ts, or bound */
+	unsigned int	idx;		/* ring index, breaks ties */
+};
+
 struct pmcring_merge {
 	unsigned int		n;
 	unsigned int		nvis;	/* entries in vis[] */
 	unsigned int		ndr;	/* entries in dr[] */
-	unsigned int		*vis;	/* heap of ring indexes by rec.ts */
-	unsigned int		*dr;	/* heap of ring indexes by bound */
+	struct heap_ent		*vis;	/* min-heap of rings by record ts */
+	struct heap_ent		*dr;	/* min-heap of drained rings by bound */
 	struct merge_ring	*rings;
 	pmcring_clock_fn	clock;
 	void			*clock_ctx;
@@ -54,82 +60,69 @@ struct pmcring_merge {
 	uint64_t		last_end;
 };
 
-/* ---- two small heaps of ring indexes ------------------------------------ */
+/* ---- two binary min-heaps of ring indexes -------------------------------- */
 
-static bool vis_less(const struct pmcring_merge *m, unsigned int a,
-		     unsigned int b)
+static bool ent_less(const struct heap_ent *a, const struct heap_ent *b)
 {
-	const struct pmcring_record *ra = &m->rings[a].rec;
-	const struct pmcring_record *rb = &m->rings[b].rec;
-
-	return ra->ts < rb->ts || (ra->ts == rb->ts && a < b);
+	return a->key < b->key || (a->key == b->key && a->idx < b->idx);
 }
 
-static bool dr_less(const struct pmcring_merge *m, unsigned int a,
-		    unsigned int b)
+static void sift_down(struct heap_ent *h, unsigned int n, unsigned int i)
 {
-	return m->rings[a].bound < m->rings[b].bound;
-}
+	struct heap_ent e = h[i];
 
-typedef bool (*less_fn)(const struct pmcring_merge *, unsigned int,
-			unsigned int);
-
-static void sift_down(struct pmcring_merge *m, unsigned int *h,
-		      unsigned int n, unsigned int i, less_fn less)
-{
 	for (;;) {
-		unsigned int l = 2 * i + 1, r = l + 1, min = i, t;
+		unsigned int c = 2 * i + 1;
 
-		if (l < n && less(m, h[l], h[min]))
-			min = l;
-		if (r < n && less(m, h[r], h[min]))
-			min = r;
-		if (min == i)
-			return;
-		t = h[i];
-		h[i] = h[min];
-		h[min] = t;
-		i = min;
+		if (c >= n)
+			break;
+		if (c + 1 < n && ent_less(&h[c + 1], &h[c]))
+			c++;
+		if (!ent_less(&h[c], &e))
+			break;
+		h[i] = h[c];
+		i = c;
 	}
+	h[i] = e;
 }
 
-static void sift_up(struct pmcring_merge *m, unsigned int *h, unsigned int i,
-		    less_fn less)
+static void sift_up(struct heap_ent *h, unsigned int i)
 {
-	while (i) {
-		unsigned int p = (i - 1) / 2, t;
+	struct heap_ent e = h[i];
 
-		if (!less(m, h[i], h[p]))
-			return;
-		t = h[i];
+	while (i) {
+		unsigned int p = (i - 1) / 2;
+
+		if (!ent_less(&e, &h[p]))
+			break;
 		h[i] = h[p];
-		h[p] = t;
 		i = p;
 	}
+	h[i] = e;
 }
 
 static void vis_push(struct pmcring_merge *m, unsigned int i)
 {
-	m->vis[m->nvis] = i;
-	sift_up(m, m->vis, m->nvis++, vis_less);
+	m->vis[m->nvis] = (struct heap_ent){ m->rings[i].rec.ts, i };
+	sift_up(m->vis, m->nvis++);
 }
 
 static void vis_pop(struct pmcring_merge *m)
 {
 	m->vis[0] = m->vis[--m->nvis];
-	sift_down(m, m->vis, m->nvis, 0, vis_less);
+	sift_down(m->vis, m->nvis, 0);
 }
 
 static void dr_push(struct pmcring_merge *m, unsigned int i)
 {
-	m->dr[m->ndr] = i;
-	sift_up(m, m->dr, m->ndr++, dr_less);
+	m->dr[m->ndr] = (struct heap_ent){ m->rings[i].bound, i };
+	sift_up(m->dr, m->ndr++);
 }
 
 static void dr_pop(struct pmcring_merge *m)
 {
 	m->dr[0] = m->dr[--m->ndr];
-	sift_down(m, m->dr, m->ndr, 0, dr_less);
+	sift_down(m->dr, m->ndr, 0);
 }
 
 /* ---- setup ------------------------------------------------------------- */
@@ -252,7 +245,7 @@ static int poll_drained(struct pmcring_merge *m)
 	int ret;
 
 	for (i = 0; i < m->ndr; i++) {
-		unsigned int r = m->dr[i];
+		unsigned int r = m->dr[i].idx;
 
 		ret = pmcring_cpu_buf_peek(m->rings[r].b, &m->rings[r].rec);
 		if (ret < 0)
@@ -260,12 +253,12 @@ static int poll_drained(struct pmcring_merge *m)
 		if (ret)
 			vis_push(m, r);
 		else
-			m->dr[keep++] = r;
+			m->dr[keep++] = m->dr[i];
 	}
 	if (keep != m->ndr) {
 		m->ndr = keep;
 		for (i = keep / 2; i-- > 0;)
-			sift_down(m, m->dr, m->ndr, i, dr_less);
+			sift_down(m->dr, m->ndr, i);
 	}
 	return 0;
 }
@@ -312,6 +305,7 @@ int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
 {
 	struct merge_ring *top;
 	unsigned int t;
+	uint64_t ts;
 	int ret;
 
 	if (m->last) {
@@ -328,24 +322,26 @@ again:
 		if (!m->nvis)
 			return 0;
 	}
-	t = m->vis[0];
+	t = m->vis[0].idx;
+	ts = m->vis[0].key;
 	top = &m->rings[t];
-	while (m->ndr && m->rings[m->dr[0]].bound < top->rec.ts) {
-		unsigned int d = m->dr[0];
+	while (m->ndr && m->dr[0].key < ts) {
+		unsigned int d = m->dr[0].idx;
 
-		ret = refresh(m, d, top->rec.ts);
+		ret = refresh(m, d, ts);
 		if (ret < 0)
 			return m->err = ret;
 		if (ret) {
 			dr_pop(m);
 			vis_push(m, d);
-			if (m->vis[0] != t)
+			if (m->vis[0].idx != t)
 				goto again;
 			continue;
 		}
-		if (m->rings[d].bound < top->rec.ts)
+		if (m->rings[d].bound < ts)
 			return 0;	/* a record of d is in flight */
-		sift_down(m, m->dr, m->ndr, 0, dr_less);
+		m->dr[0].key = m->rings[d].bound;
+		sift_down(m->dr, m->ndr, 0);
 	}
 
 	*r = top->rec;
@@ -358,7 +354,8 @@ again:
 	if (ret < 0)
 		m->err = ret;	/* reported on the next call */
 	if (ret > 0) {
-		sift_down(m, m->vis, m->nvis, 0, vis_less);
+		m->vis[0].key = top->rec.ts;
+		sift_down(m->vis, m->nvis, 0);
 	} else {
 		vis_pop(m);
 		top->bound = r->ts;

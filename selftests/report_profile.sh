@@ -4,7 +4,8 @@
 # Description: `pmcring record` of pmcring-workload (which burns its CPU
 # time in burn_cpu()) then `pmcring report`: the top user function is
 # burn_cpu, symbolized from the recording's own PROCEXEC/MAP_IN records;
-# kernel frames resolve through kallsyms; --folded and --svg hold it too.
+# kernel frames resolve through kallsyms; --switches shows the workload's
+# threads; --folded and --svg hold burn_cpu too.
 set -u
 
 ksft_skip=4
@@ -36,6 +37,10 @@ head -n 30 "$dir/report.txt"
 
 top=$(sed -n '/^Top user functions/{n;n;p;q}' "$dir/report.txt")
 echo "$top" | grep -q " burn_cpu " || fail "top user function is not burn_cpu: $top"
+grep -q "^ .* k [a-z_].* \[kernel\]$" "$dir/report.txt" ||
+	fail "no kernel frame named from kallsyms"
+grep -Eq "^ +[0-9]+ +[0-9]+ pmcring-workload +[0-9]+ +[0-9.]+ " "$dir/report.txt" ||
+	fail "no context switch row of pmcring-workload"
 pmcring report --folded $ks "$dir/prof.pmclog" >"$dir/folded.txt" ||
 	fail "pmcring report --folded"
 grep -Eq "^pmcring-workload;(.*;)?burn_cpu(;| )" "$dir/folded.txt" ||

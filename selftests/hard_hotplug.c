@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: CPU hotplug while recording.  With a system-wide session
+ * sampling every CPU (sched tracepoints, a cpu-clock counter) and a
+ * background GENERATE load on all online CPUs, CPUs 1..N-1 are taken
+ * offline and brought back for several cycles.  For each cycle, on an
+ * accounting session: records GENERATEd on the CPU just before it goes
+ * offline are all still in its ring and drain completely while it is
+ * offline (every committed record, seq 0..count-1, none lost); after it
+ * comes back new records appear in its ring.  Per CPU, records drained ==
+ * the producer page's committed count.  Needs 2+ CPUs with hotplug (best
+ * run with vmrun --cpus 4); HARD_HOTPLUG_CYCLES sets the rounds over all
+ * hot-pluggable CPUs (default 3).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/perf_event.h>
+#include "ring_common.h"
+
+#define GEN_COUNT	500u
+#define GEN_SIZE	64u
+
+static int cpu_online_path(unsigned int cpu, char *path, size_t n)
+{
+	snprintf(path, n, "/sys/devices/system/cpu/cpu%u/online", cpu);
+	return access(path, W_OK);
+}
+
+static int set_online(unsigned int cpu, int on)
+{
+	char path[96];
+	int fd, rc;
+
+	cpu_online_path(cpu, path, sizeof(path));
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	rc = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
+	close(fd);
+	return rc;
+}
+
+struct bg {
+	int		fd;
+	volatile int	stop;
+	uint64_t	calls, errors;
+};
+
+/* Background load: GENERATE on whatever CPUs are online right now. */
+static void *bg_gen(void *p)
+{
+	struct bg *b = p;
+	int err;
+
+	while (!b->stop) {
+		err = rt_generate(b->fd, 200, 128,
+				  PMCRING_GEN_F_TASK | PMCRING_GEN_F_HARDIRQ,
+				  NULL, 0, 0);
+		/* A CPU that left between the mask and the start: EINVAL. */
+		if (err && err != -EINVAL && err != -EINTR)
+			b->errors++;
+		b->calls++;
+	}
+	return NULL;
+}
+
+/* Drain @cpu's ring of the accounting session, exact checks. */
+static long drain_exact(struct rt_sess *s, unsigned int cpu,
+			struct rt_stats *st, struct __test_metadata *_metadata)
+{
+	long n;
+
+	memset(st, 0, sizeof(*st));
+	st->size = GEN_SIZE;
+	n = rt_drain(&s->rings[cpu], st);
+	EXPECT_LE(0, n) TH_LOG("cpu %u: %s", cpu, st->err);
+	return n;
+}
+
+TEST(hotplug_while_recording)
+{
+	unsigned int cpu, cycle, nr_online, cycles, done_cycles = 0, hp[64];
+	uint64_t drained[RT_MAX_CPUS] = { 0 }, total_gen = 0;
+	struct pmcring_config wide_cfg = { 0 };
+	struct pmcring_counter ctr = { 0 };
+	struct bg b = { 0 };
+	struct rt_sess acc;
+	struct rt_stats st;
+	unsigned int nr_hp = 0, i;
+	pthread_t th;
+	char path[96];
+	int wide, err;
+	long n;
+
+	PMCRING_REQUIRE_DEV();
+	nr_online = rt_online_cpus();
+	for (cpu = 1; cpu < 64 && cpu < (unsigned int)sysconf(_SC_NPROCESSORS_CONF); cpu++)
+		if (!cpu_online_path(cpu, path, sizeof(path)))
+			hp[nr_hp++] = cpu;
+	if (nr_online < 2 || !nr_hp)
+		SKIP(return, "needs 2+ online CPUs with hotplug (%u online, %u pluggable)",
+		     nr_online, nr_hp);
+	cycles = getenv("HARD_HOTPLUG_CYCLES") ?
+		 atoi(getenv("HARD_HOTPLUG_CYCLES")) : 3;
+
+	/* Accounting session: GENERATED only, every CPU mapped. */
+	memset(&acc, 0, sizeof(acc));
+	acc.fd = open(PMCRING_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, acc.fd);
+	ASSERT_EQ(0, rt_ioctl(acc.fd, PMCRING_IOC_GET_INFO, &acc.info));
+	memset(&acc.cfg, 0, sizeof(acc.cfg));
+	acc.cfg.data_pages = 64;
+	acc.cfg.flags = PMCRING_CFG_F_NO_SYNTH;
+	acc.cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
+			PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY);
+	ASSERT_EQ(0, rt_ioctl(acc.fd, PMCRING_IOC_CONFIGURE, &acc.cfg));
+	acc.nr_cpus = acc.info.nr_cpus;
+	acc.rings = calloc(acc.nr_cpus, sizeof(*acc.rings));
+	ASSERT_NE(NULL, acc.rings);
+	for (cpu = 0; cpu < acc.nr_cpus; cpu++)
+		ASSERT_EQ(0, rt_map(&acc, cpu));
+	ASSERT_EQ(0, rt_ioctl(acc.fd, PMCRING_IOC_ENABLE, NULL));
+
+	/* System-wide session with every source, never drained. */
+	wide = open(PMCRING_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, wide);
+	wide_cfg.data_pages = 16;
+	wide_cfg.flags = PMCRING_CFG_F_SYSTEM_WIDE;
+	ASSERT_EQ(0, rt_ioctl(wide, PMCRING_IOC_CONFIGURE, &wide_cfg));
+	ctr.type = PERF_TYPE_SOFTWARE;
+	ctr.config = PERF_COUNT_SW_CPU_CLOCK;
+	ctr.rate = 1000000;	/* every ms of CPU time */
+	strcpy(ctr.name, "cpu-clock");
+	err = rt_ioctl(wide, PMCRING_IOC_ADD_COUNTER, &ctr);
+	TH_LOG("system-wide cpu-clock counter: %d", err);
+	ASSERT_EQ(0, rt_ioctl(wide, PMCRING_IOC_ENABLE, NULL));
+
+	/* Background GENERATE into a third, unmapped session. */
+	b.fd = open(PMCRING_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, b.fd);
+	{
+		struct pmcring_config c;
+
+		ASSERT_EQ(0, rt_configure(b.fd, &c, 4, 0));
+	}
+	ASSERT_EQ(0, pthread_create(&th, NULL, bg_gen, &b));
+
+	for (cycle = 0; cycle < cycles; cycle++) {
+		for (i = 0; i < nr_hp; i++) {
+			cpu = hp[i];
+			/* Records committed on cpu just before it leaves. */
+			ASSERT_EQ(0, rt_generate_on(acc.fd, cpu, GEN_COUNT,
+						    GEN_SIZE,
+						    PMCRING_GEN_F_TASK |
+						    PMCRING_GEN_F_HARDIRQ));
+			total_gen += 2 * GEN_COUNT;
+			err = set_online(cpu, 0);
+			ASSERT_EQ(0, err) TH_LOG("offline cpu %u: %d", cpu, err);
+
+			/* Its ring drains while it is offline, all of it. */
+			n = drain_exact(&acc, cpu, &st, _metadata);
+			drained[cpu] += n;
+			EXPECT_EQ(GEN_COUNT, st.gen[PMCRING_GEN_CTX_TASK])
+				TH_LOG("cpu %u offline: task records", cpu);
+			EXPECT_EQ(GEN_COUNT, st.gen[PMCRING_GEN_CTX_HARDIRQ])
+				TH_LOG("cpu %u offline: irq records", cpu);
+			EXPECT_EQ(0, st.missing);
+			EXPECT_EQ(0, st.dropnotify);
+			/* Nothing more arrives on an offline CPU's ring. */
+			usleep(20000);
+			EXPECT_EQ(acc.rings[cpu].tail, rt_head(&acc.rings[cpu]));
+
+			/* GENERATE refuses an offline CPU. */
+			EXPECT_EQ(-EINVAL, rt_generate_on(acc.fd, cpu, 1,
+							  GEN_SIZE,
+							  PMCRING_GEN_F_TASK));
+
+			err = set_online(cpu, 1);
+			ASSERT_EQ(0, err) TH_LOG("online cpu %u: %d", cpu, err);
+
+			/* Back: new records land in its ring again. */
+			ASSERT_EQ(0, rt_generate_on(acc.fd, cpu, 50, GEN_SIZE,
+						    PMCRING_GEN_F_TASK));
+			total_gen += 50;
+			n = drain_exact(&acc, cpu, &st, _metadata);
+			drained[cpu] += n;
+			EXPECT_EQ(50, st.gen[PMCRING_GEN_CTX_TASK])
+				TH_LOG("cpu %u back online", cpu);
+			done_cycles++;
+		}
+	}
+	b.stop = 1;
+	pthread_kill(th, SIGUSR1);
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, b.errors);
+
+	/* Every committed record was drained, per CPU; nothing lost. */
+	for (cpu = 0; cpu < acc.nr_cpus; cpu++) {
+		if (!acc.rings[cpu].base)
+			continue;
+		n = drain_exact(&acc, cpu, &st, _metadata);
+		drained[cpu] += n;
+		EXPECT_EQ(rt_prod(&acc.rings[cpu].prod->records), drained[cpu])
+			TH_LOG("cpu %u: committed vs drained", cpu);
+		EXPECT_EQ(0, rt_prod(&acc.rings[cpu].prod->lost));
+	}
+	{
+		uint64_t sum = 0;
+
+		for (cpu = 0; cpu < acc.nr_cpus; cpu++)
+			sum += drained[cpu];
+		EXPECT_EQ(total_gen, sum);
+		printf("# hotplug: cycles=%u cpus=%u records=%llu drained=%llu bg_generate=%llu\n",
+		       done_cycles, nr_online, (unsigned long long)total_gen,
+		       (unsigned long long)sum, (unsigned long long)b.calls);
+	}
+	close(wide);
+	close(b.fd);
+	rt_close(&acc);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+
+	sigaction(SIGUSR1, &sa, NULL);
+	return test_harness_run(argc, argv);
+}

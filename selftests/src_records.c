@@ -491,6 +491,36 @@ TEST_F(records, callchains)
 	EXPECT_EQ(1, resolved);
 }
 
+/* Every record is one the pmclog parser accepts, with exact lengths. */
+TEST_F(records, parser_accepts_all)
+{
+	const struct recs *rs = &self->rs;
+	struct pmcring_log_ev ev;
+	struct pmcring_log *l;
+	unsigned int i, n = 0;
+
+	if (_metadata->skip)
+		return;	/* SKIP()ped in FIXTURE_SETUP */
+	l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	ASSERT_NE(NULL, l);
+	for (i = 0; i < rs->n; i++) {
+		const struct pmcring_record *r = &rs->r[i];
+
+		ASSERT_EQ(0, r->len % 4);
+		ASSERT_EQ(0, pmcring_log_feed(l, r->data, r->len));
+		ASSERT_EQ(0, pmcring_log_read(l, &ev))
+			TH_LOG("record %u type %u len %u: %s", i, r->type,
+			       r->len, ev.pl_reason ? ev.pl_reason : "?");
+		EXPECT_EQ(r->type, ev.pl_type);
+		EXPECT_EQ(r->len, ev.pl_len);
+		n++;
+	}
+	EXPECT_EQ(-1, pmcring_log_read(l, &ev));
+	EXPECT_EQ(PMCRING_LOG_REQUIRE_DATA, ev.pl_state);
+	pmcring_log_close(l);
+	TH_LOG("%u records parsed", n);
+}
+
 /* Per-pid session on C: records of C and its child G only, none of U. */
 TEST(target_tree)
 {

@@ -257,11 +257,21 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "ap:t:w:q")) != -1) {
 		switch (opt) {
-		case 'a': all = true; break;
-		case 'p': pid = atoi(optarg); break;
-		case 't': secs = atof(optarg); break;
-		case 'w': writes = (uint32_t)atoi(optarg); break;
-		case 'q': c.quiet = true; break;
+		case 'a':
+			all = true;
+			break;
+		case 'p':
+			pid = atoi(optarg);
+			break;
+		case 't':
+			secs = atof(optarg);
+			break;
+		case 'w':
+			writes = (uint32_t)atoi(optarg);
+			break;
+		case 'q':
+			c.quiet = true;
+			break;
 		default:
 			fprintf(stderr, "usage: consumer [-a | -p PID] [-t SECONDS] "
 				"[-w COUNT] [-q]\n");

@@ -19,6 +19,7 @@
 
 #include "flame.h"
 
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define FLAME_WIDTH		1200u
 #define FLAME_PAD		10.0	/* left and right margin */
 #define FLAME_ROW		17.0	/* frame height + 1 px gap */
@@ -64,15 +65,18 @@ static void flame_xml(FILE *out, const char *s, size_t max)
 			n++;
 			continue;
 		}
-		switch (*p) {
-		case '&':  fputs("&amp;", out); break;
-		case '<':  fputs("&lt;", out); break;
-		case '>':  fputs("&gt;", out); break;
-		case '"':  fputs("&quot;", out); break;
-		case '\'': fputs("&apos;", out); break;
-		default:
+		if (*p == '&')
+			fputs("&amp;", out);
+		else if (*p == '<')
+			fputs("&lt;", out);
+		else if (*p == '>')
+			fputs("&gt;", out);
+		else if (*p == '"')
+			fputs("&quot;", out);
+		else if (*p == '\'')
+			fputs("&apos;", out);
+		else	/* control characters would make the XML invalid */
 			fputc(len && *p >= ' ' && *p != 0x7f ? *p : '?', out);
-		}
 		p++;
 		n++;
 	}
@@ -126,7 +130,9 @@ static void flame_color(enum sym_kind kind, const char *name, bool all,
 		b = 200 + (int)(55 * v3);
 		break;
 	case SYM_KIND_UNKNOWN:	/* gray */
-		r = g = b = 175 + (int)(40 * v1);
+		r = 175 + (int)(40 * v1);
+		g = r;
+		b = r;
 		break;
 	case SYM_KIND_ROOT:	/* violet: the processes */
 		r = 180 + (int)(40 * v1);
@@ -134,7 +140,9 @@ static void flame_color(enum sym_kind kind, const char *name, bool all,
 		b = 220 + (int)(30 * v2);
 		break;
 	default:		/* the "all" frame */
-		r = g = b = 210;
+		r = 210;
+		g = 210;
+		b = 210;
 		break;
 	}
 	snprintf(buf, sz, "rgb(%d,%d,%d)", r, g, b);
@@ -357,7 +365,7 @@ static void flame_header(struct flame *fl, const struct flame_opts *o)
 		"sans-serif; padding: 2px 4px\"/></foreignObject>\n",
 		fl->width - FLAME_PAD - 220);
 	/* legend: the colors of the frame kinds */
-	for (i = 0; i < sizeof(legend) / sizeof(legend[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(legend); i++) {
 		double x = FLAME_PAD + i * 110.0;
 
 		flame_color(legend[i], "legend", false, color, sizeof(color));

@@ -3,7 +3,8 @@
  * Description: sessions are independent: records written to one (WRITELOG,
  * GENERATE, concurrently from two threads) never show up in another; many
  * sessions open and close in any order; a mapping outlives close() of its
- * fd and still reads the session's data.
+ * fd and still reads the session's data; closing sessions gives every
+ * page back.
  */
 #include <pthread.h>
 #include "ring_common.h"
@@ -123,6 +124,52 @@ TEST(mapping_outlives_fd)
 	EXPECT_EQ(20 * 48, rt_prod(&r->prod->bytes));
 	rt_close(&other);
 	rt_close(&s);
+}
+
+static long free_pages(void)
+{
+	char line[128];
+	long v = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "nr_free_pages %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+TEST(no_page_leak)
+{
+	long before, after, per_iter;
+	volatile uint8_t sum = 0;
+	struct rt_sess s;
+	size_t off;
+	int i;
+
+	PMCRING_REQUIRE_DEV();
+	before = free_pages();
+	if (before < 0)
+		SKIP(return, "no nr_free_pages in /proc/vmstat");
+	ASSERT_EQ(0, rt_open(&s, 1024, 0, 1));
+	per_iter = (long)s.nr_cpus * (2 + 1024);
+	rt_close(&s);
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, rt_open(&s, 1024, 0, 1));
+		/* Fault every page in, some twice through the double map. */
+		ASSERT_EQ(0, rt_generate(s.fd, 20000, 256, PMCRING_GEN_F_TASK,
+					 NULL, 0, 0));
+		for (off = 0; off < 2 * s.rings[0].size; off += 4096)
+			sum += s.rings[0].data[off];
+		rt_close(&s);
+	}
+	after = free_pages();
+	ksft_print_msg("free pages before %ld after %ld (one session: %ld pages)\n",
+		       before, after, per_iter);
+	/* A leak of even one session's rings per round would show 20x. */
+	EXPECT_LT(before - after, 2 * per_iter);
 }
 
 TEST_HARNESS_MAIN

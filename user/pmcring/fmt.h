@@ -38,7 +38,17 @@ struct out_file {
 	char		*path;		/* for messages */
 };
 
-/* One positional vectored write into one file. */
+/* One byte range queued for a file. */
+struct out_put {
+	struct out_file	*f;
+	uint64_t	off;
+	const void	*p;
+	size_t		len;
+	unsigned int	phase;
+	unsigned int	seq;		/* queue order, for a stable sort */
+};
+
+/* One positional vectored write into one file (built by out_batch_prepare). */
 struct out_op {
 	struct out_file	*f;
 	uint64_t	off;
@@ -49,10 +59,13 @@ struct out_op {
 };
 
 struct out_batch {
-	struct iovec	*iov;
-	unsigned int	nr_iov, max_iov;
+	struct out_put	*puts;		/* what writers queued, in order */
+	unsigned int	nr_puts, max_puts;
+	struct iovec	*iov;		/* built by out_batch_prepare() */
+	unsigned int	nr_iov;
 	struct out_op	*ops;
-	unsigned int	nr_ops, max_ops;
+	unsigned int	nr_ops;
+	bool		prepared;
 	char		*arena;		/* staging bytes, valid until reset */
 	size_t		arena_used, arena_size;
 	uint64_t	bytes;		/* bytes queued */
@@ -60,11 +73,11 @@ struct out_batch {
 	const char	*err_path;	/* file of the last failed write */
 };
 
-int out_batch_init(struct out_batch *b, unsigned int max_iov, size_t arena);
+int out_batch_init(struct out_batch *b, unsigned int max_puts, size_t arena);
 void out_batch_free(struct out_batch *b);
 void out_batch_reset(struct out_batch *b);
-/* Room for one more record that may need @stage staging bytes? */
-bool out_batch_room(const struct out_batch *b, size_t stage);
+/* Room for @puts more ranges and @stage staging bytes? */
+bool out_batch_room(const struct out_batch *b, unsigned int puts, size_t stage);
 bool out_batch_empty(const struct out_batch *b);
 void *out_alloc(struct out_batch *b, size_t len);	/* NULL: full */
 /* Append @len bytes at @p to @f (moves f->off). -ENOBUFS: batch full. */
@@ -73,6 +86,12 @@ int out_put(struct out_batch *b, struct out_file *f, unsigned int phase,
 /* Write @len bytes at @p at offset @off of @f (f->off does not move). */
 int out_put_at(struct out_batch *b, struct out_file *f, unsigned int phase,
 	       uint64_t off, const void *p, size_t len);
+/*
+ * Group the queued ranges into one vectored write per file, phase and
+ * contiguous run (at most OUT_MAX_IOV iovecs each), merging ranges that are
+ * contiguous in memory too.  The runners call it; idempotent.
+ */
+void out_batch_prepare(struct out_batch *b);
 /* Run the batch with pwritev(); 0 or -errno (a short write is -ENOSPC). */
 int out_batch_run_sync(struct out_batch *b);
 /* Advance an op past @done written bytes (for short writes). */

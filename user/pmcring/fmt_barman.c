@@ -206,7 +206,7 @@ static int barman_record(struct fmt_writer *w, struct out_batch *b,
 	char text[16];
 	size_t tl;
 
-	if (!out_batch_room(b, 8 + PMCRING_RECORD_MAX))
+	if (!out_batch_room(b, 2, 8 + PMCRING_RECORD_MAX))
 		return -EAGAIN;
 	switch (r->type) {
 	case PMCRING_TYPE_PROC_CREATE:

@@ -178,8 +178,10 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		if (blob_wants(w, i, r->type) && blob_must_roll(w, i, len, &rt))
 			roll = true;
 	/* Old files are closed on a roll: nothing may be queued for them. */
-	if (!out_batch_room(b, 32 + w->o.nr_streams * (len + 32)) ||
-	    (roll && b->nr_ops))
+	/* per stream: 4 magics on a roll, 4 ranges, index entries */
+	if (!out_batch_room(b, 8 * w->o.nr_streams + 1,
+			    len + w->o.nr_streams * 32) ||
+	    (roll && b->nr_puts))
 		return -EAGAIN;
 	if (w->o.blob_json) {
 		void *copy = out_alloc(b, len);

@@ -88,7 +88,7 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 	struct out_file *f = w->priv;
 	void *buf;
 
-	if (!out_batch_room(b, PMCRING_SIZE_PMCALLOCATEDYN))
+	if (!out_batch_room(b, 1, PMCRING_SIZE_PMCALLOCATEDYN))
 		return -EAGAIN;
 	switch (r->type) {
 	case PMCRING_TYPE_INITIALIZE:
@@ -116,7 +116,7 @@ static int pmclog_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts)
 {
 	void *buf;
 
-	if (!out_batch_room(b, PMCRING_SIZE_CLOSELOG))
+	if (!out_batch_room(b, 1, PMCRING_SIZE_CLOSELOG))
 		return -EAGAIN;
 	buf = out_alloc(b, PMCRING_SIZE_CLOSELOG);
 	fmt_pmclog_closelog(buf, ts);

@@ -10,24 +10,25 @@
 
 #include "fmt.h"
 
-int out_batch_init(struct out_batch *b, unsigned int max_iov, size_t arena)
+int out_batch_init(struct out_batch *b, unsigned int max_puts, size_t arena)
 {
 	memset(b, 0, sizeof(*b));
-	b->iov = calloc(max_iov, sizeof(*b->iov));
-	b->ops = calloc(max_iov, sizeof(*b->ops));
+	b->puts = calloc(max_puts, sizeof(*b->puts));
+	b->iov = calloc(max_puts, sizeof(*b->iov));
+	b->ops = calloc(max_puts, sizeof(*b->ops));
 	b->arena = malloc(arena);
-	if (!b->iov || !b->ops || !b->arena) {
+	if (!b->puts || !b->iov || !b->ops || !b->arena) {
 		out_batch_free(b);
 		return -ENOMEM;
 	}
-	b->max_iov = max_iov;
-	b->max_ops = max_iov;
+	b->max_puts = max_puts;
 	b->arena_size = arena;
 	return 0;
 }
 
 void out_batch_free(struct out_batch *b)
 {
+	free(b->puts);
 	free(b->iov);
 	free(b->ops);
 	free(b->arena);
@@ -36,8 +37,10 @@ void out_batch_free(struct out_batch *b)
 
 void out_batch_reset(struct out_batch *b)
 {
+	b->nr_puts = 0;
 	b->nr_iov = 0;
 	b->nr_ops = 0;
+	b->prepared = false;
 	b->arena_used = 0;
 	b->bytes = 0;
 	b->records = 0;
@@ -45,17 +48,14 @@ void out_batch_reset(struct out_batch *b)
 
 bool out_batch_empty(const struct out_batch *b)
 {
-	return b->nr_ops == 0 && b->records == 0;
+	return b->nr_puts == 0 && b->records == 0;
 }
 
-/*
- * A record takes at most a few iovecs and ops (blob: 4 files) and its
- * staging bytes; keep 8 of each in reserve.
- */
-bool out_batch_room(const struct out_batch *b, size_t stage)
+bool out_batch_room(const struct out_batch *b, unsigned int puts, size_t stage)
 {
-	return b->nr_iov + 8 <= b->max_iov && b->nr_ops + 8 <= b->max_ops &&
-	       b->arena_used + stage + 64 <= b->arena_size;
+	/* out_alloc() rounds each allocation up to 8 bytes */
+	return b->nr_puts + puts <= b->max_puts &&
+	       b->arena_used + stage + 8 * puts <= b->arena_size;
 }
 
 void *out_alloc(struct out_batch *b, size_t len)
@@ -73,40 +73,28 @@ void *out_alloc(struct out_batch *b, size_t len)
 int out_put_at(struct out_batch *b, struct out_file *f, unsigned int phase,
 	       uint64_t off, const void *p, size_t len)
 {
-	struct out_op *op = b->nr_ops ? &b->ops[b->nr_ops - 1] : NULL;
-	struct iovec *last;
+	struct out_put *last = b->nr_puts ? &b->puts[b->nr_puts - 1] : NULL;
 
 	if (!len)
 		return 0;
-	/* Extend the last op if this continues it in the same file. */
-	if (op && op->f == f && op->phase == phase && op->off + op->len == off &&
-	    op->iov_first + op->iov_cnt == b->nr_iov) {
-		last = &b->iov[b->nr_iov - 1];
-		if ((const char *)last->iov_base + last->iov_len == p) {
-			last->iov_len += len;
-			goto extended;
-		}
-		if (op->iov_cnt < OUT_MAX_IOV && b->nr_iov < b->max_iov) {
-			op->iov_cnt++;
-			goto add_iov;
-		}
-	}
-	if (b->nr_ops >= b->max_ops || b->nr_iov >= b->max_iov)
-		return -ENOBUFS;
-	op = &b->ops[b->nr_ops++];
-	op->f = f;
-	op->off = off;
-	op->len = 0;
-	op->iov_first = b->nr_iov;
-	op->iov_cnt = 1;
-	op->phase = phase;
-add_iov:
-	b->iov[b->nr_iov].iov_base = (void *)p;
-	b->iov[b->nr_iov].iov_len = len;
-	b->nr_iov++;
-extended:
-	op->len += len;
 	b->bytes += len;
+	/* The common case: the same file, on in file and in memory. */
+	if (last && last->f == f && last->phase == phase &&
+	    last->off + last->len == off &&
+	    (const char *)last->p + last->len == (const char *)p) {
+		last->len += len;
+		return 0;
+	}
+	if (b->nr_puts >= b->max_puts) {
+		b->bytes -= len;
+		return -ENOBUFS;
+	}
+	b->puts[b->nr_puts] = (struct out_put){
+		.f = f, .off = off, .p = p, .len = len, .phase = phase,
+		.seq = b->nr_puts,
+	};
+	b->nr_puts++;
+	b->prepared = false;
 	return 0;
 }
 
@@ -118,6 +106,59 @@ int out_put(struct out_batch *b, struct out_file *f, unsigned int phase,
 	if (!err)
 		f->off += len;
 	return err;
+}
+
+/* By phase, then file, then queue order (offsets of a file grow with it). */
+static int put_cmp(const void *a, const void *b)
+{
+	const struct out_put *x = a, *y = b;
+
+	if (x->phase != y->phase)
+		return x->phase < y->phase ? -1 : 1;
+	if (x->f != y->f)
+		return (uintptr_t)x->f < (uintptr_t)y->f ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void out_batch_prepare(struct out_batch *b)
+{
+	struct out_op *op = NULL;
+	struct iovec *iov;
+	unsigned int i;
+
+	if (b->prepared)
+		return;
+	qsort(b->puts, b->nr_puts, sizeof(*b->puts), put_cmp);
+	b->nr_iov = 0;
+	b->nr_ops = 0;
+	for (i = 0; i < b->nr_puts; i++) {
+		const struct out_put *pt = &b->puts[i];
+
+		if (op && op->f == pt->f && op->phase == pt->phase &&
+		    op->off + op->len == pt->off) {
+			iov = &b->iov[b->nr_iov - 1];
+			if ((const char *)iov->iov_base + iov->iov_len == pt->p) {
+				iov->iov_len += pt->len;
+				op->len += pt->len;
+				continue;
+			}
+			if (op->iov_cnt < OUT_MAX_IOV) {
+				op->iov_cnt++;
+				goto add_iov;
+			}
+		}
+		op = &b->ops[b->nr_ops++];
+		*op = (struct out_op){
+			.f = pt->f, .off = pt->off, .iov_first = b->nr_iov,
+			.iov_cnt = 1, .phase = pt->phase,
+		};
+add_iov:
+		b->iov[b->nr_iov].iov_base = (void *)pt->p;
+		b->iov[b->nr_iov].iov_len = pt->len;
+		b->nr_iov++;
+		op->len += pt->len;
+	}
+	b->prepared = true;
 }
 
 void out_op_advance(struct out_batch *b, struct out_op *op, size_t done)
@@ -163,6 +204,7 @@ int out_batch_run_sync(struct out_batch *b)
 	unsigned int phase, i;
 	int err;
 
+	out_batch_prepare(b);
 	for (phase = 0; phase < OUT_NR_PHASES; phase++) {
 		for (i = 0; i < b->nr_ops; i++) {
 			if (b->ops[i].phase != phase)

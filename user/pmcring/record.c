@@ -337,6 +337,7 @@ struct recorder {
 	struct gen		gen;
 	bool			gen_started;
 	char			target[512];
+	uint64_t		t_enable;	/* CLOCK_MONOTONIC ns */
 };
 
 /* Drain until stopped; then disable and take what is left. */
@@ -482,6 +483,7 @@ static int record_start(struct recorder *r)
 {
 	int err = pmcring_enable(r->s);
 
+	r->t_enable = now_ns(CLOCK_MONOTONIC);
 	if (err) {
 		fprintf(stderr, "pmcring: enable: %s\n", strerror(-err));
 		return 1;
@@ -559,11 +561,17 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "pmcring: generate: %s\n",
 				strerror(-r->gen.err));
 	}
-	if (!r->o.quiet && !ret)
+	if (!r->o.quiet && !ret) {
+		double secs = (double)(now_ns(CLOCK_MONOTONIC) - r->t_enable) / 1e9;
+
 		fprintf(stderr, "pmcring: %" PRIu64 " records, %" PRIu64
-			" bytes written to %s%s\n", r->c.st.records,
-			r->c.st.bytes, r->fo.path,
-			r->c.st.drops ? " (some records were dropped)" : "");
+			" bytes written to %s in %.3f s (%.0f records/s, "
+			"%.1f MB/s, %s)%s\n", r->c.st.records, r->c.st.bytes,
+			r->fo.path, secs, (double)r->c.st.records / secs,
+			(double)r->c.st.bytes / secs / 1e6,
+			r->c.use_uring ? "io_uring" : "read/write",
+			r->c.st.drops ? "; some records were dropped" : "");
+	}
 	record_cleanup(r);
 	free(r);
 	return ret;

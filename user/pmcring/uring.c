@@ -146,6 +146,7 @@ int uring_io_run(struct uring_io *u, struct out_batch *b)
 	unsigned int phase;
 	int err;
 
+	out_batch_prepare(b);
 	for (phase = 0; phase < OUT_NR_PHASES; phase++) {
 		err = run_phase(u, b, phase);
 		if (err)

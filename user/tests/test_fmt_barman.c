@@ -158,6 +158,7 @@ int main(void)
 	for (i = 0; i < rr.n; i++)
 		feed(w, &b, &rr.r[i]);
 	REQUIRE(!fmt_flush(w, &b), "flush");
+	out_batch_prepare(&b);
 	for (i = 0; i < b.nr_ops; i++)
 		if (b.ops[i].phase == OUT_META)
 			b.ops[i].len = 0;	/* the kill */

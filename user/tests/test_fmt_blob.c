@@ -333,6 +333,7 @@ static void test_kill(const char *dir, const struct ring_recs *rr)
 	run(&b);
 	for (i = 0; i < rr->n; i++)
 		feed(w, &b, &rr->r[i]);
+	out_batch_prepare(&b);
 	for (i = 0; i < b.nr_ops; i++)
 		if (b.ops[i].phase == OUT_META)
 			b.ops[i].len = 0;

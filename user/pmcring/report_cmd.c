@@ -334,8 +334,11 @@ out:
 
 enum {
 	OPT_TIME_FROM = 256, OPT_TIME_TO, OPT_FOLDED, OPT_SVG, OPT_SWITCHES,
-	OPT_KALLSYMS, OPT_SYSTEM_MAP, OPT_TOP, OPT_TITLE,
+	OPT_KALLSYMS, OPT_SYSTEM_MAP, OPT_TOP, OPT_TITLE, OPT_PATH_MAP,
+	OPT_SYMFS,
 };
+
+#define REPORT_MAX_PATH_MAPS	16
 
 static const struct option report_longopts[] = {
 	{ "pid",	required_argument, NULL, 'p' },
@@ -350,6 +353,8 @@ static const struct option report_longopts[] = {
 	{ "system-map",	required_argument, NULL, OPT_SYSTEM_MAP },
 	{ "top",	required_argument, NULL, OPT_TOP },
 	{ "title",	required_argument, NULL, OPT_TITLE },
+	{ "path-map",	required_argument, NULL, OPT_PATH_MAP },
+	{ "symfs",	required_argument, NULL, OPT_SYMFS },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -378,6 +383,9 @@ static int report_usage(int help)
 "      --system-map FILE  kernel symbols from a System.map\n"
 "      --top N            rows per table (default 20)\n"
 "      --title TEXT       flame graph title\n"
+"      --path-map OLD=NEW read files the recording names under OLD/ from\n"
+"                         NEW/ (repeatable; e.g. a VM's or container's paths)\n"
+"      --symfs DIR        look for the recording's files under DIR first\n"
 "  -h, --help             this text\n");
 	return help ? 0 : 2;
 }
@@ -452,7 +460,9 @@ static int report_write_svg(struct report *r, const char *file,
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .pid = -1, .cpu = -1, .time_to = UINT64_MAX };
-	const char *svg = NULL, *ksyms = NULL, *title = NULL;
+	const char *svg = NULL, *ksyms = NULL, *title = NULL, *symfs = NULL;
+	char *pmap[REPORT_MAX_PATH_MAPS];
+	unsigned int npmap = 0, i;
 	bool folded = false, switches = false, ksyms_must = false;
 	struct report_cmd c = { .o = &o };
 	struct report_img im = { 0 };
@@ -509,6 +519,15 @@ int cmd_report(int argc, char **argv)
 		case OPT_TITLE:
 			title = optarg;
 			break;
+		case OPT_PATH_MAP:
+			if (npmap == REPORT_MAX_PATH_MAPS || optarg[0] != '/' ||
+			    !strchr(optarg, '=') || !strchr(optarg, '=')[1])
+				goto bad;
+			pmap[npmap++] = optarg;
+			break;
+		case OPT_SYMFS:
+			symfs = optarg;
+			break;
 		case 'h':
 			return report_usage(1);
 		default:
@@ -533,6 +552,17 @@ int cmd_report(int argc, char **argv)
 		report_unmap(&im);
 		return 1;
 	}
+	for (i = 0, err = 0; i < npmap && !err; i++) {
+		char *eq = strchr(pmap[i], '=');
+
+		*eq = 0;
+		err = sym_add_path_map(report_sym(c.r), pmap[i], eq + 1);
+		*eq = '=';
+	}
+	if (!err && symfs)
+		err = sym_set_symfs(report_sym(c.r), symfs);
+	if (err)
+		goto out;
 	if (!ksyms && (size_t)snprintf(kpath, sizeof(kpath), "%s.kallsyms",
 				       c.path) < sizeof(kpath))
 		ksyms = kpath;

@@ -5,6 +5,7 @@
  * libelf once per file, kernel symbols from a kallsyms/System.map file,
  * interned frames.  See sym.h for the model.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -79,7 +80,8 @@ struct sym_elf_sym {
 
 struct sym_image {
 	struct sym_image *hnext;	/* hash chain */
-	char		*path;
+	char		*path;		/* as the recording names it */
+	char		*file;		/* what we open: path, remapped */
 	const char	*module;	/* basename of path */
 	bool		loaded;		/* tried to read the file */
 	bool		has_exec;	/* found a PT_LOAD with PF_X */
@@ -283,7 +285,7 @@ static void sym_image_load(struct sym_image *im)
 	im->loaded = true;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return;
-	e = sym_elf_open(im->path, &fd);
+	e = sym_elf_open(im->file, &fd);
 	if (!e)
 		return;
 	if (gelf_getehdr(e, &eh))
@@ -386,6 +388,12 @@ struct sym_ctx {
 	size_t		nksyms, ksyms_cap;
 	char		*ksym_names;
 	size_t		ksym_names_len, ksym_names_cap;
+	/* where files of the recording are on this machine */
+	struct sym_path_map {
+		char	*from, *to;
+	}		*pmaps;
+	size_t		npmaps, pmaps_cap;
+	char		*symfs;
 	/* modules named in frames, interned ("" first) */
 	char		**modules;
 	size_t		nmodules, modules_cap;
@@ -410,6 +418,8 @@ static void sym_image_free(struct sym_image *im)
 {
 	free(im->syms);
 	free(im->names);
+	if (im->file != im->path)
+		free(im->file);
 	free(im->path);
 	free(im);
 }
@@ -441,6 +451,12 @@ void sym_free(struct sym_ctx *c)
 	for (i = 0; i < c->nmodules; i++)
 		free(c->modules[i]);
 	free(c->modules);
+	for (i = 0; i < c->npmaps; i++) {
+		free(c->pmaps[i].from);
+		free(c->pmaps[i].to);
+	}
+	free(c->pmaps);
+	free(c->symfs);
 	free(c);
 }
 
@@ -540,6 +556,62 @@ const struct sym_frame *sym_frame_by_id(const struct sym_ctx *c,
 
 /* ---- images by path ---- */
 
+int sym_add_path_map(struct sym_ctx *c, const char *from, const char *to)
+{
+	struct sym_path_map *m;
+
+	if (from[0] != '/' || !to[0])
+		return -EINVAL;
+	m = sym_grow(c->pmaps, &c->pmaps_cap, c->npmaps + 1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	c->pmaps = m;
+	m += c->npmaps;
+	m->from = strdup(from);
+	m->to = strdup(to);
+	if (!m->from || !m->to) {
+		free(m->from);
+		free(m->to);
+		return -ENOMEM;
+	}
+	/* "/a/" and "/a" mean the same prefix */
+	while (strlen(m->from) > 1 && m->from[strlen(m->from) - 1] == '/')
+		m->from[strlen(m->from) - 1] = 0;
+	c->npmaps++;
+	return 0;
+}
+
+int sym_set_symfs(struct sym_ctx *c, const char *dir)
+{
+	free(c->symfs);
+	c->symfs = strdup(dir);
+	return c->symfs ? 0 : -ENOMEM;
+}
+
+/* The file to open for @path: the first --path-map that applies, else
+ * --symfs DIR/path if that exists, else @path itself. */
+static char *sym_file_of(struct sym_ctx *c, char *path)
+{
+	char *f = NULL;
+	size_t i, n;
+
+	for (i = 0; i < c->npmaps; i++) {
+		n = strlen(c->pmaps[i].from);
+		if (strncmp(path, c->pmaps[i].from, n) ||
+		    (path[n] && path[n] != '/' && n > 1))
+			continue;
+		if (asprintf(&f, "%s%s", c->pmaps[i].to, path + (n > 1 ? n : 0)) < 0)
+			return path;
+		return f;
+	}
+	if (c->symfs && asprintf(&f, "%s%s", c->symfs, path) >= 0) {
+		if (!access(f, R_OK))
+			return f;
+		free(f);
+	}
+	return path;
+}
+
 struct sym_image *sym_image_get(struct sym_ctx *c, const char *path)
 {
 	size_t j = sym_hash_str(path, 0xcbf29ce484222325ull) & (c->ihash_cap - 1);
@@ -559,6 +631,7 @@ struct sym_image *sym_image_get(struct sym_ctx *c, const char *path)
 	im->module = sym_basename(im->path);
 	/* only absolute paths name files; kernel modules are names */
 	im->loaded = path[0] != '/';
+	im->file = im->loaded ? im->path : sym_file_of(c, im->path);
 	im->hnext = c->ihash[j];
 	c->ihash[j] = im;
 	c->nimages++;

@@ -55,6 +55,15 @@ int sym_load_kallsyms(struct sym_ctx *c, const char *path);
 /* Number of kernel symbols loaded. */
 size_t sym_nr_kernel_syms(const struct sym_ctx *c);
 
+/*
+ * Where the files the recording names are on this machine: a path that
+ * starts with directory @from is opened under @to instead (first match
+ * wins; set them before the first record); with a symfs DIR, DIR/path is
+ * tried before path.  0 or -errno.
+ */
+int sym_add_path_map(struct sym_ctx *c, const char *from, const char *to);
+int sym_set_symfs(struct sym_ctx *c, const char *dir);
+
 /* Record handlers, to be called in timestamp order. */
 void sym_exec(struct sym_ctx *c, uint32_t pid, const char *path,
 	      uint64_t base);

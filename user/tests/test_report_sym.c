@@ -220,6 +220,53 @@ static void check_svg(const char *log, const char *ksyms, const char *svg)
 	CHECK(strstr(buf, "<script"), "no script");
 }
 
+/* A recording made where this program lived at another path (a VM). */
+static void check_path_map(const char *dir, const struct self_map *m,
+			   const char *exe)
+{
+	char log[512], fake[600], arg[PATH_MAX + 64], symfs[600], *out;
+	char link[3 * PATH_MAX];
+	uint64_t l[] = { LEAF };
+	static struct plog p;
+	int rc;
+
+	snprintf(log, sizeof(log), "%s/vm.pmclog", dir);
+	snprintf(fake, sizeof(fake), "/vm-only/bin/%s", exe);
+	p.len = 0;
+	p.ts = 1000;
+	plog_initialize(&p);
+	plog_proc_create(&p, 500, "vmproc");
+	plog_map_in(&p, 500, m->exec_start, fake);
+	plog_callchain(&p, 500, 500, 0, l, 1);
+	plog_closelog(&p);
+	write_file(log, p.b, p.len);
+
+	out = run_report(&rc, "--folded", log, NULL);
+	CHECK(rc == 0 && !strncmp(out, "vmproc;[unknown] ", 17),
+	      "no path map:\n%s", out);
+	free(out);
+	snprintf(arg, sizeof(arg), "/vm-only/bin=%.*s", (int)(exe - 1 - m->path),
+		 m->path);
+	out = run_report(&rc, "--folded", "--path-map", arg, log, NULL);
+	CHECK(rc == 0 && !strcmp(out, "vmproc;t_leaf 1\n"), "--path-map:\n%s", out);
+	free(out);
+
+	snprintf(symfs, sizeof(symfs), "%s/symfs", dir);
+	snprintf(link, sizeof(link), "mkdir -p '%s/vm-only/bin' && ln -sf '%s' "
+		 "'%s/vm-only/bin/%s'", symfs, m->path, symfs, exe);
+	REQUIRE(!system(link), "%s", link);
+	out = run_report(&rc, "--folded", "--symfs", symfs, log, NULL);
+	CHECK(rc == 0 && !strcmp(out, "vmproc;t_leaf 1\n"), "--symfs:\n%s", out);
+	free(out);
+	out = run_report(&rc, "--path-map", "relative=x", log, NULL);
+	CHECK(rc == 2, "relative --path-map accepted");
+	free(out);
+	snprintf(link, sizeof(link), "rm -rf '%s'", symfs);
+	if (system(link))
+		fprintf(stderr, "could not remove %s\n", symfs);
+	unlink(log);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test_report_symXXXXXX", log[256], ks[256], svg[256];
@@ -242,6 +289,7 @@ int main(void)
 	check_folded(log, ks, exe);
 	check_text(log, ks);
 	check_svg(log, ks, svg);
+	check_path_map(dir, &m, exe);
 
 	/* PATH.kallsyms next to the recording is picked up by default */
 	snprintf(ks, sizeof(ks), "%s/prof.pmclog.kallsyms", dir);

@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Description: the module cannot be unloaded while a session is open or a
- * ring is still mapped after its fd was closed: rmmod fails and the
- * mapping stays readable.
+ * ring is still mapped after its fd was closed: rmmod fails
+ * (delete_module() with EWOULDBLOCK, the module is in use) and the mapping
+ * stays readable.
  */
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include "ring_common.h"
 
 static int have_rmmod(void)
 {
 	return !system("command -v rmmod >/dev/null 2>&1");
+}
+
+/* delete_module(2) as rmmod calls it: 0 or -errno. */
+static int delete_module(void)
+{
+	return syscall(SYS_delete_module, "pmcring", O_NONBLOCK) ? -errno : 0;
 }
 
 static int try_rmmod(void)
@@ -36,12 +44,14 @@ TEST(refused_while_open_or_mapped)
 	r = &s.rings[0];
 	ASSERT_EQ(0, rt_generate_on(s.fd, 0, 4, 32, PMCRING_GEN_F_TASK));
 	EXPECT_NE(0, try_rmmod());
+	EXPECT_EQ(-EWOULDBLOCK, delete_module());
 	EXPECT_EQ(0, access("/sys/module/pmcring", F_OK));
 
 	fd = s.fd;
 	s.fd = -1;
 	ASSERT_EQ(0, close(fd));
 	EXPECT_NE(0, try_rmmod());
+	EXPECT_EQ(-EWOULDBLOCK, delete_module());
 	ASSERT_EQ(0, access("/sys/module/pmcring", F_OK))
 		TH_LOG("module unloaded under a live mapping");
 	EXPECT_EQ(4 * 32, rt_head(r));

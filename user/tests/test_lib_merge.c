@@ -2,9 +2,10 @@
 /*
  * Description: the exact merge hands out records of all CPUs in
  * non-decreasing timestamp order, each exactly once, while writers on
- * several threads commit late (records held in flight with pending_ts set),
- * go idle, wrap their small rings and drop records; an idle CPU does not
- * stall it, an in-flight record on a drained CPU does.
+ * several threads commit late (records held in flight with pending_ts set,
+ * also while the thread writes to its other CPUs), go idle, wrap their
+ * small rings and drop records (6 and 64 CPUs); an idle CPU does not stall
+ * it, an in-flight record on a drained CPU does.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -133,14 +134,22 @@ static int test_in_flight_blocks(void)
 
 /* ---- property test: threads as CPUs ------------------------------------- */
 
-#define NCPU		6
-#define PER_CPU		20000
+#define MAX_CPUS	64
 
+/*
+ * A writer thread owns the CPUs cpu, cpu + nthreads, ...  It writes to a
+ * random one of them at a time and leaves records in flight on some CPUs
+ * while it writes to others, so in-flight records, idle CPUs and late
+ * commits overlap in every combination.
+ */
 struct writer {
 	struct pmcring_uprod	*p;
-	unsigned int		cpu;
+	unsigned int		first, stride, ncpu;
 	unsigned int		seed;
-	uint64_t		drops;
+	uint64_t		per_cpu;
+	uint64_t		seq[MAX_CPUS];
+	bool			held[MAX_CPUS];
+	uint64_t		drops[MAX_CPUS];
 };
 
 static void tiny_delay(unsigned int *seed)
@@ -166,52 +175,84 @@ static void tiny_delay(unsigned int *seed)
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
-	uint64_t seq;
+	unsigned int owned = 0, c;
+	uint64_t left;
 
-	for (seq = 0; seq < PER_CPU; seq++) {
-		uint32_t len = 16 + 8 * (2 + rand_r(&w->seed) % 30);
+	for (c = w->first; c < w->ncpu; c += w->stride)
+		owned++;
+	left = owned * w->per_cpu;
+	while (left) {
 		struct pmcring_rec_generated *g;
+		uint32_t len;
 
-		while (!(g = pmcring_uprod_reserve(w->p, w->cpu,
+		c = w->first + w->stride * (rand_r(&w->seed) % owned);
+		if (w->held[c]) {
+			pmcring_uprod_commit(w->p, c);
+			w->held[c] = false;
+			left--;
+			tiny_delay(&w->seed);
+			continue;
+		}
+		if (w->seq[c] == w->per_cpu)
+			continue;
+		len = 16 + 8 * (2 + rand_r(&w->seed) % 30);
+		while (!(g = pmcring_uprod_reserve(w->p, c,
 						   PMCRING_TYPE_GENERATED,
 						   len))) {
-			w->drops++;
+			unsigned int h;
+
+			w->drops[c]++;
+			/* the consumer may wait for what we hold: let go */
+			for (h = w->first; h < w->ncpu; h += w->stride) {
+				if (!w->held[h])
+					continue;
+				pmcring_uprod_commit(w->p, h);
+				w->held[h] = false;
+				left--;
+			}
 			sched_yield();
 		}
-		g->pl_seq = seq;
-		g->pl_cpu = w->cpu;
-		/* hold the record in flight now and then */
-		if (rand_r(&w->seed) % 8 == 0)
-			tiny_delay(&w->seed);
-		pmcring_uprod_commit(w->p, w->cpu);
+		g->pl_seq = w->seq[c]++;
+		g->pl_cpu = c;
+		/* now and then leave it in flight and go on elsewhere */
+		if (rand_r(&w->seed) % 4 == 0) {
+			w->held[c] = true;
+			continue;
+		}
+		pmcring_uprod_commit(w->p, c);
+		left--;
 		tiny_delay(&w->seed);
 	}
 	return NULL;
 }
 
-static int test_property(unsigned int seed, bool auto_consume)
+static int test_property(unsigned int seed, bool auto_consume,
+			 unsigned int ncpu, unsigned int nthreads,
+			 uint64_t per_cpu)
 {
-	struct pmcring_uprod *p = pmcring_uprod_new(NCPU, 2);
-	struct writer w[NCPU];
-	pthread_t th[NCPU];
-	uint64_t next_seq[NCPU] = { 0 }, last_ts = 0, got = 0, drops = 0;
+	struct pmcring_uprod *p = pmcring_uprod_new(ncpu, 2);
+	struct writer *w = calloc(nthreads, sizeof(*w));
+	pthread_t th[MAX_CPUS];
+	uint64_t next_seq[MAX_CPUS] = { 0 }, last_ts = 0, got = 0, drops = 0;
 	uint64_t deadline = now() + 120ull * 1000000000ull, dropnotify = 0;
 	struct pmcring_merge *m;
 	struct pmcring_record r;
 	unsigned int i;
 	int ret;
 
-	if (!p)
-		FAIL("uprod_new: %m");
+	if (!p || !w || ncpu > MAX_CPUS || nthreads > ncpu)
+		FAIL("setup: %m");
 	m = merge_of(p, auto_consume ? PMCRING_MERGE_F_AUTO_CONSUME : 0);
 	if (!m)
 		FAIL("merge_new: %m");
-	for (i = 0; i < NCPU; i++) {
-		w[i] = (struct writer){ .p = p, .cpu = i, .seed = seed + i };
+	for (i = 0; i < nthreads; i++) {
+		w[i] = (struct writer){ .p = p, .first = i, .stride = nthreads,
+					.ncpu = ncpu, .seed = seed + i,
+					.per_cpu = per_cpu };
 		if (pthread_create(&th[i], NULL, writer_main, &w[i]))
 			FAIL("pthread_create");
 	}
-	while (got < (uint64_t)NCPU * PER_CPU) {
+	while (got < (uint64_t)ncpu * per_cpu) {
 		const struct pmcring_rec_generated *g;
 
 		ret = pmcring_merge_next(m, &r);
@@ -234,7 +275,7 @@ static int test_property(unsigned int seed, bool auto_consume)
 		} else {
 			g = r.data;
 			if (r.type != PMCRING_TYPE_GENERATED ||
-			    g->pl_cpu != r.cpu || r.cpu >= NCPU)
+			    g->pl_cpu != r.cpu || r.cpu >= ncpu)
 				FAIL("bad record type %u cpu %u", r.type, r.cpu);
 			if (g->pl_seq != next_seq[r.cpu])
 				FAIL("cpu %u: seq %llu, expected %llu", r.cpu,
@@ -247,29 +288,30 @@ static int test_property(unsigned int seed, bool auto_consume)
 			pmcring_cpu_buf_consume(pmcring_merge_buf(m, r.cpu),
 						r.end);
 	}
-	for (i = 0; i < NCPU; i++) {
+	for (i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
-		drops += w[i].drops;
-	}
 	/* after the writers ended, nothing more may come out */
 	if ((ret = pmcring_merge_next(m, &r)) != 0 &&
 	    !(ret == 1 && r.type == PMCRING_TYPE_DROPNOTIFY))
 		FAIL("record after the end (ret %d)", ret);
-	for (i = 0; i < NCPU; i++) {
+	for (i = 0; i < ncpu; i++) {
 		struct pmcring_cpu_stats st;
+		uint64_t d = w[i % nthreads].drops[i];
 
 		pmcring_cpu_buf_stats(pmcring_uprod_cpu_buf(p, i), &st);
-		if (st.lost != w[i].drops)
+		if (st.lost != d)
 			FAIL("cpu %u: lost %llu, writer saw %llu", i,
 			     (unsigned long long)st.lost,
-			     (unsigned long long)w[i].drops);
+			     (unsigned long long)d);
+		drops += d;
 	}
-	printf("# property seed %u: %llu records, %llu drops, %llu "
-	       "DROPNOTIFY, sorted and complete\n", seed,
-	       (unsigned long long)got, (unsigned long long)drops,
-	       (unsigned long long)dropnotify);
+	printf("# property seed %u, %u CPUs, %u threads: %llu records, "
+	       "%llu drops, %llu DROPNOTIFY, sorted and complete\n", seed,
+	       ncpu, nthreads, (unsigned long long)got,
+	       (unsigned long long)drops, (unsigned long long)dropnotify);
 	pmcring_merge_free(m);
 	pmcring_uprod_free(p);
+	free(w);
 	return 0;
 }
 
@@ -279,7 +321,9 @@ int main(void)
 		return 1;
 	if (test_in_flight_blocks())
 		return 1;
-	if (test_property(1, true) || test_property(1000, false))
+	if (test_property(1, true, 6, 6, 20000) ||
+	    test_property(1000, false, 6, 3, 20000) ||
+	    test_property(77, true, 64, 4, 2000))
 		return 1;
 	printf("ok merge\n");
 	return 0;

@@ -14,6 +14,7 @@
 #define PMCRING_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -74,6 +75,13 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 		  unsigned int n);
 /* Any record: counts it and its time span. */
 void report_seen(struct report *r, uint64_t ts);
+
+/*
+ * One JSON message of a --blob-json blob file (report_json.c), with @pcs
+ * (@max entries) as scratch space.  0, -EINVAL if it is not a flat object.
+ */
+int report_json_record(struct report *r, const char *msg, size_t len,
+		       uint64_t *pcs, unsigned int max);
 
 /* Samples taken into the tree (after the filters). */
 uint64_t report_nr_samples(const struct report *r);

@@ -184,10 +184,9 @@ static int report_cmd_item(const struct fmt_item *it, void *ctx)
 
 	report_cmd_first(c, it->ts);
 	if (it->kind == FMT_BLOB) {
-		if (it->btype != 's') {
-			report_seen(c->r, it->ts);	/* JSON: not decoded */
-			return 0;
-		}
+		if (it->btype == 'j')
+			return report_json_record(c->r, it->data, it->len,
+						  c->pcs, PMCRING_CALLCHAIN_DEPTH_MAX);
 		if (pmcring_log_feed(c->mem, it->data, it->len))
 			return -ENOMEM;
 		if (pmcring_log_read(c->mem, &ev)) {

@@ -3,8 +3,8 @@
  * Description: `pmcring report` gives the same profile from the three
  * formats: the records of a hand-built profile of this program go through
  * the command's own pmclog, barman and blob writers, and the folded stacks
- * of each file are the expected ones; a JSON blob and a file that is no
- * recording get clear errors or notes.
+ * of each file, a blob written with --blob-json included, are the expected
+ * ones; a file that is no recording gets a clear error.
  */
 #include <dirent.h>
 
@@ -75,7 +75,7 @@ static void build(struct recs *rs, const struct self_map *m)
 }
 
 static void write_format(const struct recs *rs, enum fmt_kind kind,
-			 const char *path)
+			 const char *path, bool json)
 {
 	struct fmt_opts o = { .kind = kind, .path = path };
 	struct fmt_writer *w;
@@ -94,6 +94,7 @@ static void write_format(const struct recs *rs, enum fmt_kind kind,
 	o.streams[0].name = "all";
 	o.streams[0].types = PMCRING_TYPES_ALL;
 	o.nr_streams = 1;
+	o.blob_json = json;
 	REQUIRE(!out_batch_init(&b, 256, 1 << 20), "batch");
 	w = fmt_writer_new(&o);
 	REQUIRE(w, "fmt_writer_new: %s", strerror(errno));
@@ -147,7 +148,7 @@ int main(void)
 
 	/* pmclog */
 	snprintf(path, sizeof(path), "%s/p.pmclog", dir);
-	write_format(&rs, FMT_PMCLOG, path);
+	write_format(&rs, FMT_PMCLOG, path, false);
 	out = run_report(&rc, "--folded", "--kallsyms", ks, path, NULL);
 	CHECK(rc == 0 && !strcmp(out, want), "pmclog:\n%s", out);
 	free(out);
@@ -158,7 +159,7 @@ int main(void)
 
 	/* barman: samples name threads, the header's tables name the rest */
 	snprintf(path, sizeof(path), "%s/p.barman", dir);
-	write_format(&rs, FMT_BARMAN, path);
+	write_format(&rs, FMT_BARMAN, path, false);
 	out = run_report(&rc, "--folded", "--kallsyms", ks, path, NULL);
 	CHECK(rc == 0 && !strcmp(out, want), "barman:\n%s", out);
 	free(out);
@@ -168,10 +169,22 @@ int main(void)
 	free(out);
 
 	/* blob: each message one binary record */
-	write_format(&rs, FMT_BLOB, dir);
+	write_format(&rs, FMT_BLOB, dir, false);
 	blob_dat(dir, dat, sizeof(dat));
 	out = run_report(&rc, "--folded", "--kallsyms", ks, dat, NULL);
 	CHECK(rc == 0 && !strcmp(out, want), "blob:\n%s", out);
+	free(out);
+
+	/* blob with --blob-json: one flat JSON object per message */
+	snprintf(path, sizeof(path), "%s/json", dir);
+	REQUIRE(!mkdir(path, 0755), "mkdir %s: %s", path, strerror(errno));
+	write_format(&rs, FMT_BLOB, path, true);
+	blob_dat(path, dat, sizeof(dat));
+	out = run_report(&rc, "--folded", "--kallsyms", ks, dat, NULL);
+	CHECK(rc == 0 && !strcmp(out, want), "blob JSON:\n%s", out);
+	free(out);
+	out = run_report(&rc, "--switches", dat, NULL);
+	CHECK(rc == 0 && strstr(out, "        3.000"), "blob JSON switches:\n%s", out);
 	free(out);
 
 	/* not a recording: a clear error, exit status 1 */

@@ -352,8 +352,9 @@ PMCRING_API struct pmcring_log *pmcring_log_open(int fd);
 /*
  * Parse the next record into @ev: 0 with pl_state OK, else -1 with pl_state
  * EOF (CLOSELOG read, or end of file in fd mode; a truncated last record
- * reads as EOF), REQUIRE_DATA (memory mode: feed more) or ERROR (sticky;
- * pl_reason says why).
+ * reads as EOF), REQUIRE_DATA (memory mode: feed more; fd mode on a
+ * non-blocking fd: nothing to read yet) or ERROR (sticky; pl_reason says
+ * why).
  */
 PMCRING_API int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev);
 /* Append @len bytes (copied) to a memory parser: 0, -EINVAL in fd mode. */

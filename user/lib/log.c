@@ -399,6 +399,9 @@ int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev)
 		if (l->fd == PMCRING_LOG_FD_NONE)
 			return set_state(l, ev, PMCRING_LOG_REQUIRE_DATA, NULL);
 		ret = fill(l);
+		/* a non-blocking fd with nothing to read yet: try later */
+		if (ret == -EAGAIN || ret == -EWOULDBLOCK)
+			return set_state(l, ev, PMCRING_LOG_REQUIRE_DATA, NULL);
 		if (ret < 0)
 			return set_state(l, ev, PMCRING_LOG_ERROR,
 					 ret == -ENOMEM ? "out of memory"

@@ -517,13 +517,46 @@ static int test_ring_to_log(void)
 	return 0;
 }
 
+/* A non-blocking pipe: REQUIRE_DATA while the writer is behind, then EOF. */
+static int test_nonblocking_fd(void)
+{
+	struct pmcring_log_ev ev;
+	struct pmcring_log *l;
+	int fds[2], n = 0;
+	size_t half = rec_off[1] + 10;
+
+	if (pipe2(fds, O_NONBLOCK))
+		FAIL("pipe2: %m");
+	l = pmcring_log_open(fds[0]);
+	if (pmcring_log_read(l, &ev) != -1 ||
+	    ev.pl_state != PMCRING_LOG_REQUIRE_DATA)
+		FAIL("empty pipe: state %d", ev.pl_state);
+	if (write(fds[1], stream, half) != (ssize_t)half)
+		FAIL("write");
+	while (pmcring_log_read(l, &ev) == 0)
+		n++;
+	if (n != 1 || ev.pl_state != PMCRING_LOG_REQUIRE_DATA)
+		FAIL("half written: %d records, state %d", n, ev.pl_state);
+	if (write(fds[1], stream + half, rec_off[3] - half) !=
+	    (ssize_t)(rec_off[3] - half))
+		FAIL("write");
+	close(fds[1]);
+	while (pmcring_log_read(l, &ev) == 0)
+		n++;
+	if (n != 3 || ev.pl_state != PMCRING_LOG_EOF)
+		FAIL("after close: %d records, state %d", n, ev.pl_state);
+	pmcring_log_close(l);
+	close(fds[0]);
+	return 0;
+}
+
 int main(void)
 {
 	build_stream();
 	if (stream_len > sizeof(stream) / 2 || rec_off[4] % 8 == 0)
 		FAIL("bad test stream");
 	if (test_whole() || test_truncation() || test_chunks() ||
-	    test_corrupt() || test_ring_to_log())
+	    test_corrupt() || test_ring_to_log() || test_nonblocking_fd())
 		return 1;
 	printf("ok log\n");
 	return 0;

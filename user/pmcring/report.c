@@ -12,6 +12,7 @@
 
 #define REPORT_NAME_LEN		64
 #define REPORT_DEFAULT_TOP	20
+#define REPORT_KERNEL_COMM	15	/* TASK_COMM_LEN - 1 */
 /* perf's PERF_CONTEXT_* markers sit in the last page of the address space. */
 #define REPORT_PC_MARKER	((uint64_t)-4095)
 
@@ -396,6 +397,14 @@ void report_seen(struct report *r, uint64_t ts)
 
 /* ---- filters ---- */
 
+/* --comm NAME matches a name, or the kernel's 15-byte cut of NAME. */
+static bool report_comm_match(const char *have, const char *want)
+{
+	return !strcmp(have, want) ||
+	       (strlen(have) == REPORT_KERNEL_COMM && !strncmp(have, want,
+							      REPORT_KERNEL_COMM));
+}
+
 static bool report_want(struct report *r, uint64_t ts, int32_t cpu,
 			uint32_t pid, uint32_t tid)
 {
@@ -410,10 +419,11 @@ static bool report_want(struct report *r, uint64_t ts, int32_t cpu,
 		return false;
 	if (!r->o.comm)
 		return true;
-	if (!strcmp(report_comm(r, pid, tid, buf, sizeof(buf)), r->o.comm))
+	if (report_comm_match(report_comm(r, pid, tid, buf, sizeof(buf)),
+			      r->o.comm))
 		return true;
 	i = rmap_get(&r->thread_idx, tid);
-	return i >= 0 && !strcmp(r->threads[i].name, r->o.comm);
+	return i >= 0 && report_comm_match(r->threads[i].name, r->o.comm);
 }
 
 void report_csw(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,

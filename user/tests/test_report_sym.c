@@ -258,6 +258,20 @@ static void check_path_map(const char *dir, const struct self_map *m,
 	out = run_report(&rc, "--folded", "--symfs", symfs, log, NULL);
 	CHECK(rc == 0 && !strcmp(out, "vmproc;t_leaf 1\n"), "--symfs:\n%s", out);
 	free(out);
+	/* --comm with a full name finds the kernel's 15-byte comm */
+	p.len = 0;
+	plog_initialize(&p);
+	plog_proc_create(&p, 600, "averyveryverylo");
+	plog_callchain(&p, 600, 600, 0, l, 1);
+	plog_closelog(&p);
+	write_file(log, p.b, p.len);
+	out = run_report(&rc, "--folded", "--comm", "averyveryverylongname", log,
+			 NULL);
+	CHECK(rc == 0 && !strncmp(out, "averyveryverylo;", 16), "--comm long:\n%s", out);
+	free(out);
+	out = run_report(&rc, "--folded", "--comm", "averyvery", log, NULL);
+	CHECK(rc == 0 && !*out, "--comm prefix matched:\n%s", out);
+	free(out);
 	out = run_report(&rc, "--path-map", "relative=x", log, NULL);
 	CHECK(rc == 2, "relative --path-map accepted");
 	free(out);

@@ -157,8 +157,8 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 		return NULL;
 	}
 	m->n = n;
-	m->clock = opts->clock;
-	m->clock_ctx = opts->clock_ctx;
+	m->clock = OPTS_GET(opts, clock, NULL);
+	m->clock_ctx = OPTS_GET(opts, clock_ctx, NULL);
 	m->max_delay_ns = OPTS_GET(opts, max_delay_ns, 0) ?:
 			  PMCRING_MERGE_DEFAULT_DELAY_NS;
 	m->flags = OPTS_GET(opts, flags, 0);

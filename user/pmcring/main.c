@@ -14,6 +14,7 @@ static void usage(FILE *f)
 		"  record   record a session into a pmclog, barman or blob file\n"
 		"  dump     print the records of a file, one per line\n"
 		"  stat     print counts per type and CPU of a file\n"
+		"  report   print a symbolized profile, folded stacks, flame graph\n"
 		"\n"
 		"`pmcring COMMAND --help` describes each command; see pmcring(1).\n");
 }
@@ -34,6 +35,8 @@ int main(int argc, char **argv)
 		return cmd_dump(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "stat"))
 		return cmd_stat(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return cmd_report(argc - 1, argv + 1);
 	fprintf(stderr, "pmcring: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -357,6 +357,7 @@ static int record_loop(struct recorder *r)
 			break;
 		status_update(&st, &r->c, total_lost(r->s), false);
 		if (stop_signal || (r->ch.pid > 0 && child_poll(&r->ch)) ||
+		    (r->o.pid && kill(r->o.pid, 0) && errno == ESRCH) ||
 		    (end_at && now_ns(CLOCK_MONOTONIC) >= end_at) ||
 		    consumer_hup(&r->c) ||
 		    (r->gen_started && __atomic_load_n(&r->gen.done,
@@ -508,12 +509,9 @@ static void record_cleanup(struct recorder *r)
 {
 	if (r->gen_started)
 		pthread_join(r->gen.th, NULL);
-	if (r->ch.pid > 0 && !r->ch.exited) {
-		if (r->ch.go_fd >= 0)
-			child_abort(&r->ch);
-		else
-			waitpid(r->ch.pid, &r->ch.status, 0);
-	}
+	/* A command still running (--duration, a signal) is left running. */
+	if (r->ch.pid > 0 && !r->ch.exited && r->ch.go_fd >= 0)
+		child_abort(&r->ch);
 	if (r->c_inited)
 		consumer_fini(&r->c);
 	fmt_writer_free(r->w);

@@ -24,6 +24,7 @@ mkdir -p $T
 : >"$RES"
 cp "$D/pmcbench" $B
 fail=0
+CS=/sys/devices/system/clocksource/clocksource0
 
 # emit NAME [k=v ...] < JSON: the object with "bench" and the pairs first
 emit()
@@ -60,9 +61,10 @@ step()
 # -- machine facts --
 {
 	model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
-	printf '{"guest_kernel": "%s", "guest_cpus": %s, "guest_cpu_model": "%s", "guest_mem_kb": %s}\n' \
+	printf '{"guest_kernel": "%s", "guest_cpus": %s, "guest_cpu_model": "%s", "guest_mem_kb": %s, "clocksource": "%s", "cmdline": "%s"}\n' \
 		"$(uname -r)" "$(grep -c ^processor /proc/cpuinfo)" "$model" \
-		"$(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo)"
+		"$(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo)" \
+		"$(cat $CS/current_clocksource)" "$(cat /proc/cmdline)"
 } | emit machine
 
 if [ -e "$D/pmcring_ftrace_bench.ko" ]; then
@@ -78,8 +80,19 @@ fi
 # -- B1 producer cost --
 step "B1 producer cost (pages $B1_PAGES, max $B1_MAX records, $B1_REPS reps)"
 $B b1 -p "$B1_PAGES" -n "$B1_MAX" -r "$B1_REPS" -s "$B1_SIZES" >$T/b1.json || fail=1
-grep '"size"' $T/b1.json | emit b1
+grep '"size"' $T/b1.json | emit b1 clocksource="$(cat $CS/current_clocksource)"
 grep '"reps"' $T/b1.json | emit b1_settings
+
+# The same with the hpet clocksource (what TCG guests fall back to when
+# the TSC is not trusted): ktime_get_mono_fast_ns() then reads the HPET.
+cs=$(cat $CS/current_clocksource)
+if [ "$cs" != hpet ] && grep -qw hpet $CS/available_clocksource; then
+	step "B1 again with the hpet clocksource (was $cs)"
+	echo hpet >$CS/current_clocksource
+	$B b1 -p "$B1_PAGES" -n "$((B1_MAX / 4))" -r 3 -s "$B1_SIZES" >$T/b1h.json || fail=1
+	echo "$cs" >$CS/current_clocksource
+	grep '"size"' $T/b1h.json | emit b1 clocksource=hpet
+fi
 
 # Where the producer time goes: cpu-clock profile of each side alone.
 if [ -n "$PERF" ] && [ "${PROFILE:-1}" = 1 ]; then
@@ -116,12 +129,28 @@ while [ $rep -lt "$B2_REPS" ]; do
 	rep=$((rep + 1))
 done
 
+# Where the consumer time goes: cpu-clock profile of one io_uring run.
+if [ -n "$PERF" ] && [ "${PROFILE:-1}" = 1 ]; then
+	step "B2 profile (perf record -a -e cpu-clock)"
+	$PERF record -q -N -a -e cpu-clock -F 4000 -o $T/prof.data -- \
+		pmcring record -q --generate "$B2_N,$B2_SIZE" -o $T/b2.pmclog \
+		>/dev/null 2>$T/prof.err || cat $T/prof.err >&2
+	rm -f $T/b2.pmclog
+	$PERF report -i $T/prof.data --stdio --no-children \
+		--sort comm,symbol --percent-limit 0.5 2>/dev/null |
+		grep -v '^#' | grep -v '^$' | head -n 30 >"$D/profile_b2.txt"
+	rm -f $T/prof.data
+fi
+
 # -- B2 rate sweep and B4 merge latency --
 step "B2 rate sweep / B4 latency: hard-IRQ generator, batches $SWEEP"
 for b in $SWEEP; do
 	$B lat -n "$B4_N" -b "$b" -o $T/lat.pmclog | emit lat || fail=1
 	rm -f $T/lat.pmclog
 done
+step "B4 with a 5 ms poll period"
+$B lat -n "$B4_N" -b 1 -w 5 -o $T/lat.pmclog | emit lat_w5 || fail=1
+rm -f $T/lat.pmclog
 
 # -- B3 overhead on a workload --
 SCHED_TP="sched:sched_switch sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit"

@@ -11,10 +11,10 @@
  *	CPUs, runs interleaved, median of REPS.  Buffers hold every record of
  *	a run on both sides, so no run measures a full buffer.  -x pmcring or
  *	-x ftrace runs one side only (for profiling).
- *   pmcbench lat [-n COUNT] [-b IRQ_BATCH] [-s SIZE] [-o FILE]
+ *   pmcbench lat [-n COUNT] [-b IRQ_BATCH] [-s SIZE] [-o FILE] [-w MS]
  *	B4 merge latency (and the B2 rate sweep): hard-IRQ GENERATE on every
  *	CPU at IRQ_BATCH records per 20 us tick, drained like `pmcring record`
- *	(libpmcring merge, poll() of at most 10 ms, default ring settings)
+ *	(libpmcring merge, poll() of at most MS = 10 ms, default ring settings)
  *	with writev() to FILE; the delay of a record is CLOCK_MONOTONIC after
  *	its write completed minus its timestamp.  p50/p99/max, rates, drops.
  *   pmcbench count FILE	GENERATED and total records of a pmclog file
@@ -34,6 +34,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,7 +181,7 @@ static int cmd_b1(int argc, char **argv)
 	unsigned int nsizes = 3, reps = 5, i, r, m, impl;
 	uint64_t maxcount = 200000, count[B1_MAX_SIZES], fbytes = 0;
 	double res[B1_MAX_SIZES][2][2][B1_MAX_REPS];	/* size, mode, impl */
-	double med[B1_MAX_SIZES][2][2];
+	double med[B1_MAX_SIZES][2][2], mn[B1_MAX_SIZES][2][2];
 	struct pmcring_opts so = { .sz = sizeof(so) };
 	struct b1 b = { .fb = -1 };
 	int c, only = -1;	/* -x: 0 pmcring only, 1 ftrace only */
@@ -279,8 +280,11 @@ static int cmd_b1(int argc, char **argv)
 		b.fb >= 0 ? "true" : "false");
 	for (i = 0; i < nsizes; i++)
 		for (m = 0; m < 2; m++) {
-			for (impl = 0; impl < 2; impl++)
+			for (impl = 0; impl < 2; impl++) {
+				/* median() sorts: the minimum is first */
 				med[i][m][impl] = median(res[i][m][impl], reps);
+				mn[i][m][impl] = res[i][m][impl][0];
+			}
 			fprintf(pb_log, "%6u %8s %10" PRIu64 " %10.1f %10.1f "
 				"%8.3f\n", sizes[i], m ? "all" : "1",
 				count[i], med[i][m][0], med[i][m][1],
@@ -288,9 +292,13 @@ static int cmd_b1(int argc, char **argv)
 			fprintf(pb_out, "{\"size\": %u, \"cpus\": \"%s\", "
 				"\"records_per_cpu\": %" PRIu64 ", "
 				"\"pmcring_ns\": %.2f, \"ftrace_ns\": %.2f, "
-				"\"ratio\": %.4f}\n", sizes[i], m ? "all" : "1",
+				"\"ratio\": %.4f, \"pmcring_min_ns\": %.2f, "
+				"\"ftrace_min_ns\": %.2f, \"ratio_min\": %.4f}\n",
+				sizes[i], m ? "all" : "1",
 				count[i], med[i][m][0], med[i][m][1],
-				med[i][m][1] > 0 ? med[i][m][0] / med[i][m][1] : 0);
+				med[i][m][1] > 0 ? med[i][m][0] / med[i][m][1] : 0,
+				mn[i][m][0], mn[i][m][1],
+				mn[i][m][1] > 0 ? mn[i][m][0] / mn[i][m][1] : 0);
 		}
 	if (b.fb >= 0)
 		close(b.fb);
@@ -323,7 +331,10 @@ struct lat {
 	struct pmcring_merge	*m;
 	int			fd;
 	uint64_t		*delay;		/* ns, one per GENERATED record */
-	uint64_t		n, cap;
+	uint64_t		*hand;		/* ns, commit -> merge hand-out */
+	uint64_t		n, hn, cap;
+	uint64_t		*late;		/* ns a timed-out poll overslept */
+	uint64_t		ln, lcap;
 	uint64_t		records, bytes;
 	uint64_t		first_ts, last_ts;
 };
@@ -376,6 +387,11 @@ static int lat_drain(struct lat *l, uint64_t *n)
 			return ret;
 		if (ret == 0)
 			break;
+		if (rec[k].type == PMCRING_TYPE_GENERATED && l->hn < l->cap) {
+			uint64_t t = now_ns();
+
+			l->hand[l->hn++] = t > rec[k].ts ? t - rec[k].ts : 0;
+		}
 		iov[k].iov_base = (void *)rec[k].data;
 		iov[k].iov_len = rec[k].len;
 		k++;
@@ -398,14 +414,17 @@ static int cmd_lat(int argc, char **argv)
 	struct gen_thread gt = { 0 };
 	struct pmcring_cpu_stats st;
 	uint64_t count = 20000, lost = 0, t0, t1, n, idle = 0;
-	uint32_t batch = 1, size = 32;
+	uint32_t batch = 1, size = 32, wait_ms = 10;
 	unsigned int cpu, ncpu;
 	struct lat l = { 0 };
 	pthread_t th;
 	int c, ret = 0;
 
-	while ((c = getopt(argc, argv, "n:b:s:o:")) != -1) {
+	while ((c = getopt(argc, argv, "n:b:s:o:w:")) != -1) {
 		switch (c) {
+		case 'w':
+			wait_ms = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
 		case 'n':
 			count = strtoull(optarg, NULL, 0);
 			break;
@@ -427,13 +446,17 @@ static int cmd_lat(int argc, char **argv)
 		fprintf(stderr, "lat: pmcring_new: %s\n", strerror(errno));
 		return 1;
 	}
-	mo.max_delay_ns = 10000000;	/* as pmcring record (WAIT_MS) */
+	/* 10 ms by default, as pmcring record (WAIT_MS) */
+	mo.max_delay_ns = (uint64_t)wait_ms * 1000000;
 	l.m = pmcring_merge_new_session(l.s, &mo);
 	l.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	ncpu = pmcring_nr_cpus(l.s);
 	l.cap = count * ncpu;
 	l.delay = calloc(l.cap ? l.cap : 1, sizeof(*l.delay));
-	if (!l.m || l.fd < 0 || !l.delay) {
+	l.hand = calloc(l.cap ? l.cap : 1, sizeof(*l.hand));
+	l.lcap = 1 << 16;
+	l.late = calloc(l.lcap, sizeof(*l.late));
+	if (!l.m || l.fd < 0 || !l.delay || !l.hand || !l.late) {
 		fprintf(stderr, "lat: setup: %s\n", strerror(errno));
 		return 1;
 	}
@@ -458,7 +481,14 @@ static int cmd_lat(int argc, char **argv)
 			if (idle >= 2)
 				break;
 		}
-		poll(&p, 1, 10);
+		{
+			uint64_t tp = now_ns(), want = wait_ms * 1000000ull;
+
+			if (!poll(&p, 1, (int)wait_ms) && l.ln < l.lcap) {
+				tp = now_ns() - tp;
+				l.late[l.ln++] = tp > want ? tp - want : 0;
+			}
+		}
 	}
 	t1 = now_ns();
 	pthread_join(th, NULL);
@@ -472,6 +502,8 @@ static int cmd_lat(int argc, char **argv)
 		return 1;
 	}
 	qsort(l.delay, l.n, sizeof(*l.delay), cmp_u64);
+	qsort(l.hand, l.hn, sizeof(*l.hand), cmp_u64);
+	qsort(l.late, l.ln, sizeof(*l.late), cmp_u64);
 	{
 		double secs = (double)(t1 - t0) / 1e9;
 		double gsecs = l.last_ts > l.first_ts ?
@@ -479,6 +511,9 @@ static int cmd_lat(int argc, char **argv)
 		uint64_t p50 = l.n ? l.delay[l.n / 2] : 0;
 		uint64_t p99 = l.n ? l.delay[l.n * 99 / 100] : 0;
 		uint64_t mx = l.n ? l.delay[l.n - 1] : 0;
+		uint64_t h99 = l.hn ? l.hand[l.hn * 99 / 100] : 0;
+		uint64_t late99 = l.ln ? l.late[l.ln * 99 / 100] : 0;
+		uint64_t latemx = l.ln ? l.late[l.ln - 1] : 0;
 		/* offered: what the generator wrote or tried to, per second */
 		double offered = (double)(l.n + lost) / gsecs;
 
@@ -488,17 +523,26 @@ static int cmd_lat(int argc, char **argv)
 			"p99 %.3f ms, max %.3f ms\n", batch, l.n, lost, offered,
 			(double)l.records / secs, (double)l.bytes / secs / 1e6,
 			p50 / 1e6, p99 / 1e6, mx / 1e6);
-		fprintf(pb_out, "{\"irq_batch\": %u, \"size\": %u, \"cpus\": %u, "
+		fprintf(pb_out, "{\"irq_batch\": %u, \"wait_ms\": %u, "
+			"\"size\": %u, \"cpus\": %u, "
 			"\"records\": %" PRIu64 ", \"dropped\": %" PRIu64 ", "
 			"\"seconds\": %.4f, \"offered_rps\": %.0f, "
 			"\"drained_rps\": %.0f, \"mb_s\": %.3f, "
-			"\"p50_ms\": %.4f, \"p99_ms\": %.4f, \"max_ms\": %.4f}\n",
-			batch, size, ncpu, l.n, lost, secs, offered,
+			"\"p50_ms\": %.4f, \"p99_ms\": %.4f, \"max_ms\": %.4f, "
+			"\"handout_p99_ms\": %.4f, \"polls_timed_out\": %" PRIu64
+			", \"poll_late_p99_ms\": %.4f, \"poll_late_max_ms\": %.4f}\n",
+			batch, wait_ms, size, ncpu, l.n, lost, secs, offered,
 			(double)l.records / secs, (double)l.bytes / secs / 1e6,
-			p50 / 1e6, p99 / 1e6, mx / 1e6);
+			p50 / 1e6, p99 / 1e6, mx / 1e6, h99 / 1e6, l.ln,
+			late99 / 1e6, latemx / 1e6);
+		fprintf(pb_log, "  commit -> hand-out p99 %.3f ms; %" PRIu64
+			" polls timed out, overslept p99 %.3f ms, max %.3f ms\n",
+			h99 / 1e6, l.ln, late99 / 1e6, latemx / 1e6);
 	}
 	close(l.fd);
 	free(l.delay);
+	free(l.hand);
+	free(l.late);
 	pmcring_merge_free(l.m);
 	pmcring_free(l.s);
 	return 0;
@@ -596,6 +640,20 @@ static int cmd_time(int argc, char **argv)
 
 static const char *self_exe = "/proc/self/exe";
 
+/*
+ * Both workloads run on CPU 0 (children inherit it): every switch is a
+ * local one, not a cross-CPU wake-up of an idle vCPU (an IPI, slow and
+ * erratic under TCG); the recorder is free to use the other CPUs.
+ */
+static void csw_pin(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 static int csw_pipe(uint64_t n)
 {
 	int a[2], b[2];
@@ -652,6 +710,7 @@ static int cmd_csw(int argc, char **argv)
 	if (argc < 3)
 		return 2;
 	n = strtoull(argv[2], NULL, 0);
+	csw_pin();
 	t0 = now_ns();
 	if (!strcmp(argv[1], "pipe"))
 		ret = csw_pipe(n);

@@ -36,7 +36,15 @@ function div(a, b) { return b + 0 ? a / b : 0 }
 bench == "host" { host = obj($0) }
 bench == "machine" { guest = obj($0); gcpus = get("guest_cpus") }
 bench == "b1_settings" { b1set = obj($0) }
+bench == "b1" && maincs != "" && get("clocksource") != maincs {
+	altcs = get("clocksource")
+	k = get("size") SUBSEP get("cpus")
+	ab1p[k] = get("pmcring_ns"); ab1f[k] = get("ftrace_ns")
+	ab1r[k] = get("ratio"); ab1n[k] = get("records_per_cpu")
+	next
+}
 bench == "b1" {
+	maincs = get("clocksource")
 	k = get("size") SUBSEP get("cpus")
 	if (!(get("size") in seen_size)) {
 		seen_size[get("size")] = 1
@@ -44,6 +52,7 @@ bench == "b1" {
 	}
 	b1p[k] = get("pmcring_ns"); b1f[k] = get("ftrace_ns")
 	b1r[k] = get("ratio"); b1n[k] = get("records_per_cpu")
+	b1rm[k] = get("ratio_min")
 }
 bench == "b2" {
 	m = get("mode")
@@ -61,8 +70,10 @@ bench == "lat" {
 	lrec[b] = get("records"); ldrop[b] = get("dropped")
 	loff[b] = get("offered_rps"); ldr[b] = get("drained_rps")
 	lmb[b] = get("mb_s"); l50[b] = get("p50_ms"); l99[b] = get("p99_ms")
-	lmax[b] = get("max_ms")
+	lmax[b] = get("max_ms"); lh99[b] = get("handout_p99_ms")
+	lpl99[b] = get("poll_late_p99_ms"); lplmax[b] = get("poll_late_max_ms")
 }
+bench == "lat_w5" { w5 = obj($0); w5_50 = get("p50_ms"); w5_99 = get("p99_ms"); w5_max = get("max_ms") }
 bench == "b3" {
 	k = get("workload") SUBSEP get("tool") SUBSEP get("hz")
 	if (!(k in b3t))
@@ -75,9 +86,9 @@ END {
 	    (guest ? guest : "{}") "},\n"
 
 	# ---- B1 ----
-	printf "\nB1 producer cost: ns per record per CPU (in-kernel generator loop)\n"
-	printf "%6s %5s %10s %10s %10s %8s  %s\n", "size", "cpus", "records",
-	       "pmcring", "ftrace", "ratio", "goal <= 0.5"
+	printf "\nB1 producer cost: ns per record per CPU (in-kernel generator loop, %s clocksource)\n", maincs
+	printf "%6s %5s %10s %10s %10s %8s %9s  %s\n", "size", "cpus", "records",
+	       "pmcring", "ftrace", "ratio", "min-ratio", "goal <= 0.5 (median)"
 	J = J "  \"b1\": {\"settings\": " (b1set ? b1set : "{}") ", \"results\": ["
 	sep = ""
 	for (i = 1; i <= nsizes; i++)
@@ -88,13 +99,34 @@ END {
 				continue
 			verdict = b1f[k] + 0 == 0 ? "no ftrace" : b1r[k] <= 0.5 ? "met" : \
 				  sprintf("missed by %.2fx", b1r[k] / 0.5)
-			printf "%6d %5s %10d %10.1f %10.1f %8.3f  %s\n", sizes[i], cp,
-			       b1n[k], b1p[k], b1f[k], b1r[k], verdict
-			J = J sep sprintf("{\"size\": %d, \"cpus\": \"%s\", \"records_per_cpu\": %d, \"pmcring_ns\": %.2f, \"ftrace_ns\": %.2f, \"ratio\": %.4f}",
-				sizes[i], cp, b1n[k], b1p[k], b1f[k], b1r[k])
+			printf "%6d %5s %10d %10.1f %10.1f %8.3f %9.3f  %s\n", sizes[i], cp,
+			       b1n[k], b1p[k], b1f[k], b1r[k], b1rm[k], verdict
+			J = J sep sprintf("{\"size\": %d, \"cpus\": \"%s\", \"records_per_cpu\": %d, \"pmcring_ns\": %.2f, \"ftrace_ns\": %.2f, \"ratio\": %.4f, \"ratio_min\": %.4f}",
+				sizes[i], cp, b1n[k], b1p[k], b1f[k], b1r[k], b1rm[k] + 0)
 			sep = ", "
 		}
-	J = J "]},\n"
+	J = J "], \"clocksource\": \"" maincs "\""
+	if (altcs != "") {
+		printf "\nB1 with the %s clocksource (same run): ns per record per CPU\n", altcs
+		printf "%6s %5s %10s %10s %10s %8s\n", "size", "cpus", "records",
+		       "pmcring", "ftrace", "ratio"
+		J = J ", \"" altcs "\": ["
+		sep = ""
+		for (i = 1; i <= nsizes; i++)
+			for (c = 0; c < 2; c++) {
+				cp = c ? "all" : "1"
+				k = sizes[i] SUBSEP cp
+				if (!(k in ab1p))
+					continue
+				printf "%6d %5s %10d %10.1f %10.1f %8.3f\n", sizes[i], cp,
+				       ab1n[k], ab1p[k], ab1f[k], ab1r[k]
+				J = J sep sprintf("{\"size\": %d, \"cpus\": \"%s\", \"records_per_cpu\": %d, \"pmcring_ns\": %.2f, \"ftrace_ns\": %.2f, \"ratio\": %.4f}",
+					sizes[i], cp, ab1n[k], ab1p[k], ab1f[k], ab1r[k])
+				sep = ", "
+			}
+		J = J "]"
+	}
+	J = J "},\n"
 
 	# ---- B2 ----
 	printf "\nB2 end-to-end drain: %d CPUs x %d records of %d bytes, pmcring record -> pmclog on tmpfs (median)\n", \
@@ -145,8 +177,12 @@ END {
 		printf "p50 %.3f ms   p99 %.3f ms   max %.3f ms   (goal p99 < 10 ms: %s)\n", \
 		       l50[b], l99[b], lmax[b], l99[b] < 10 ? "met" : \
 		       sprintf("missed by %.1f ms", l99[b] - 10)
-		J = J sprintf("  \"b4\": {\"irq_batch\": %d, \"records\": %d, \"p50_ms\": %.4f, \"p99_ms\": %.4f, \"max_ms\": %.4f},\n",
-			b, lrec[b], l50[b], l99[b], lmax[b])
+		J = J sprintf("  \"b4\": {\"irq_batch\": %d, \"records\": %d, \"p50_ms\": %.4f, \"p99_ms\": %.4f, \"max_ms\": %.4f, \"handout_p99_ms\": %.4f, \"poll_late_p99_ms\": %.4f, \"poll_late_max_ms\": %.4f, \"poll_5ms\": %s},\n",
+			b, lrec[b], l50[b], l99[b], lmax[b], lh99[b], lpl99[b], lplmax[b], w5 ? w5 : "null")
+		printf "commit -> merge hand-out p99 %.3f ms; timed-out poll(10 ms) overslept p99 %.3f ms, max %.3f ms\n", \
+		       lh99[b], lpl99[b], lplmax[b]
+		if (w5)
+			printf "with a 5 ms poll period: p50 %.3f ms   p99 %.3f ms   max %.3f ms\n", w5_50, w5_99, w5_max
 	}
 
 	# ---- B3 ----
@@ -201,13 +237,13 @@ END {
 	step = 10 ^ int(log(ymax) / log(10))
 	while (ymax / step < 4) step /= 2
 	ytop = (int(ymax / step) + 1) * step
-	lmin = log(sizes[1]) / log(2); lmax = lmin
+	xl0 = log(sizes[1]) / log(2); xl1 = xl0
 	for (i = 1; i <= nsizes; i++) {
 		v = log(sizes[i]) / log(2)
-		if (v < lmin) lmin = v
-		if (v > lmax) lmax = v
+		if (v < xl0) xl0 = v
+		if (v > xl1) xl1 = v
 	}
-	if (lmax == lmin) { lmin -= 1; lmax += 1 }
+	if (xl1 == xl0) { xl0 -= 1; xl1 += 1 }
 	pw = W - L - R; ph = H - T - B
 	o = sprintf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H)
 	o = o sprintf("<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H)
@@ -218,7 +254,7 @@ END {
 		o = o sprintf("<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 6, py + 4, y)
 	}
 	for (i = 1; i <= nsizes; i++) {
-		px = L + pw * (log(sizes[i]) / log(2) - lmin) / (lmax - lmin)
+		px = L + pw * (log(sizes[i]) / log(2) - xl0) / (xl1 - xl0)
 		o = o sprintf("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#999\"/>\n", px, T + ph, px, T + ph + 5)
 		o = o sprintf("<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d</text>\n", px, T + ph + 18, sizes[i])
 	}
@@ -235,7 +271,7 @@ END {
 			v = f[1] == "pmcring" ? b1p[k] : b1f[k]
 			if (!(k in b1p) || v + 0 <= 0)
 				continue
-			px = L + pw * (log(sizes[i]) / log(2) - lmin) / (lmax - lmin)
+			px = L + pw * (log(sizes[i]) / log(2) - xl0) / (xl1 - xl0)
 			py = T + ph - ph * v / ytop
 			pts = pts sprintf("%.1f,%.1f ", px, py)
 			o = o sprintf("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", px, py, f[3])

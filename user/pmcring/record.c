@@ -292,7 +292,7 @@ static void status_update(struct status *st, const struct consumer *c,
 		(double)(now - st->start) / 1e9,
 		secs > 0 ? (double)(c->st.records - st->last_records) / secs : 0,
 		secs > 0 ? (double)(c->st.bytes - st->last_bytes) / secs / 1e6 : 0,
-		lost + c->st.drops);
+		lost);	/* records the kernel dropped */
 	st->shown = true;
 	st->last = now;
 	st->last_records = c->st.records;

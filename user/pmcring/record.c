@@ -561,14 +561,15 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!r->o.quiet && !ret) {
 		double secs = (double)(now_ns(CLOCK_MONOTONIC) - r->t_enable) / 1e9;
+		uint64_t lost = total_lost(r->s);
 
 		fprintf(stderr, "pmcring: %" PRIu64 " records, %" PRIu64
 			" bytes written to %s in %.3f s (%.0f records/s, "
-			"%.1f MB/s, %s)%s\n", r->c.st.records, r->c.st.bytes,
-			r->fo.path, secs, (double)r->c.st.records / secs,
+			"%.1f MB/s, %s); %" PRIu64 " lost\n", r->c.st.records,
+			r->c.st.bytes, r->fo.path, secs,
+			(double)r->c.st.records / secs,
 			(double)r->c.st.bytes / secs / 1e6,
-			r->c.use_uring ? "io_uring" : "read/write",
-			r->c.st.drops ? "; some records were dropped" : "");
+			r->c.use_uring ? "io_uring" : "read/write", lost);
 	}
 	record_cleanup(r);
 	free(r);

@@ -145,6 +145,7 @@ static int child_start(struct child *ch, char **cmd)
 		close(p[1]);
 		if (read(p[0], &go, 1) != 1)
 			_exit(127);	/* recording never started */
+		signal(SIGPIPE, SIG_DFL);	/* ignored ones survive exec */
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "pmcring: cannot run %s: %s\n", cmd[0],
 			strerror(errno));

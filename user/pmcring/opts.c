@@ -388,6 +388,8 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 	if (optind < argc) {
 		o->cmd = &argv[optind];
 		o->cmd_argc = argc - optind;
+		if (!o->cmd[0][0])
+			return fail(err, errsz, "empty COMMAND");
 	}
 	if (o->period && o->freq)
 		return fail(err, errsz, "-c and -f exclude each other");

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: `pmcring record` option parsing: a full command line lands
+ * in the right fields (formats, targets, events, sizes with suffixes, blob
+ * streams by type name or NAME:TYPES, the COMMAND after --), blob defaults
+ * to one "all" stream, and every bad argument is refused with a message
+ * (exit status 2 in the command) instead of being half taken.
+ */
+#include "test_fmt_common.h"
+#include "../pmcring/opts.h"
+
+static int parse(struct rec_opts *o, char *err, ...)
+{
+	char *argv[64];
+	int argc = 0, ret;
+	va_list ap;
+
+	argv[argc++] = "record";
+	va_start(ap, err);
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	ret = rec_opts_parse(o, argc, argv, err, 256);
+	return ret;
+}
+
+#define BAD(...) do {							\
+	struct rec_opts o_;						\
+	char e_[256];							\
+	int r_ = parse(&o_, e_, __VA_ARGS__, (char *)NULL);		\
+	CHECK(r_ == -EINVAL && e_[0], "accepted: %s", #__VA_ARGS__);	\
+	rec_opts_free(&o_);						\
+} while (0)
+
+int main(void)
+{
+	struct rec_opts o;
+	char err[256];
+	int r;
+
+	r = parse(&o, err, "-F", "blob", "-o", "/d", "--container", "app",
+		  "--stream", "sched:proccsw,thr_create", "--stream", "callchain",
+		  "--blob-json", "--timing", "--roll-size", "64M",
+		  "--roll-time", "30", "-e", "cycles,cpu-clock", "-c", "10000",
+		  "-g", "64", "--types", "callchain,proccsw", "--buffer-pages",
+		  "256", "--duration", "1.5", "--no-uring", "-q", "--",
+		  "prog", "-x", "arg", (char *)NULL);
+	CHECK(r == 0, "full line: %d %s", r, err);
+	CHECK(o.kind == FMT_BLOB && !strcmp(o.output, "/d") &&
+	      !strcmp(o.container, "app"), "format, path, container");
+	CHECK(o.nr_streams == 2 && !strcmp(o.streams[0].name, "sched") &&
+	      o.streams[0].types == (PMCRING_TYPE_BIT(PMCRING_TYPE_PROCCSW) |
+				     PMCRING_TYPE_BIT(PMCRING_TYPE_THR_CREATE)) &&
+	      !strcmp(o.streams[1].name, "callchain") &&
+	      o.streams[1].types == PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN),
+	      "streams");
+	CHECK(o.blob_json && o.timing && o.roll_bytes == 64ull << 20 &&
+	      o.roll_secs == 30, "blob options");
+	CHECK(o.nr_events == 2 && !strcmp(o.events[1].name, "cpu-clock") &&
+	      o.events[1].type == 1 && o.events[1].config == 0 &&
+	      o.period == 10000 && o.callchain_depth == 64, "events");
+	CHECK(o.buffer_pages == 256 && o.duration_ms == 1500 && o.no_uring &&
+	      o.quiet, "session options");
+	CHECK(o.cmd_argc == 3 && !strcmp(o.cmd[0], "prog") &&
+	      !strcmp(o.cmd[1], "-x"), "command after --");
+	rec_opts_free(&o);
+
+	/* the command starts at the first non-option, its options stay its own */
+	r = parse(&o, err, "-F", "blob", "ls", "-l", (char *)NULL);
+	CHECK(r == 0 && o.cmd_argc == 2 && o.nr_streams == 1 &&
+	      !strcmp(o.streams[0].name, "all") &&
+	      o.streams[0].types == PMCRING_TYPES_ALL, "blob default stream");
+	rec_opts_free(&o);
+	r = parse(&o, err, "-a", "--generate", "1000,64", (char *)NULL);
+	CHECK(r == 0 && o.system_wide && o.gen_count == 1000 &&
+	      o.gen_size == 64, "generate");
+	rec_opts_free(&o);
+	r = parse(&o, err, "--generate", "5,16", (char *)NULL);
+	CHECK(r == 0, "generate needs no target");
+	rec_opts_free(&o);
+	r = parse(&o, err, "-h", (char *)NULL);
+	CHECK(r == 1, "help");
+	rec_opts_free(&o);
+
+	BAD("-F", "perf", "-a");
+	BAD("-a", "-p", "12");
+	BAD("-a", "--", "true");
+	BAD("-c", "10", "-f", "10", "-a");
+	BAD("-e", "bogus", "-a");
+	BAD("-p", "0");
+	BAD("-p", "-3");
+	BAD("-f", "0", "-a");
+	BAD("--buffer-pages", "3", "-a");
+	BAD("--duration", "-1", "-a");
+	BAD("--duration", "abc", "-a");
+	BAD("--types", "callchain,,proccsw", "-a");
+	BAD("--types", "nosuch", "-a");
+	BAD("-F", "blob", "--stream", "x/y", "-a");
+	BAD("-F", "blob", "--stream", "foo", "-a");
+	BAD("-F", "blob", "--stream", "s:bad", "-a");
+	BAD("-F", "blob", "--roll-size", "10Q", "-a");
+	BAD("-F", "blob", "--container", "..", "-a");
+	BAD("--blob-json", "-a");
+	BAD("--generate", "10,12");
+	BAD("--generate", "10");
+	BAD("-g", "513", "-a");
+	BAD("--nosuch", "-a");
+	BAD("-o");
+	BAD("-a", "--duration");
+	BAD("");			/* an empty COMMAND */
+	r = parse(&o, err, (char *)NULL);
+	CHECK(r == -EINVAL && strstr(err, "nothing to record"), "no target");
+	rec_opts_free(&o);
+
+	if (!t_failed)
+		printf("test_fmt_opts: all checks passed\n");
+	return t_failed;
+}

@@ -298,7 +298,10 @@ static const char *report_comm(struct report *r, uint32_t pid, uint32_t tid,
 	i = rmap_get(&r->thread_idx, tid);
 	if (i >= 0 && r->threads[i].name[0])
 		return r->threads[i].name;
-	snprintf(buf, sz, "pid-%" PRIu32, pid);
+	if (!pid)	/* the idle task, as ps and perf call it */
+		snprintf(buf, sz, "swapper");
+	else
+		snprintf(buf, sz, "pid-%" PRIu32, pid);
 	return buf;
 }
 

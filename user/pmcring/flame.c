@@ -124,9 +124,9 @@ static void flame_color(enum sym_kind kind, const char *name, bool all,
 		g = (int)(230 * v1);
 		b = (int)(55 * v2);
 		break;
-	case SYM_KIND_KERNEL:	/* cool: blue to aqua */
-		r = 50 + (int)(60 * v1);
-		g = 140 + (int)(70 * v2);
+	case SYM_KIND_KERNEL:	/* cool: blue to aqua, never violet */
+		r = 40 + (int)(50 * v1);
+		g = 160 + (int)(60 * v2);
 		b = 200 + (int)(55 * v3);
 		break;
 	case SYM_KIND_UNKNOWN:	/* gray */

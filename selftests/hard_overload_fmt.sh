@@ -1,0 +1,97 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Description: overload through `pmcring record` in every format.  Every
+# online CPU generates HARD_OVERLOAD_FMT_COUNT records (default 20000) into
+# 4-page rings, far faster than the consumer writes, once per format
+# (pmclog, barman, LDMS blob).  Per CPU and format: generated == written +
+# dropped, where written is the generated records in the file (read back
+# with `pmcring dump`) and dropped the sequence numbers missing from it;
+# each sequence number appears at most once and in order, and the file
+# holds every record the consumer drained (the count `pmcring record`
+# reports).  The exact kernel-side count of drops per CPU is checked
+# against the producer page by hard_overload.c.
+set -u
+
+N=${HARD_OVERLOAD_FMT_COUNT:-20000}
+SIZE=64
+KSFT_SKIP=4
+
+skip() { echo "# SKIP: $*"; exit $KSFT_SKIP; }
+
+[ -e /dev/pmcring ] || skip "/dev/pmcring missing (module not loaded)"
+[ "$(id -u)" = 0 ] || skip "needs root"
+command -v pmcring >/dev/null || skip "pmcring not on PATH"
+
+DIR=$(mktemp -d /tmp/hard_overload_fmt.XXXXXX)
+trap 'rm -rf "$DIR"' EXIT
+CPUS=$(grep -c '^processor' /proc/cpuinfo)
+
+echo "TAP version 13"
+echo "1..3"
+n=0
+fail=0
+for fmt in pmclog barman blob; do
+	n=$((n + 1))
+	out=$DIR/o.$fmt
+	if ! pmcring record -F "$fmt" -o "$out" --buffer-pages 4 \
+			--generate "$N,$SIZE" >"$DIR/rec.out" 2>"$DIR/rec.err"; then
+		sed 's/^/# /' "$DIR/rec.err"
+		echo "not ok $n $fmt: pmcring record failed"
+		fail=1
+		continue
+	fi
+	target=$out
+	[ $fmt = blob ] && target=$(ls "$out"/*/*.DAT.* | head -n 1)
+	if ! pmcring dump "$target" >"$DIR/dump.txt" 2>"$DIR/dump.err"; then
+		sed 's/^/# /' "$DIR/dump.err" | head -5
+		echo "not ok $n $fmt: pmcring dump failed"
+		fail=1
+		continue
+	fi
+	# What the consumer drained, from record's last line:
+	# "pmcring: R records, B bytes written to ..."
+	drained=$(sed -n 's/^pmcring: \([0-9]*\) records, .*/\1/p' "$DIR/rec.err" | tail -n 1)
+	if awk -v n="$N" -v cpus="$CPUS" -v fmt="$fmt" -v drained="${drained:-}" '
+	/ GENERATED / {
+		cpu = ""; seq = ""
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^gen_cpu=/) { cpu = $i; sub(/^gen_cpu=/, "", cpu) }
+			if ($i ~ /^seq=/) { seq = $i; sub(/^seq=/, "", seq) }
+		}
+		gen++
+		if (cpu == "" || seq == "") { bad = bad "unparsed: " $0 "\n"; next }
+		seq += 0
+		if (seq >= n) bad = bad sprintf("cpu %s: seq %d >= %d\n", cpu, seq, n)
+		if ((cpu in last) && seq <= last[cpu])
+			bad = bad sprintf("cpu %s: seq %d after %d\n", cpu, seq, last[cpu])
+		last[cpu] = seq
+		written[cpu]++
+		next
+	}
+	/ DROPNOTIFY| WARNING / { notes++ }
+	END {
+		for (c = 0; c < cpus; c++) {
+			w = written[c] + 0
+			printf "# %s cpu %d: generated %d = written %d + dropped %d\n",
+				fmt, c, n, w, n - w
+			tw += w
+			if (w == 0)
+				bad = bad sprintf("cpu %d: no generated record in the %s file\n", c, fmt)
+		}
+		printf "# %s: generated %d, written %d, dropped %d, drop notes %d, drained %s\n",
+			fmt, n * cpus, tw, n * cpus - tw, notes, drained
+		if (drained != "" && fmt != "barman" && gen + notes != drained)
+			bad = bad sprintf("file holds %d records, the consumer drained %s\n",
+					  gen + notes, drained)
+		if (bad != "") { printf "%s", bad; exit 1 }
+	}' "$DIR/dump.txt" >"$DIR/check.txt"; then
+		sed 's/^/#/; s/^##/#/' "$DIR/check.txt"
+		echo "ok $n $fmt: generated = written + dropped on every CPU"
+	else
+		sed 's/^/#/; s/^##/#/' "$DIR/check.txt" | head -20
+		echo "not ok $n $fmt"
+		fail=1
+	fi
+done
+exit $fail

@@ -872,6 +872,7 @@ static int report_switch_cmp(const void *a, const void *b)
 int report_print_switches(struct report *r, FILE *out)
 {
 	struct report_thread *v;
+	uint64_t span;
 	size_t i, shown = 0;
 	char buf[32];
 
@@ -887,11 +888,14 @@ int report_print_switches(struct report *r, FILE *out)
 	memcpy(v, r->threads, r->nthreads * sizeof(*v));
 	sort_r = r;
 	qsort(v, r->nthreads, sizeof(*v), report_switch_cmp);
-	fprintf(out, "  on-CPU time %s\n", r->csw_has_cpu ?
-		"from the switch timestamps of each CPU" :
-		"from the PROCCSW counter values (ns of the time counter)");
-	fprintf(out, "  %8s %8s %-20s %9s %12s %12s\n", "PID", "TID", "Process",
-		"Switches", "On-CPU ms", "Avg slice us");
+	span = r->last_ts > r->first_ts && r->first_ts != UINT64_MAX ?
+	       r->last_ts - r->first_ts : 0;
+	fprintf(out, "  on-CPU time %s; CPU%%: of the %.3f s recorded\n",
+		r->csw_has_cpu ? "from the switch timestamps of each CPU" :
+		"from the PROCCSW values (ns run before each switch-out)",
+		(double)span / 1e9);
+	fprintf(out, "  %8s %8s %-20s %9s %12s %12s %6s\n", "PID", "TID",
+		"Process", "Switches", "On-CPU ms", "Avg slice us", "CPU%");
 	for (i = 0; i < r->nthreads && shown < r->o.top; i++) {
 		uint64_t ns = r->csw_has_cpu ? v[i].oncpu_ns : v[i].csw_value;
 
@@ -899,10 +903,11 @@ int report_print_switches(struct report *r, FILE *out)
 			continue;
 		shown++;
 		fprintf(out, "  %8" PRIu32 " %8" PRIu32 " %-20s %9" PRIu64
-			" %12.3f %12.1f\n", v[i].pid, v[i].tid,
+			" %12.3f %12.1f %6.1f\n", v[i].pid, v[i].tid,
 			report_comm(r, v[i].pid, v[i].tid, buf, sizeof(buf)),
 			v[i].switches, (double)ns / 1e6,
-			(double)ns / 1e3 / (double)v[i].switches);
+			(double)ns / 1e3 / (double)v[i].switches,
+			pct(ns, span));
 	}
 	free(v);
 	return 0;

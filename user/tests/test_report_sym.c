@@ -183,7 +183,7 @@ static void check_text(const char *log, const char *ksyms)
 	CHECK(strstr(out, "k kfunc_b [kernel]"), "kernel frame:\n%s", out);
 	CHECK(strstr(out, "# counter 1: cpu-clock"), "counter name");
 	CHECK(strstr(out, "worker"), "thread name");
-	CHECK(strstr(out, "from the PROCCSW counter values"), "csw source");
+	CHECK(strstr(out, "from the PROCCSW values (ns run before each switch-out)"), "csw source");
 	CHECK(strstr(out, "     100      100 tproc                        2"
 			  "        4.000       2000.0"),
 	      "switch row:\n%s", out);

@@ -36,7 +36,8 @@ KPKGS := linux-image-amd64 linux-headers-amd64
 else
 KPKGS := linux-image-$(KVER)-amd64 linux-headers-$(KVER)-amd64
 endif
-DEB_PKGS := gcc make libc6-dev pkg-config perl xz-utils kmod rsync clang \
+DEB_PKGS := gcc make libc6-dev pkg-config perl xz-utils kmod rsync \
+	    clang libclang-rt-14-dev \
 	    libelf-dev zlib1g-dev \
 	    qemu-system-x86 busybox-static cpio liburing-dev linux-source-6.1 \
 	    $(KPKGS)

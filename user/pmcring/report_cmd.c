@@ -104,6 +104,7 @@ static int report_cmd_pmclog(struct report_cmd *c)
 {
 	struct pmcring_log_ev ev;
 	struct pmcring_log *l;
+	uint64_t count = 0;
 	int fd, err = 0;
 
 	fd = open(c->path, O_RDONLY | O_CLOEXEC);
@@ -121,11 +122,16 @@ static int report_cmd_pmclog(struct report_cmd *c)
 	while (!err && !pmcring_log_read(l, &ev)) {
 		report_cmd_first(c, ev.pl_ts);
 		err = report_cmd_ev(c, &ev, -1);
+		count = ev.pl_count;
 	}
 	if (!err && ev.pl_state == PMCRING_LOG_ERROR) {
 		fprintf(stderr, "pmcring report: %s: corrupt at offset %" PRIu64
 			": %s; reporting the records before it\n", c->path,
 			ev.pl_offset, ev.pl_reason ? ev.pl_reason : "?");
+	} else if (!err && ev.pl_count == count) {
+		/* EOF without a CLOSELOG record counted */
+		fprintf(stderr, "pmcring report: %s: no CLOSELOG (the recording "
+			"was cut short); reporting what is there\n", c->path);
 	}
 	pmcring_log_close(l);
 	close(fd);

@@ -849,7 +849,7 @@ static void op_fork(uint64_t *s)
 			_exit(0);
 		while ((n = read(mfd, buf, sizeof(buf) - 1)) > 0) {
 			buf[n] = 0;
-			if (strstr(buf, "pmcring"))
+			if (strstr(buf, PMCRING_DEV_PATH))
 				_exit(3);
 		}
 		_exit(0);

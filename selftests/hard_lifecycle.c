@@ -190,7 +190,7 @@ TEST(fork_child_has_no_mapping)
 		if (n < 0)
 			_exit(10);
 		buf[n] = 0;
-		if (strstr(buf, "pmcring"))
+		if (strstr(buf, PMCRING_DEV_PATH))
 			_exit(11);
 		/* The address is unmapped in the child: must fault. */
 		signal(SIGSEGV, SIG_DFL);
@@ -222,7 +222,7 @@ static int exec_check(int fd)
 	if (n < 0)
 		return 20;
 	buf[n] = 0;
-	if (strstr(buf, "pmcring"))
+	if (strstr(buf, PMCRING_DEV_PATH))
 		return 21;		/* a mapping survived exec */
 	if (ioctl(fd, PMCRING_IOC_GET_INFO, &info) ||
 	    !(info.flags & PMCRING_INFO_F_CONFIGURED))

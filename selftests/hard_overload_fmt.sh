@@ -9,8 +9,10 @@
 # with `pmcring dump`) and dropped the sequence numbers missing from it;
 # each sequence number appears at most once and in order, and the file
 # holds every record the consumer drained (the count `pmcring record`
-# reports).  The exact kernel-side count of drops per CPU is checked
-# against the producer page by hard_overload.c.
+# reports), and the records missing from the file are exactly the ones
+# the kernel counted as lost (record's "; L lost", summed over CPUs).  The
+# exact per-CPU kernel count is checked against the producer page by
+# hard_overload.c.
 set -u
 
 N=${HARD_OVERLOAD_FMT_COUNT:-20000}
@@ -52,7 +54,9 @@ for fmt in pmclog barman blob; do
 	# What the consumer drained, from record's last line:
 	# "pmcring: R records, B bytes written to ..."
 	drained=$(sed -n 's/^pmcring: \([0-9]*\) records, .*/\1/p' "$DIR/rec.err" | tail -n 1)
-	if awk -v n="$N" -v cpus="$CPUS" -v fmt="$fmt" -v drained="${drained:-}" '
+	# ... "; L lost": the kernel's lost count summed over the CPUs.
+	lost=$(sed -n 's/^pmcring: .*; \([0-9]*\) lost$/\1/p' "$DIR/rec.err" | tail -n 1)
+	if awk -v n="$N" -v cpus="$CPUS" -v fmt="$fmt" -v drained="${drained:-}" -v lost="${lost:-}" '
 	/ GENERATED / {
 		cpu = ""; seq = ""
 		for (i = 1; i <= NF; i++) {
@@ -79,8 +83,12 @@ for fmt in pmclog barman blob; do
 			if (w == 0)
 				bad = bad sprintf("cpu %d: no generated record in the %s file\n", c, fmt)
 		}
-		printf "# %s: generated %d, written %d, dropped %d, drop notes %d, drained %s\n",
-			fmt, n * cpus, tw, n * cpus - tw, notes, drained
+		printf "# %s: generated %d, written %d, dropped %d, drop notes %d, drained %s, kernel lost %s\n",
+			fmt, n * cpus, tw, n * cpus - tw, notes, drained, lost
+		# The kernel counted exactly the records missing from the file.
+		if (lost != "" && n * cpus - tw != lost)
+			bad = bad sprintf("%d generated records missing, the kernel lost %s\n",
+					  n * cpus - tw, lost)
 		if (drained != "" && fmt != "barman" && gen + notes != drained)
 			bad = bad sprintf("file holds %d records, the consumer drained %s\n",
 					  gen + notes, drained)

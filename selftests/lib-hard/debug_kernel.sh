@@ -14,6 +14,9 @@
 #                                              the whole kselftest suite)
 #   selftests/lib-hard/debug_kernel.sh         all three
 #
+# Environment: DEBUG_TIMEOUT (VM seconds, default 3000), DEBUG_VMRUN_ARGS
+# (more vmrun options), JOBS (build parallelism, default nproc).
+#
 # The kernel is rebuilt only when the source tarball or this script's
 # config fragment changes (a stamp records both).  The build runs under
 # nice -n 19 with -j$(nproc).  It lives in this directory (not
@@ -165,12 +168,15 @@ do_module()
 	[ -n "$rel" ] || { echo "debug-kernel: build the kernel first" >&2; exit 1; }
 	mkdir -p "$TOP/build/kmod/$rel"
 	# Same sources as make kmod, out-of-tree build against the debug tree.
-	rm -rf "$DK/kmod"
-	mkdir -p "$DK/kmod"
-	cp "$TOP"/kmod/*.c "$TOP"/kmod/*.h "$TOP"/kmod/Kbuild "$DK/kmod/"
-	[ -r "$TOP/kmod/Makefile" ] && cp "$TOP/kmod/Makefile" "$DK/kmod/"
-	nice -n 19 make -s -C "$OBJ" M="$DK/kmod" -j"$JOBS" modules
-	cp "$DK/kmod/pmcring.ko" "$TOP/build/kmod/$rel/pmcring.ko"
+	# A copy (kmod/ and the uapi/ it includes as ../uapi), so that this
+	# build never touches the objects of "make kmod" in the source tree.
+	rm -rf "$DK/mod"
+	mkdir -p "$DK/mod/kmod"
+	cp "$TOP"/kmod/*.c "$TOP"/kmod/*.h "$TOP"/kmod/Kbuild "$DK/mod/kmod/"
+	rm -f "$DK/mod/kmod/pmcring.mod.c"
+	cp -r "$TOP/uapi" "$DK/mod/"
+	nice -n 19 make -s -C "$OBJ" M="$DK/mod/kmod" -j"$JOBS" modules
+	cp "$DK/mod/kmod/pmcring.ko" "$TOP/build/kmod/$rel/pmcring.ko"
 	echo "debug-kernel: $TOP/build/kmod/$rel/pmcring.ko"
 }
 
@@ -200,8 +206,10 @@ do_run()
 	make_vmrun "$rel"
 	[ $# -gt 0 ] || set -- sh -c 'cd /kselftest && ./run_kselftest.sh'
 	# KASAN + lockdep in TCG: boot and tests are several times slower.
+	# DEBUG_VMRUN_ARGS: more vmrun options (--share DIR, --cpus N, ...).
+	# shellcheck disable=SC2086
 	"$DK/vmrun-selftests/vmrun" --kernel "$rel" --mem 2048 \
-		--timeout "${DEBUG_TIMEOUT:-3000}" \
+		--timeout "${DEBUG_TIMEOUT:-3000}" ${DEBUG_VMRUN_ARGS:-} \
 		--module "$TOP/build/kmod/$rel/pmcring.ko" -- "$@"
 }
 

@@ -33,8 +33,9 @@ function obj(line) { sub(/^\{"bench": "[a-z_0-9]*", */, "{", line); return line 
 function div(a, b) { return b + 0 ? a / b : 0 }
 
 { bench = get("bench") }
-bench == "host" { host = obj($0) }
-bench == "machine" { guest = obj($0); gcpus = get("guest_cpus") }
+bench == "host" { host = obj($0); accel = get("accel") }
+bench == "machine" { guest = obj($0); gcpus = get("guest_cpus"); gkern = get("guest_kernel") }
+bench == "b1_settings" && !b1reps { b1reps = get("reps") }
 bench == "b1_settings" { b1set = obj($0) }
 bench == "b1" && maincs != "" && get("clocksource") != maincs {
 	altcs = get("clocksource")
@@ -224,7 +225,7 @@ END {
 	printf "%s", J > jsonout
 
 	# ---- SVG: ns/record by size ----
-	W = 640; H = 400; L = 70; R = 170; T = 40; B = 50
+	W = 640; H = 400; L = 70; R = 170; T = 50; B = 50
 	ymax = 0
 	for (k in b1p) {
 		if (b1p[k] + 0 > ymax) ymax = b1p[k] + 0
@@ -248,6 +249,8 @@ END {
 	o = sprintf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H)
 	o = o sprintf("<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H)
 	o = o sprintf("<text x=\"%d\" y=\"22\" font-size=\"14\">B1 producer cost: ns per record per CPU (lower is better)</text>\n", L)
+	o = o sprintf("<text x=\"%d\" y=\"38\" font-size=\"11\" fill=\"#555\">guest %s, %d vCPUs (%s), %s clocksource, median of %d runs</text>\n",
+		      L, gkern, gcpus, accel, maincs, b1reps)
 	for (y = 0; y <= ytop + step / 2; y += step) {
 		py = T + ph - ph * y / ytop
 		o = o sprintf("<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, py, L + pw, py)

@@ -15,6 +15,18 @@
 #define ROUNDS		20
 #define PER_ROUND	100
 
+/* FMT_BENCH=N: N rounds of 1000 records per CPU, timing printed. */
+static unsigned int rounds = ROUNDS, per_round = PER_ROUND;
+static uint64_t drain_ns;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* One record with a chosen timestamp: reserve, overwrite ts, commit. */
 static void produce(struct pmcring_uprod *p, unsigned int cpu,
 		    unsigned int type, uint32_t len, uint64_t ts, uint32_t v)
@@ -56,14 +68,14 @@ static int order_cb(const struct fmt_item *it, void *ctx)
 /* Record ROUNDS x PER_ROUND x 2 records into @path; false: no io_uring. */
 static bool record(enum fmt_kind kind, const char *path, bool uring)
 {
-	struct pmcring_uprod *p = pmcring_uprod_new(2, 4);
+	struct pmcring_uprod *p = pmcring_uprod_new(2, rounds == ROUNDS ? 4 : 64);
 	struct pmcring_cpu_buf *bufs[2];
 	struct pmcring_merge_opts mo = { .sz = sizeof(mo) };
 	struct pmcring_merge *m;
 	struct fmt_opts o;
 	struct fmt_writer *w;
 	struct consumer c;
-	uint64_t ts = 1000, n, total = 0;
+	uint64_t ts = 1000, n, total = 0, t;
 	unsigned int round, i;
 	int err;
 
@@ -93,21 +105,31 @@ static bool record(enum fmt_kind kind, const char *path, bool uring)
 	}
 	REQUIRE(!err, "consumer_init: %s", strerror(-err));
 	REQUIRE(!consumer_begin(&c), "begin");
-	for (round = 0; round < ROUNDS; round++) {
-		for (i = 0; i < PER_ROUND; i++) {
+	drain_ns = 0;
+	for (round = 0; round < rounds; round++) {
+		for (i = 0; i < per_round; i++) {
 			/* USERDATA: 24 bytes in a 32-byte slot */
 			produce(p, 0, PMCRING_TYPE_USERDATA, 24, ts++, i);
 			produce(p, 1, PMCRING_TYPE_CALLCHAIN, 32 + 8 * (i % 5),
 				ts++, i);
 		}
+		t = mono_ns();
 		err = consumer_drain(&c, &n);
+		drain_ns += mono_ns() - t;
 		REQUIRE(!err, "drain: %s", strerror(-err));
 		total += n;
 	}
-	CHECK(total == 2 * ROUNDS * PER_ROUND, "%llu records taken",
+	CHECK(total == 2ull * rounds * per_round, "%llu records taken",
 	      (unsigned long long)total);
 	CHECK(c.st.records == total && c.st.drops == 0, "stats");
 	REQUIRE(!consumer_end(&c, ts), "end");
+	if (rounds != ROUNDS)
+		printf("bench %-6s %-8s %8llu records %8.1f ms %10.0f records/s "
+		       "%7.1f MB/s\n", kind == FMT_PMCLOG ? "pmclog" :
+		       kind == FMT_BARMAN ? "barman" : "blob",
+		       uring ? "io_uring" : "pwritev", (unsigned long long)total,
+		       drain_ns / 1e6, total / (drain_ns / 1e9),
+		       c.st.bytes / (drain_ns / 1e3));
 	consumer_fini(&c);
 	fmt_writer_free(w);
 	pmcring_merge_free(m);
@@ -128,12 +150,17 @@ static void compare(const char *what, const char *a, const char *b)
 
 int main(void)
 {
-	char *dir = scratch_dir(), a[256], b[256];
+	char *dir, a[256], b[256];
 	struct order ord = { 0 };
 	size_t len, bad;
 	uint8_t *f;
 	int rc;
 
+	if (getenv("FMT_BENCH")) {
+		rounds = (unsigned int)atoi(getenv("FMT_BENCH"));
+		per_round = 1000;
+	}
+	dir = scratch_dir();
 	/* pmclog: zero copy from the rings */
 	snprintf(a, sizeof(a), "%s/sync.pmclog", dir);
 	snprintf(b, sizeof(b), "%s/uring.pmclog", dir);
@@ -141,7 +168,7 @@ int main(void)
 	f = read_file(a, &len);
 	rc = fmt_pmclog_read(f, len, order_cb, &ord, &bad);
 	CHECK(rc == FMT_END_CLEAN && !ord.bad &&
-	      ord.n == 2 * ROUNDS * PER_ROUND + 2, "pmclog: rc %d, %llu records, "
+	      ord.n == 2ull * rounds * per_round + 2, "pmclog: rc %d, %llu records, "
 	      "order %s", rc, (unsigned long long)ord.n, ord.bad ? "bad" : "ok");
 	/* INITIALIZE, USERDATA(ts 1000) then CALLCHAIN(ts 1001, no PCs) */
 	CHECK(fmt_get32(f, 112) == 0xEE0D0018u && fmt_get64(f, 120) == 1000 &&

@@ -462,7 +462,7 @@ static int record_setup(struct recorder *r)
 		return 1;
 	err = consumer_init(&r->c, r->m, r->fo.nr_cpus, r->w, !r->o.no_uring,
 			    pmcring_fd(r->s));
-	if (err == -ENOSYS || err == -EPERM) {
+	if (err && !r->o.no_uring) {	/* ENOSYS, EPERM, ENOMEM (memlock) */
 		fprintf(stderr, "pmcring: io_uring unavailable (%s): using "
 			"read/write\n", strerror(-err));
 		err = consumer_init(&r->c, r->m, r->fo.nr_cpus, r->w, false,

@@ -26,7 +26,7 @@ int consumer_init(struct consumer *c, struct pmcring_merge *m,
 	c->pend = calloc(nr_bufs ? nr_bufs : 1, sizeof(*c->pend));
 	if (!c->pend)
 		return -ENOMEM;
-	err = out_batch_init(&c->b, CONSUMER_MAX_IOV, CONSUMER_ARENA);
+	err = out_batch_init(&c->b, CONSUMER_MAX_PUTS, CONSUMER_ARENA);
 	if (err)
 		goto err_pend;
 	if (use_uring) {

@@ -49,8 +49,8 @@ struct consumer {
 	struct consumer_stats	st;
 };
 
-/* Batch size: iovecs and staging bytes. */
-#define CONSUMER_MAX_IOV	4096u
+/* Batch size: queued ranges and staging bytes. */
+#define CONSUMER_MAX_PUTS	4096u
 #define CONSUMER_ARENA		(2u << 20)
 
 int consumer_init(struct consumer *c, struct pmcring_merge *m,

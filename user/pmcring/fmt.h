@@ -158,7 +158,7 @@ size_t fmt_rec_json(char *buf, size_t sz, const void *rec, uint32_t len,
 
 /* ---- writers ---- */
 
-enum fmt_kind { FMT_PMCLOG, FMT_BARMAN, FMT_BLOB, FMT_BLOB_SET };
+enum fmt_kind { FMT_PMCLOG, FMT_BARMAN, FMT_BLOB };
 
 /* A stream of the blob format: a file set taking some record types. */
 struct fmt_blob_stream {

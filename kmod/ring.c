@@ -60,6 +60,7 @@ struct pmcring_ring {
 	local_t			nest;		/* writers between reserve/commit */
 	local_t			unreported;	/* drops no DROPNOTIFY marked yet */
 	unsigned long		published;	/* last data_head stored */
+	unsigned long		tail_hint;	/* a data_tail read by a writer */
 
 	unsigned long		mask;		/* data_size - 1 */
 	unsigned long		watermark;	/* poll threshold, bytes */
@@ -269,6 +270,13 @@ static void pmcring_ring_wakeup(struct pmcring_ring *rb, unsigned long prev,
 	if (head == prev)
 		return;
 	/*
+	 * An honest consumer's tail only grows: if even an older tail leaves
+	 * less than the watermark, so does the current one.  This skips the
+	 * full barrier below while the consumer keeps up.
+	 */
+	if (head - READ_ONCE(rb->tail_hint) < rb->watermark)
+		return;
+	/*
 	 * (W) published before loading data_tail; pairs with (P) smp_mb() in
 	 * pmcring_dev_poll() between queueing on the wait queue and reading
 	 * published: either poll sees this head or we see its tail.
@@ -403,6 +411,7 @@ void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 			local_add(drops, &rb->unreported);
 	}
 
+	WRITE_ONCE(rb->tail_hint, tail);
 	rec = rb->data + (head & rb->mask);
 	if (drops) {
 		pmcring_ring_header(rec, PMCRING_TYPE_DROPNOTIFY,

@@ -64,6 +64,15 @@ struct rt_stats {
 	char		err[256];
 };
 
+/*
+ * Informational "# ..." line.  Flushed: a test runs in a child that leaves
+ * with _exit(), which would drop a buffered stdout (pipe or file).
+ */
+#define rt_info(...) do {						\
+	ksft_print_msg(__VA_ARGS__);					\
+	fflush(stdout);							\
+} while (0)
+
 static inline uint64_t rt_now_ns(void)
 {
 	struct timespec ts;

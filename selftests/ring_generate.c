@@ -142,7 +142,7 @@ TEST(throughput)
 		t0 = rt_now_ns();
 		ASSERT_EQ(0, rt_generate_on(s.fd, 0, n, size, PMCRING_GEN_F_TASK));
 		t1 = rt_now_ns();
-		ksft_print_msg("%llu records of %u bytes on one CPU: %.1f ns/record (%llu lost)\n",
+		rt_info("%llu records of %u bytes on one CPU: %.1f ns/record (%llu lost)\n",
 			       (unsigned long long)n, size,
 			       (double)(t1 - t0) / n,
 			       (unsigned long long)rt_prod(&s.rings[0].prod->lost));

@@ -29,7 +29,7 @@ TEST(interleaved_intact)
 		EXPECT_EQ(0, rt_prod(&s.rings[cpu].prod->lost));
 		/* The timer fired while the task stream was running. */
 		EXPECT_LT(2, st.interleaved) TH_LOG("cpu %d", cpu);
-		ksft_print_msg("cpu %d: %llu context switches in the ring\n",
+		rt_info("cpu %d: %llu context switches in the ring\n",
 			       cpu, (unsigned long long)st.interleaved);
 	}
 	rt_close(&s);
@@ -93,7 +93,7 @@ TEST(concurrent_consumer)
 			  (count - st->next_seq[2]));
 		EXPECT_EQ(st->records, rt_prod(&r->prod->records));
 		EXPECT_EQ(rt_head(r), rt_prod(&r->prod->bytes));
-		ksft_print_msg("cpu %d: %llu consumed, %llu lost, %llu DROPNOTIFY\n",
+		rt_info("cpu %d: %llu consumed, %llu lost, %llu DROPNOTIFY\n",
 			       cpu, (unsigned long long)(st->gen[1] + st->gen[2]),
 			       (unsigned long long)lost,
 			       (unsigned long long)st->dropnotify);

@@ -196,7 +196,7 @@ static void order_stress(struct __test_metadata *_metadata, int only_cpu,
 		EXPECT_EQ(chosen ? count : 0, m.c[cpu].next_seq[1]) TH_LOG("cpu %d", cpu);
 		EXPECT_EQ(chosen ? count : 0, m.c[cpu].next_seq[2]) TH_LOG("cpu %d", cpu);
 	}
-	ksft_print_msg("%llu records merged in %llu snapshots; waited %llu times on pending_ts, %llu on the clock\n",
+	rt_info("%llu records merged in %llu snapshots; waited %llu times on pending_ts, %llu on the clock\n",
 		       (unsigned long long)m.out, (unsigned long long)m.rounds,
 		       (unsigned long long)m.waits_pending,
 		       (unsigned long long)m.waits_clock);

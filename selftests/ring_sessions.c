@@ -166,7 +166,7 @@ TEST(no_page_leak)
 		rt_close(&s);
 	}
 	after = free_pages();
-	ksft_print_msg("free pages before %ld after %ld (one session: %ld pages)\n",
+	rt_info("free pages before %ld after %ld (one session: %ld pages)\n",
 		       before, after, per_iter);
 	/* A leak of even one session's rings per round would show 20x. */
 	EXPECT_LT(before - after, 2 * per_iter);

@@ -67,7 +67,7 @@ TEST_F_TIMEOUT(wrap, every_size, 600)
 	EXPECT_EQ(records, rt_prod(&r->prod->records));
 	EXPECT_EQ(rt_head(r), rt_prod(&r->prod->bytes));
 	EXPECT_LT(100, wrapped);
-	ksft_print_msg("%llu records, %llu crossed the end of the ring\n",
+	rt_info("%llu records, %llu crossed the end of the ring\n",
 		       (unsigned long long)records, (unsigned long long)wrapped);
 	rt_close(&s);
 }

@@ -20,6 +20,12 @@ command -v pmcring-workload >/dev/null || skip "pmcring-workload not on PATH"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
+# barman: last_ts of the header against the last frame's timestamp (ns)
+bm_last_ts() { sed -n 's/^# barman .* last_ts=\([0-9]*\) .*/\1/p' "$1"; }
+bm_last_frame() {
+	grep -v '^#' "$1" | tail -n 1 | awk '{ split($1, a, "."); printf "%.0f\n", a[1] * 1000000000 + a[2] }'
+}
+
 sorted() {
 	grep -v '^#' "$1" | awk '{ t = $1 + 0; if (NR > 1 && t < p) { bad = 1; exit } p = t } END { exit bad }'
 }
@@ -50,6 +56,8 @@ kill -INT "$rec"
 wait "$rec" || fail "SIGINT barman: exit $?"
 pmcring dump "$dir/int.barman" >"$dir/int.txt" 2>&1 || fail "SIGINT barman: dump"
 grep -q '^# barman .*last_ts=' "$dir/int.txt" || fail "SIGINT barman: header"
+[ "$(bm_last_ts "$dir/int.txt")" -ge "$(bm_last_frame "$dir/int.txt")" ] ||
+	fail "SIGINT barman: final header older than the last frame"
 wait
 
 for fmt in pmclog barman blob; do
@@ -61,6 +69,11 @@ for fmt in pmclog barman blob; do
 	pmcring dump "$out" >"$dir/kill.txt" 2>"$dir/kill.err" ||
 		{ cat "$dir/kill.err"; fail "SIGKILL $fmt: dump of the prefix"; }
 	sorted "$dir/kill.txt" || fail "SIGKILL $fmt: not sorted"
+	if [ "$fmt" = barman ]; then
+		# the header never describes frames that are not there
+		[ "$(bm_last_ts "$dir/kill.txt")" -le "$(bm_last_frame "$dir/kill.txt")" ] ||
+			fail "SIGKILL barman: header's last_ts past the last frame"
+	fi
 	echo "# SIGKILL $fmt: $(grep -vc '^#' "$dir/kill.txt") records; $(cat "$dir/kill.err")"
 	wait	# the orphaned workload
 done

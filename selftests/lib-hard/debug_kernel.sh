@@ -208,8 +208,13 @@ do_run()
 	# KASAN + lockdep in TCG: boot and tests are several times slower.
 	# DEBUG_VMRUN_ARGS: more vmrun options (--share DIR, --cpus N, ...).
 	# shellcheck disable=SC2086
+	# KASAN + lockdep make sessions ~5x slower: smaller loop counts keep
+	# the hardening tests inside their kselftest timeouts.
 	"$DK/vmrun-selftests/vmrun" --kernel "$rel" --mem 2048 \
 		--timeout "${DEBUG_TIMEOUT:-3000}" ${DEBUG_VMRUN_ARGS:-} \
+		--env HARD_LEAK_SESSIONS="${HARD_LEAK_SESSIONS:-2000}" \
+		--env HARD_KILL_ROUNDS="${HARD_KILL_ROUNDS:-12}" \
+		--env HARD_FUZZ_SECONDS="${HARD_FUZZ_SECONDS:-120}" \
 		--module "$TOP/build/kmod/$rel/pmcring.ko" -- "$@"
 }
 

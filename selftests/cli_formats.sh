@@ -57,6 +57,8 @@ tail -n 1 "$dir/pmclog.txt" | grep -q " CLOSELOG" || fail "pmclog: CLOSELOG not 
 has "$dir/pmclog.txt" PMCALLOCATEDYN CALLCHAIN PROC_CREATE PROCEXEC MAP_IN \
 	PROCCSW PROCFORK THR_CREATE PROCEXIT
 grep -q " PMCALLOCATE " "$dir/pmclog.txt" && fail "pmclog: PMCALLOCATE written (FreeBSD cannot resolve it)"
+dup=$(grep " PMCALLOCATEDYN " "$dir/pmclog.txt" | awk '{ print $4 }' | sort | uniq -d)
+[ -z "$dup" ] || fail "pmclog: several PMCALLOCATEDYN for $dup"
 
 record barman -F barman -o "$dir/w.barman"
 check barman "$dir/w.barman"

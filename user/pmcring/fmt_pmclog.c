@@ -5,7 +5,8 @@
  * layout, so they are written straight from the ring pages (the 0 or 4 pad
  * bytes of a ring slot are not part of the record and are skipped).  Only
  * PMCALLOCATE is rewritten: FreeBSD's parser cannot resolve a Linux event
- * code, so it becomes PMCALLOCATEDYN with the event's name inline.
+ * code, so it becomes PMCALLOCATEDYN with the event's name inline (and the
+ * kernel's own PMCALLOCATEDYN of the same counter is left out: one per pmcid).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -60,21 +61,44 @@ void fmt_pmclog_allocdyn(void *buf, const void *alloc,
 	snprintf(name, PMCRING_NAME_MAX, "event-0x%x", event);
 }
 
+struct pmclog {
+	struct out_file	f;
+	/* counters with a PMCALLOCATEDYN written: one per pmcid */
+	uint32_t	alloc[FMT_MAX_COUNTERS * 4];
+	unsigned int	nr_alloc;
+};
+
+/* First allocation record of @pmcid? (the kernel writes PMCALLOCATE and
+ * PMCALLOCATEDYN; the file gets one PMCALLOCATEDYN) */
+static bool pmclog_first_alloc(struct pmclog *pl, uint32_t pmcid)
+{
+	unsigned int i;
+
+	for (i = 0; i < pl->nr_alloc; i++)
+		if (pl->alloc[i] == pmcid)
+			return false;
+	if (pl->nr_alloc < sizeof(pl->alloc) / sizeof(pl->alloc[0]))
+		pl->alloc[pl->nr_alloc++] = pmcid;
+	return true;
+}
+
 static int pmclog_begin(struct fmt_writer *w, struct out_batch *b)
 {
+	struct pmclog *pl;
 	struct out_file *f;
 	void *buf;
 	int err;
 
-	f = calloc(1, sizeof(*f));
-	if (!f)
+	pl = calloc(1, sizeof(*pl));
+	if (!pl)
 		return -ENOMEM;
+	f = &pl->f;
 	err = out_file_open(f, w->o.path, false);
 	if (err) {
-		free(f);
+		free(pl);
 		return err;
 	}
-	w->priv = f;
+	w->priv = pl;
 	buf = out_alloc(b, PMCRING_SIZE_INITIALIZE);
 	if (!buf)
 		return -ENOBUFS;
@@ -85,7 +109,8 @@ static int pmclog_begin(struct fmt_writer *w, struct out_batch *b)
 static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 			 const struct fmt_rec *r)
 {
-	struct out_file *f = w->priv;
+	struct pmclog *pl = w->priv;
+	struct out_file *f = &pl->f;
 	void *buf;
 
 	if (!out_batch_room(b, 1, PMCRING_SIZE_PMCALLOCATEDYN))
@@ -94,7 +119,13 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 	case PMCRING_TYPE_INITIALIZE:
 	case PMCRING_TYPE_CLOSELOG:
 		return 0;			/* ours are the only ones */
+	case PMCRING_TYPE_PMCALLOCATEDYN:
+		if (!pmclog_first_alloc(pl, fmt_get32(r->data, 16)))
+			return 0;
+		break;
 	case PMCRING_TYPE_PMCALLOCATE:
+		if (!pmclog_first_alloc(pl, fmt_get32(r->data, 16)))
+			return 0;
 		buf = out_alloc(b, PMCRING_SIZE_PMCALLOCATEDYN);
 		fmt_pmclog_allocdyn(buf, r->data, &w->o);
 		return out_put(b, f, OUT_DATA, buf,
@@ -120,16 +151,17 @@ static int pmclog_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts)
 		return -EAGAIN;
 	buf = out_alloc(b, PMCRING_SIZE_CLOSELOG);
 	fmt_pmclog_closelog(buf, ts);
-	return out_put(b, w->priv, OUT_DATA, buf, PMCRING_SIZE_CLOSELOG);
+	return out_put(b, &((struct pmclog *)w->priv)->f, OUT_DATA, buf,
+		       PMCRING_SIZE_CLOSELOG);
 }
 
 static void pmclog_free(struct fmt_writer *w)
 {
-	struct out_file *f = w->priv;
+	struct pmclog *pl = w->priv;
 
-	if (f)
-		out_file_close(f);
-	free(f);
+	if (pl)
+		out_file_close(&pl->f);
+	free(pl);
 }
 
 const struct fmt_ops fmt_pmclog_ops = {

@@ -2,7 +2,8 @@
 /*
  * Description: the pmclog writer of pmcring(1) writes FreeBSD's bytes
  * exactly (INITIALIZE, records with their pmclog lengths and not the ring's
- * padding, PMCALLOCATE as PMCALLOCATEDYN, CLOSELOG); libpmcring's
+ * padding, PMCALLOCATE as PMCALLOCATEDYN and one of those per counter,
+ * CLOSELOG); libpmcring's
  * pmclog(3)-style parser and the command's reader read every record back;
  * every prefix of the file reads without error.
  */
@@ -189,6 +190,32 @@ int main(void)
 	rc = fmt_pmclog_read(got, len, collect_cb, &c, &bad);
 	CHECK(rc == -EINVAL && bad == 112, "corrupt: rc %d at %zu", rc, bad);
 	free(got);
+
+	/* 6. PMCALLOCATE then the kernel's PMCALLOCATEDYN of the same
+	 * counter: one PMCALLOCATEDYN in the file */
+	{
+		struct ring_recs two;
+		uint8_t *p;
+
+		memset(&two, 0, sizeof(two));
+		p = rr_add(&two, PMCRING_TYPE_PMCALLOCATE, 40, 0);
+		w32(p, 16, 0x100);
+		p = rr_add(&two, PMCRING_TYPE_PMCALLOCATEDYN, 96, 0);
+		w32(p, 16, 0x100);
+		memcpy(p + 32, "cpu-clock", 9);
+		p = rr_add(&two, PMCRING_TYPE_PMCALLOCATEDYN, 96, 0);
+		w32(p, 16, 0x101);
+		write_file(path, &two, false, T0 + 100000);
+		got = read_file(path, &len);
+		c.n = 0;
+		rc = fmt_pmclog_read(got, len, collect_cb, &c, &bad);
+		CHECK(rc == FMT_END_CLEAN && c.n == 4 &&
+		      c.types[1] == PMCRING_TYPE_PMCALLOCATEDYN &&
+		      c.types[2] == PMCRING_TYPE_PMCALLOCATEDYN &&
+		      fmt_get32(got, 112 + 96 + 16) == 0x101,
+		      "one PMCALLOCATEDYN per pmcid: %u records", c.n);
+		free(got);
+	}
 
 	free(exp);
 	rm_rf(dir);

@@ -91,6 +91,8 @@ static uint64_t ops_target;
 static uint64_t deadline_ns;
 static pthread_t threads[MAX_THREADS];
 static unsigned int nr_threads;
+/* Nobody signals a thread before all exist or after one has left. */
+static pthread_barrier_t start_bar, end_bar;
 static char first_violation[256];
 static pthread_mutex_t viol_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -976,6 +978,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	uint64_t s = w->seed | 1;
 
+	pthread_barrier_wait(&start_bar);
 	while (!atomic_load(&stop_all)) {
 		one_op(&s);
 		w->ops++;
@@ -984,6 +987,7 @@ static void *worker_main(void *arg)
 		if (!(w->ops & 255) && now_ns() > deadline_ns)
 			atomic_store(&stop_all, 1);
 	}
+	pthread_barrier_wait(&end_bar);
 	return NULL;
 }
 
@@ -1097,6 +1101,8 @@ TEST_F_TIMEOUT(hard, fuzz, 175)
 	sa.sa_handler = on_sigusr1;	/* no SA_RESTART: GENERATE gets EINTR */
 	sigaction(SIGUSR1, &sa, NULL);
 
+	ASSERT_EQ(0, pthread_barrier_init(&start_bar, NULL, nr_threads));
+	ASSERT_EQ(0, pthread_barrier_init(&end_bar, NULL, nr_threads));
 	start = now_ns();
 	deadline_ns = start + secs * 1000000000ull;
 	for (i = 0; i < nr_threads; i++) {

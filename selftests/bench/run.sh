@@ -10,7 +10,9 @@
 #
 # Environment: KVER (kernel series, default 6.1), BENCH_QUICK=1 (tiny sizes,
 # a minute), BENCH_CPUS / BENCH_MEM (VM, default 2 / 2048), BENCH_NO_PERF=1
-# (skip perf in B3), BENCH_NO_VM=1 (native only), BENCH_TIMEOUT (VM seconds).
+# (skip perf in B3), BENCH_NO_VM=1 (native only), BENCH_TIMEOUT (VM seconds),
+# BENCH_APPEND (guest kernel parameters, default tsc=reliable), PROFILE=0
+# (no perf profiles).
 set -eu
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -74,6 +76,7 @@ vm_rc=0
 if [ "${BENCH_NO_VM:-0}" != 1 ]; then
 	envs=()
 	for kv in "${SIZES[@]}"; do envs+=(--env "$kv"); done
+	[ -n "${PROFILE:-}" ] && envs+=(--env "PROFILE=$PROFILE")
 	# Trust the TSC as real hardware does: without it a TCG guest keeps
 	# time with the HPET and every clock read is an emulated MMIO access.
 	# B1 also runs once with the hpet clocksource to show that cost.

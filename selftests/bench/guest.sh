@@ -129,6 +129,15 @@ while [ $rep -lt "$B2_REPS" ]; do
 	rep=$((rep + 1))
 done
 
+# The consumer alone: rings big enough for everything, filled first.
+step "B2 consumer alone: $B2_N records per CPU generated first, then drained"
+$B lat -F -p 8192 -n "$B2_N" -s "$B2_SIZE" -o $T/drain.pmclog >$T/drain.json || fail=1
+emit b2_alone <$T/drain.json
+bytes=$(wc -c <$T/drain.pmclog)
+rm -f $T/drain.pmclog
+$B raw $T/b2.raw "$bytes" | emit b2_alone_raw
+rm -f $T/b2.raw
+
 # Where the consumer time goes: cpu-clock profile of one io_uring run.
 if [ -n "$PERF" ] && [ "${PROFILE:-1}" = 1 ]; then
 	step "B2 profile (perf record -a -e cpu-clock)"
@@ -139,6 +148,14 @@ if [ -n "$PERF" ] && [ "${PROFILE:-1}" = 1 ]; then
 	$PERF report -i $T/prof.data --stdio --no-children \
 		--sort comm,symbol --percent-limit 0.5 2>/dev/null |
 		grep -v '^#' | grep -v '^$' | head -n 30 >"$D/profile_b2.txt"
+	rm -f $T/prof.data
+	$PERF record -q -N -a -e cpu-clock -F 4000 -o $T/prof.data -- \
+		$B lat -F -p 8192 -n "$B2_N" -s "$B2_SIZE" -o $T/drain.pmclog \
+		>/dev/null 2>$T/prof.err || cat $T/prof.err >&2
+	rm -f $T/drain.pmclog
+	$PERF report -i $T/prof.data --stdio --no-children --comm pmcbench \
+		--sort symbol --percent-limit 0.5 2>/dev/null |
+		grep -v '^#' | grep -v '^$' | head -n 30 >"$D/profile_b2c.txt"
 	rm -f $T/prof.data
 fi
 

@@ -12,11 +12,13 @@
  *	a run on both sides, so no run measures a full buffer.  -x pmcring or
  *	-x ftrace runs one side only (for profiling).
  *   pmcbench lat [-n COUNT] [-b IRQ_BATCH] [-s SIZE] [-o FILE] [-w MS]
+ *		 [-p PAGES] [-F]
  *	B4 merge latency (and the B2 rate sweep): hard-IRQ GENERATE on every
  *	CPU at IRQ_BATCH records per 20 us tick, drained like `pmcring record`
  *	(libpmcring merge, poll() of at most MS = 10 ms, default ring settings)
  *	with writev() to FILE; the delay of a record is CLOCK_MONOTONIC after
  *	its write completed minus its timestamp.  p50/p99/max, rates, drops.
+ *	-F: fill the rings first (task context) and time the consumer alone.
  *   pmcbench count FILE	GENERATED and total records of a pmclog file
  *   pmcbench raw FILE BYTES	sequential write of BYTES in 1 MiB writes
  *   pmcbench time CMD...	run CMD, report its wall time
@@ -417,11 +419,18 @@ static int cmd_lat(int argc, char **argv)
 	uint32_t batch = 1, size = 32, wait_ms = 10;
 	unsigned int cpu, ncpu;
 	struct lat l = { 0 };
+	bool prefill = false;
 	pthread_t th;
 	int c, ret = 0;
 
-	while ((c = getopt(argc, argv, "n:b:s:o:w:")) != -1) {
+	while ((c = getopt(argc, argv, "n:b:s:o:w:p:F")) != -1) {
 		switch (c) {
+		case 'F':
+			prefill = true;
+			break;
+		case 'p':
+			so.data_pages = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
 		case 'w':
 			wait_ms = (uint32_t)strtoul(optarg, NULL, 0);
 			break;
@@ -466,8 +475,13 @@ static int cmd_lat(int argc, char **argv)
 	gt.g.flags = PMCRING_GEN_F_HARDIRQ;
 	gt.g.irq_batch = batch;
 	pmcring_enable(l.s);
+	if (prefill) {
+		/* consumer alone: the rings are full before it starts */
+		gt.g.flags = PMCRING_GEN_F_TASK;
+		gen_main(&gt);
+	}
 	t0 = now_ns();
-	if (pthread_create(&th, NULL, gen_main, &gt))
+	if (!prefill && pthread_create(&th, NULL, gen_main, &gt))
 		return 1;
 	for (;;) {
 		struct pollfd p = { .fd = pmcring_fd(l.s), .events = POLLIN };
@@ -491,7 +505,8 @@ static int cmd_lat(int argc, char **argv)
 		}
 	}
 	t1 = now_ns();
-	pthread_join(th, NULL);
+	if (!prefill)
+		pthread_join(th, NULL);
 	pmcring_disable(l.s);
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		pmcring_cpu_buf_stats(pmcring_cpu_buf(l.s, cpu), &st);
@@ -523,7 +538,8 @@ static int cmd_lat(int argc, char **argv)
 			"p99 %.3f ms, max %.3f ms\n", batch, l.n, lost, offered,
 			(double)l.records / secs, (double)l.bytes / secs / 1e6,
 			p50 / 1e6, p99 / 1e6, mx / 1e6);
-		fprintf(pb_out, "{\"irq_batch\": %u, \"wait_ms\": %u, "
+		fprintf(pb_out, "{\"prefill\": %d, \"irq_batch\": %u, "
+			"\"wait_ms\": %u, "
 			"\"size\": %u, \"cpus\": %u, "
 			"\"records\": %" PRIu64 ", \"dropped\": %" PRIu64 ", "
 			"\"seconds\": %.4f, \"offered_rps\": %.0f, "
@@ -531,7 +547,8 @@ static int cmd_lat(int argc, char **argv)
 			"\"p50_ms\": %.4f, \"p99_ms\": %.4f, \"max_ms\": %.4f, "
 			"\"handout_p99_ms\": %.4f, \"polls_timed_out\": %" PRIu64
 			", \"poll_late_p99_ms\": %.4f, \"poll_late_max_ms\": %.4f}\n",
-			batch, wait_ms, size, ncpu, l.n, lost, secs, offered,
+			prefill, batch, wait_ms, size, ncpu, l.n, lost, secs,
+			offered,
 			(double)l.records / secs, (double)l.bytes / secs / 1e6,
 			p50 / 1e6, p99 / 1e6, mx / 1e6, h99 / 1e6, l.ln,
 			late99 / 1e6, latemx / 1e6);

@@ -65,6 +65,8 @@ bench == "b2" {
 	b2n = get("n"); b2size = get("size")
 }
 bench == "b2_raw" { add(b2raw, get("mode"), get("mb_s")) }
+bench == "b2_alone" { al_rps = get("drained_rps"); al_mbs = get("mb_s"); al_n = get("records"); al_s = get("seconds") }
+bench == "b2_alone_raw" { al_raw = get("mb_s") }
 bench == "lat" {
 	b = get("irq_batch")
 	lat[++nlat] = b
@@ -154,7 +156,14 @@ END {
 	up = div(mbs["uring"], mbs["plain"])
 	printf "io_uring / --no-uring: %.2fx (goal >= 1.3); io_uring / raw: %.1f%% (goal >= 50%%)\n", \
 	       up, 100 * div(mbs["uring"], raw["uring"])
-	J = J "], \"uring_over_plain\": " sprintf("%.4f", up) "},\n"
+	if (al_n) {
+		printf "consumer alone (rings filled first; libpmcring merge + writev): %.0f records/s, %.2f MB/s, raw %.1f MB/s: %.1f%% of raw\n", \
+		       al_rps, al_mbs, al_raw, 100 * div(al_mbs, al_raw)
+		J = J "], \"alone\": " sprintf("{\"records\": %d, \"seconds\": %.4f, \"records_per_s\": %.0f, \"mb_s\": %.3f, \"raw_mb_s\": %.3f, \"of_raw\": %.4f}",
+			al_n, al_s, al_rps, al_mbs, al_raw, div(al_mbs, al_raw))
+		J = J ", \"uring_over_plain\": " sprintf("%.4f", up) "},\n"
+	} else
+		J = J "], \"uring_over_plain\": " sprintf("%.4f", up) "},\n"
 
 	printf "\nB2 rate sweep (libpmcring merge + writev, hard-IRQ generator on every CPU, default ring)\n"
 	printf "%10s %12s %12s %10s %10s\n", "irq_batch", "offered/s", "drained/s",

@@ -92,13 +92,14 @@ if [ "${BENCH_NO_VM:-0}" != 1 ]; then
 	[ "$vm_rc" = 0 ] || log "VM run failed (exit $vm_rc), see $BDIR/vm.log"
 fi
 cp "$SHARE/results.jsonl" "$BDIR/results.jsonl"
-for side in pmcring ftrace b2; do
+for side in pmcring ftrace b2 b2c; do
 	f=$SHARE/profile_$side.txt
 	[ -s "$f" ] || continue
 	cp "$f" "$OUT/bench-profile-$side.txt"
 	echo
 	case $side in
 	b2) echo "B2 profile, pmcring record (io_uring) with the generator (perf cpu-clock, -a):" ;;
+	b2c) echo "B2 profile, the consumer alone (pmcbench lat -F: merge + writev), its process only:" ;;
 	*) echo "B1 profile, $side side alone, 64-byte records (perf cpu-clock, -a):" ;;
 	esac
 	head -n 12 "$f"

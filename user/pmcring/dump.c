@@ -60,30 +60,6 @@ static void unmap_file(struct image *im)
 	im->p = NULL;
 }
 
-/* Path of the sibling @ext ("OFFSET") of a blob file @path, or false. */
-static bool blob_sibling(const char *path, const char *ext, char *out,
-			 size_t sz)
-{
-	static const char *const exts[] = { "DAT", "OFFSET", "TIMING", "TYPE" };
-	const char *base = strrchr(path, '/'), *dot;
-	unsigned int i;
-	size_t n;
-
-	base = base ? base + 1 : path;
-	for (i = 0; i < 4; i++) {
-		char pat[16];
-
-		snprintf(pat, sizeof(pat), ".%s.", exts[i]);
-		dot = strstr(base, pat);
-		if (!dot)
-			continue;
-		n = (size_t)(dot - path);
-		return (size_t)snprintf(out, sz, "%.*s.%s.%s", (int)n, path,
-					ext, dot + strlen(pat)) < sz;
-	}
-	return false;
-}
-
 struct walk {
 	int			kind;
 	struct fmt_bm_info	bi;
@@ -94,55 +70,44 @@ struct walk {
 static int walk_path(const char *path, fmt_item_cb cb, void *ctx,
 		     struct walk *w)
 {
-	static const char *const exts[] = { "DAT", "OFFSET", "TIMING", "TYPE" };
-	struct image im[4] = { 0 };
-	struct fmt_blob_set set = { 0 };
-	char sib[4096];
+	struct fmt_blob_set set;
+	struct image im;
+	char which[4096];
 	size_t bad = 0;
-	unsigned int i;
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	if (map_file(path, &im[0], true))
+	if (map_file(path, &im, true))
 		return 1;
-	w->kind = fmt_detect(im[0].p, im[0].len);
+	w->kind = fmt_detect(im.p, im.len);
 	switch (w->kind) {
 	case FMT_PMCLOG:
-		rc = fmt_pmclog_read(im[0].p, im[0].len, cb, ctx, &bad);
+		rc = fmt_pmclog_read(im.p, im.len, cb, ctx, &bad);
 		break;
 	case FMT_BARMAN:
-		fmt_barman_info(im[0].p, im[0].len, &w->bi);
-		rc = fmt_barman_read(im[0].p, im[0].len, cb, ctx, &bad);
+		fmt_barman_info(im.p, im.len, &w->bi);
+		rc = fmt_barman_read(im.p, im.len, cb, ctx, &bad);
 		break;
 	case FMT_BLOB:
-		unmap_file(&im[0]);
-		for (i = 0; i < 4; i++) {
-			if (!blob_sibling(path, exts[i], sib, sizeof(sib))) {
-				fprintf(stderr, "pmcring: %s: not a blob file name "
-					"(STREAM.DAT.T)\n", path);
-				return 1;
-			}
-			if (map_file(sib, &im[i], i < 2) && i < 2)
-				goto err;
+		rc = fmt_blob_map(path, &set, which, sizeof(which));
+		if (rc) {
+			fprintf(stderr, "pmcring: %s: %s\n", which,
+				rc == -EINVAL ? "not a blob file name "
+				"(STREAM.DAT.T, STREAM.OFFSET.T, ...)" :
+				strerror(-rc));
+			unmap_file(&im);
+			return 1;
 		}
-		set.dat = im[0].p;
-		set.dat_len = im[0].len;
-		set.off = im[1].p;
-		set.off_len = im[1].len;
-		set.tim = im[2].p;
-		set.tim_len = im[2].len;
-		set.typ = im[3].p;
-		set.typ_len = im[3].len;
 		rc = fmt_blob_read(&set, cb, ctx, &bad);
+		fmt_blob_unmap(&set);
 		break;
 	default:
 		fprintf(stderr, "pmcring: %s: not a pmclog, barman or blob file\n",
 			path);
-		unmap_file(&im[0]);
+		unmap_file(&im);
 		return 1;
 	}
-	for (i = 0; i < 4; i++)
-		unmap_file(&im[i]);
+	unmap_file(&im);
 	if (rc < 0) {
 		fprintf(stderr, "pmcring: %s: corrupt at offset %zu\n", path, bad);
 		return 1;
@@ -154,10 +119,6 @@ static int walk_path(const char *path, fmt_item_cb cb, void *ctx,
 		fprintf(stderr, "pmcring: %s: no CLOSELOG "
 			"(the recording was cut short)\n", path);
 	return 0;
-err:
-	for (i = 0; i < 4; i++)
-		unmap_file(&im[i]);
-	return 1;
 }
 
 static const char *const bm_names[] = {

@@ -317,6 +317,15 @@ struct fmt_blob_set {
 
 int fmt_blob_read(const struct fmt_blob_set *s, fmt_item_cb cb, void *ctx,
 		  size_t *bad_off);
+/*
+ * Map the file set that @path (any of STREAM.DAT.T, .OFFSET.T, .TIMING.T,
+ * .TYPE.T) belongs to, read-only: DAT and OFFSET must exist, TIMING and
+ * TYPE may not.  0; -EINVAL if @path is not named like a blob file; or
+ * -errno of the file named in @which.
+ */
+int fmt_blob_map(const char *path, struct fmt_blob_set *s, char *which,
+		 size_t which_sz);
+void fmt_blob_unmap(struct fmt_blob_set *s);
 
 /* Format of a file image from its magic, or -1. */
 int fmt_detect(const void *buf, size_t len);

@@ -17,8 +17,11 @@
 #define _GNU_SOURCE
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fmt_int.h"
 
@@ -362,4 +365,92 @@ int fmt_blob_read(const struct fmt_blob_set *s, fmt_item_cb cb, void *ctx,
 			return rc;
 	}
 	return state;
+}
+
+/* Path of the sibling with extension @ext of blob file @path, or false. */
+static bool blob_sibling(const char *path, unsigned int ext, char *out,
+			 size_t sz)
+{
+	const char *base = strrchr(path, '/'), *dot;
+	char pat[16];
+	unsigned int i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < BLOB_NR_FILES; i++) {
+		snprintf(pat, sizeof(pat), ".%s.", blob_ext[i]);
+		dot = strstr(base, pat);
+		if (dot)
+			return (size_t)snprintf(out, sz, "%.*s.%s.%s",
+						(int)(dot - path), path,
+						blob_ext[ext], dot + strlen(pat)) < sz;
+	}
+	return false;
+}
+
+static int blob_map_one(const char *path, const void **p, size_t *len)
+{
+	struct stat st;
+	void *m;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*p = NULL;
+	*len = 0;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -errno;
+	}
+	if (st.st_size > 0) {
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED) {
+			close(fd);
+			return -errno;
+		}
+		*p = m;
+		*len = (size_t)st.st_size;
+	}
+	close(fd);
+	return 0;
+}
+
+int fmt_blob_map(const char *path, struct fmt_blob_set *s, char *which,
+		 size_t which_sz)
+{
+	const void **p[BLOB_NR_FILES] = { &s->dat, &s->off, &s->tim, &s->typ };
+	size_t *len[BLOB_NR_FILES] = {
+		&s->dat_len, &s->off_len, &s->tim_len, &s->typ_len,
+	};
+	unsigned int i;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(which, which_sz, "%s", path);
+	for (i = 0; i < BLOB_NR_FILES; i++) {
+		if (!blob_sibling(path, i, which, which_sz)) {
+			fmt_blob_unmap(s);
+			snprintf(which, which_sz, "%s", path);
+			return -EINVAL;
+		}
+		err = blob_map_one(which, p[i], len[i]);
+		/* an empty DAT or OFFSET maps to nothing: not a blob set */
+		if (err && (i == BLOB_DAT || i == BLOB_OFF)) {
+			fmt_blob_unmap(s);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void fmt_blob_unmap(struct fmt_blob_set *s)
+{
+	if (s->dat)
+		munmap((void *)s->dat, s->dat_len);
+	if (s->off)
+		munmap((void *)s->off, s->off_len);
+	if (s->tim)
+		munmap((void *)s->tim, s->tim_len);
+	if (s->typ)
+		munmap((void *)s->typ, s->typ_len);
+	memset(s, 0, sizeof(*s));
 }

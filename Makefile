@@ -119,8 +119,12 @@ endif
 # Selftests are static programs; they may link build/user/static/libpmcring.a.
 selftests: ksrc user
 	$(MAKE) -C selftests
-	@rm -rf $(KSFT_INSTALL)
-	$(MAKE) -C selftests install INSTALL_PATH=$(KSFT_INSTALL) >/dev/null
+	@# Install beside, then swap: a vmrun of someone else may be copying it.
+	@rm -rf $(KSFT_INSTALL).new
+	$(MAKE) -C selftests install INSTALL_PATH=$(KSFT_INSTALL).new >/dev/null
+	@rm -rf $(KSFT_INSTALL).old; \
+	 [ ! -d $(KSFT_INSTALL) ] || mv $(KSFT_INSTALL) $(KSFT_INSTALL).old; \
+	 mv $(KSFT_INSTALL).new $(KSFT_INSTALL) && rm -rf $(KSFT_INSTALL).old
 
 # ---------------------------------------------------------------------------
 CHECKPATCH := perl $(KSRC)/scripts/checkpatch.pl --strict --no-tree \

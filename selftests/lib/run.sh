@@ -11,6 +11,12 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$TOP/build
 KVER=${KVER:-6.1}
 SECS=${RUN_SECONDS:-3}
+if [ "${HOST:-}" = 1 ]; then
+	[ "$(id -u)" = 0 ] || { echo "make run HOST=1: needs root" >&2; exit 1; }
+	kdir=/lib/modules/$(uname -r)/build
+	[ -d "$kdir" ] || { echo "make run HOST=1: no $kdir (install linux-headers-$(uname -r))" >&2; exit 1; }
+fi
+
 stamp=$(date +%Y%m%d-%H%M%S)
 OUT=$TOP/out/run-$stamp
 mkdir -p "$OUT"
@@ -19,9 +25,6 @@ cp "$TOP/selftests/lib/run-guest.sh" "$OUT/run-guest.sh"
 
 start=$(date +%s)
 if [ "${HOST:-}" = 1 ]; then
-	[ "$(id -u)" = 0 ] || { echo "make run HOST=1: needs root" >&2; exit 1; }
-	kdir=/lib/modules/$(uname -r)/build
-	[ -d "$kdir" ] || { echo "make run HOST=1: no $kdir (install linux-headers-$(uname -r))" >&2; exit 1; }
 	make --no-print-directory -C "$TOP/kmod" KDIR="$kdir"
 	if grep -q '^pmcring ' /proc/modules; then
 		echo "make run HOST=1: pmcring already loaded, using it"

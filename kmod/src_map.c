@@ -15,7 +15,8 @@
  *				mappings replaced by MAP_FIXED or dropped at exit
  *				or exec get none (SYSEXIT/PROCEXEC end them all)
  *	enable			PROC_CREATE and MAP_IN of every followed process
- *				that already runs (unless PMCRING_CFG_F_NO_SYNTH)
+ *				that already runs, MAP_IN of the loaded kernel
+ *				modules (unless PMCRING_CFG_F_NO_SYNTH)
  *
  * Kernel addresses are 0 for sessions without s->kaddr_ok.
  */
@@ -203,10 +204,19 @@ static int pmcring_src_kp_munmap(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
+/*
+ * The kprobes are placed when a session first needs them and stay until the
+ * module unloads; their handlers leave at once when no enabled session wants
+ * the type.  Placing and removing the kprobes at every enable/disable
+ * crashed 6.1 in src_stress (a call to address 0 where mprotect_fixup()
+ * calls the probed perf_event_mmap()), plausibly the optimized kprobe being
+ * unoptimized after a delay while the same probe struct was registered again;
+ * never removing them until unload avoids the question.
+ */
 struct pmcring_src_kp {
 	struct kprobe	kp;
 	u64		types;
-	unsigned int	refs;		/* under pmcring_src_mutex */
+	bool		tried;		/* under pmcring_src_mutex */
 	bool		on;		/* registered */
 };
 
@@ -237,35 +247,22 @@ int pmcring_src_map_get(struct pmcring_session *s)
 
 	for (i = 0; i < ARRAY_SIZE(pmcring_src_kps); i++) {
 		k = &pmcring_src_kps[i];
-		if (!pmcring_src_kp_needed(s, k) || k->refs++)
+		if (!pmcring_src_kp_needed(s, k) || k->tried)
 			continue;
-		/* registered afresh: register_kprobe() resolves addr */
-		k->kp.addr = NULL;
-		k->kp.flags = 0;
+		k->tried = true;
 		err = register_kprobe(&k->kp);
 		k->on = !err;
 		if (err)
-			pr_info_once("pmcring: no kprobe on %s (%d): no %s records\n",
-				     k->kp.symbol_name, err,
-				     i ? "munmap MAP_OUT" : "mmap MAP_IN");
+			pr_info("pmcring: no kprobe on %s (%d): no %s records\n",
+				k->kp.symbol_name, err,
+				i ? "munmap MAP_OUT" : "mmap MAP_IN");
 	}
 	return 0;
 }
 
+/* The kprobes stay (see above); pmcring_src_want turns them off. */
 void pmcring_src_map_put(struct pmcring_session *s)
 {
-	struct pmcring_src_kp *k;
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(pmcring_src_kps); i++) {
-		k = &pmcring_src_kps[i];
-		if (!pmcring_src_kp_needed(s, k) || --k->refs)
-			continue;
-		/* unregister_kprobe() waits for running handlers */
-		if (k->on)
-			unregister_kprobe(&k->kp);
-		k->on = false;
-	}
 }
 
 /* ---- kernel modules ---- */
@@ -410,10 +407,49 @@ static struct task_struct **pmcring_src_synth_list(struct pmcring_session *s,
 	return tasks;
 }
 
+static void pmcring_src_synth_module(struct pmcring_session *s,
+				     struct module *mod)
+{
+	u64 start, end;
+
+	if (mod->state == MODULE_STATE_UNFORMED)
+		return;
+	pmcring_src_mod_text(mod, &start, &end);
+	pmcring_src_map_in(s, -1, s->kaddr_ok ? start : 0, mod->name);
+}
+
+/*
+ * MAP_IN for the modules loaded before the session.  Neither the module
+ * list nor module_mutex is exported, but every module is on that list, ours
+ * too: walk it from our own node under RCU (modules are freed after a grace
+ * period), telling the list head - kernel data, outside the module area -
+ * from the modules, which live in it.  A module loading meanwhile may get
+ * its MAP_IN twice (here and from the notifier).
+ */
+static void pmcring_src_synth_modules(struct pmcring_session *s)
+{
+	struct list_head *pos;
+
+	if (!pmcring_session_wants(s, PMCRING_TYPE_MAP_IN))
+		return;
+	rcu_read_lock();
+	preempt_disable();
+	pmcring_src_synth_module(s, THIS_MODULE);
+	list_for_each_rcu(pos, &THIS_MODULE->list) {
+		if ((unsigned long)pos < MODULES_VADDR ||
+		    (unsigned long)pos >= MODULES_END)
+			continue;	/* the list head */
+		pmcring_src_synth_module(s, list_entry(pos, struct module,
+						       list));
+	}
+	preempt_enable();
+	rcu_read_unlock();
+}
+
 /*
  * PROC_CREATE and MAP_IN for what already runs, as perf synthesizes from
- * /proc.  Process context, s->lock held.  Kernel modules loaded before the
- * session are not synthesized (see Documentation/sources.rst).
+ * /proc, and MAP_IN for the kernel modules already loaded.  Process context,
+ * s->lock held.
  */
 void pmcring_src_synthesize(struct pmcring_session *s)
 {
@@ -426,6 +462,7 @@ void pmcring_src_synthesize(struct pmcring_session *s)
 	if (!pmcring_session_wants(s, PMCRING_TYPE_PROC_CREATE) &&
 	    !pmcring_session_wants(s, PMCRING_TYPE_MAP_IN))
 		return;
+	pmcring_src_synth_modules(s);
 	buf = kmalloc(PATH_MAX, GFP_KERNEL);
 	if (!buf)
 		return;
@@ -456,6 +493,12 @@ int pmcring_src_map_init(void)
 
 void pmcring_src_map_exit(void)
 {
+	unsigned int i;
+
+	/* unregister_kprobe() waits for running handlers */
+	for (i = 0; i < ARRAY_SIZE(pmcring_src_kps); i++)
+		if (pmcring_src_kps[i].on)
+			unregister_kprobe(&pmcring_src_kps[i].kp);
 	unregister_module_notifier(&pmcring_src_module_nb);
 	kvfree(pmcring_src_pathbufs);
 }

@@ -74,8 +74,12 @@ static unsigned int pmcring_src_kstack(struct pt_regs *regs, u64 *pc,
 	unsigned int n = 0;
 
 	pc[n++] = regs->ip;
-	for (unwind_start(&state, current, regs, NULL);
-	     !unwind_done(&state) && n < max; unwind_next_frame(&state)) {
+	/* Registers made by perf_fetch_caller_regs() are partial: use sp. */
+	if (regs->flags & X86_EFLAGS_FIXED)
+		unwind_start(&state, current, regs, NULL);
+	else
+		unwind_start(&state, current, NULL, (unsigned long *)regs->sp);
+	for (; !unwind_done(&state) && n < max; unwind_next_frame(&state)) {
 		addr = unwind_get_return_address(&state);
 		if (!addr)
 			break;

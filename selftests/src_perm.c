@@ -107,10 +107,11 @@ static int drop_privileges(void)
 }
 
 /*
- * Sample the calling process (system-wide for root) while it burns
+ * Sample the calling process (a per-pid session on itself) while it burns
  * kernel time.  Returns 0 when kernel-mode samples were seen and their
  * kernel frames are all 0 (@want_kaddr false) or all kernel addresses
- * (@want_kaddr true); a positive code otherwise.
+ * (@want_kaddr true), and the same holds for the kernel-module MAP_IN
+ * records synthesized at enable; a positive code otherwise.
  */
 static int sample_self(bool want_kaddr)
 {
@@ -119,7 +120,7 @@ static int sample_self(bool want_kaddr)
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.rate = 1000000,
 	};
-	unsigned int cpu, kernel = 0, bad = 0;
+	unsigned int cpu, kernel = 0, kmods = 0, bad = 0;
 	struct pmcring_record r;
 	struct pmcring *s;
 
@@ -139,6 +140,16 @@ static int sample_self(bool want_kaddr)
 			unsigned int i, n = (r.len - 32) / 8;
 
 			pmcring_cpu_buf_next(b);
+			/* synthesized module mappings: addresses hidden too */
+			if (r.type == PMCRING_TYPE_MAP_IN &&
+			    ((const struct pmcring_rec_map_in *)r.data)->pl_pid ==
+			    (uint32_t)-1) {
+				const struct pmcring_rec_map_in *mi = r.data;
+
+				kmods++;
+				if (want_kaddr != (mi->pl_start >= KERNEL_HALF))
+					bad++;
+			}
 			if (r.type != PMCRING_TYPE_CALLCHAIN)
 				continue;
 			for (i = 0; i < n; i++)
@@ -154,6 +165,8 @@ static int sample_self(bool want_kaddr)
 	pmcring_free(s);
 	if (!kernel)
 		return 23;
+	if (!kmods)
+		return 25;
 	return bad ? 24 : 0;
 }
 

@@ -412,6 +412,7 @@ TEST_F(records, mappings)
 {
 	const struct recs *rs = &self->rs;
 	unsigned int i, synth = 0, mapped = 0, exec_map = 0, unmapped = 0;
+	unsigned int kmod = 0;
 
 	if (_metadata->skip)
 		return;	/* SKIP()ped in FIXTURE_SETUP */
@@ -428,6 +429,12 @@ TEST_F(records, mappings)
 				mapped++;
 			else
 				synth++;
+		}
+		/* loaded modules are synthesized at enable: ours at least */
+		if (r->type == PMCRING_TYPE_MAP_IN && in->pl_pid == (uint32_t)-1 &&
+		    !strcmp(in->pl_pathname, "pmcring")) {
+			EXPECT_NE(0, in->pl_start);
+			kmod++;
 		}
 		if (r->type == PMCRING_TYPE_MAP_IN &&
 		    in->pl_pid == (uint32_t)self->sh->grandchild &&
@@ -446,6 +453,7 @@ TEST_F(records, mappings)
 				    (unsigned long)self->sh->map_addr);
 	EXPECT_LT(0, exec_map) TH_LOG("no MAP_IN of the exec'd image");
 	EXPECT_EQ(1, unmapped);
+	EXPECT_EQ(1, kmod) TH_LOG("no MAP_IN synthesized for module pmcring");
 }
 
 TEST_F(records, callchains)

@@ -74,7 +74,13 @@ static int churn(volatile int *stop)
 	return 0;
 }
 
-static struct pmcring *session(pid_t pid, uint32_t flags)
+/*
+ * cpu-clock samples from an hrtimer (hard IRQ), page-faults from the fault
+ * (task context, real registers), context-switches from the scheduler
+ * (task context, registers made by perf_fetch_caller_regs()).
+ */
+static struct pmcring *session(pid_t pid, uint32_t flags, uint64_t config,
+			       uint64_t period)
 {
 	struct pmcring_opts o = {
 		.sz = sizeof(o),
@@ -84,8 +90,8 @@ static struct pmcring *session(pid_t pid, uint32_t flags)
 	};
 	struct pmcring_counter c = {
 		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.rate = 100000,		/* 10 kHz */
+		.config = config,
+		.rate = period,
 	};
 	struct pmcring *s = pmcring_new(&o);
 
@@ -96,8 +102,8 @@ static struct pmcring *session(pid_t pid, uint32_t flags)
 	return s;
 }
 
-/* Drain every ring; -EBADMSG if one is corrupt. */
-static int drain(struct pmcring *s)
+/* Drain every ring, counting CALLCHAINs; -EBADMSG if one is corrupt. */
+static int drain(struct pmcring *s, unsigned int *callchains)
 {
 	struct pmcring_record r;
 	unsigned int cpu;
@@ -106,8 +112,10 @@ static int drain(struct pmcring *s)
 	for (cpu = 0; cpu < pmcring_nr_cpus(s); cpu++) {
 		struct pmcring_cpu_buf *b = pmcring_cpu_buf(s, cpu);
 
-		while (b && (ret = pmcring_cpu_buf_peek(b, &r)) == 1)
+		while (b && (ret = pmcring_cpu_buf_peek(b, &r)) == 1) {
+			*callchains += r.type == PMCRING_TYPE_CALLCHAIN;
 			pmcring_cpu_buf_next(b);
+		}
 		if (ret < 0)
 			return ret;
 		if (b)
@@ -118,6 +126,7 @@ static int drain(struct pmcring *s)
 
 TEST(enable_disable_under_churn)
 {
+	unsigned int cc[3] = { 0, 0, 0 };
 	struct pmcring *s[3];
 	volatile int *stop;
 	unsigned int i, round;
@@ -134,9 +143,11 @@ TEST(enable_disable_under_churn)
 	if (!worker)
 		_exit(churn(stop));
 
-	s[0] = session(0, PMCRING_CFG_F_SYSTEM_WIDE);
-	s[1] = session(worker, 0);
-	s[2] = session(worker, PMCRING_CFG_F_NO_SYNTH);
+	s[0] = session(0, PMCRING_CFG_F_SYSTEM_WIDE, PERF_COUNT_SW_CPU_CLOCK,
+		       100000);	/* ns: 10 kHz */
+	s[1] = session(worker, 0, PERF_COUNT_SW_PAGE_FAULTS, 1);
+	s[2] = session(worker, PMCRING_CFG_F_NO_SYNTH,
+		       PERF_COUNT_SW_CONTEXT_SWITCHES, 1);
 	for (i = 0; i < 3; i++)
 		ASSERT_NE(NULL, s[i]) TH_LOG("session %u: %s", i,
 					     strerror(errno));
@@ -147,7 +158,7 @@ TEST(enable_disable_under_churn)
 		usleep(20000);
 		for (i = 0; i < 3; i++) {
 			ASSERT_EQ(0, pmcring_disable(s[i]));
-			ASSERT_EQ(0, drain(s[i]));
+			ASSERT_EQ(0, drain(s[i], &cc[i]));
 		}
 	}
 	/* Close one while enabled: release must detach too. */
@@ -159,6 +170,10 @@ TEST(enable_disable_under_churn)
 	EXPECT_EQ(0, status);
 	pmcring_free(s[0]);
 	pmcring_free(s[2]);
+	TH_LOG("CALLCHAIN records: cpu-clock %u, page-faults %u, "
+	       "context-switches %u", cc[0], cc[1], cc[2]);
+	for (i = 0; i < 3; i++)
+		EXPECT_LT(0, cc[i]);
 }
 
 int main(int argc, char **argv)

@@ -47,6 +47,14 @@
 
 #include "pmcring_test.h"
 
+/* Line-buffered stdout: test children leave with _exit(), and a fully
+ * buffered stdout (a file, a pipe) would lose what they printed.
+ */
+static void __attribute__((constructor)) hard_line_buffered(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
 #define NSLOTS		6
 #define NMAPS		48
 #define NPIPES		4
@@ -741,8 +749,12 @@ static void op_drain(uint64_t *s)
 					       __ATOMIC_ACQUIRE);
 			tail = tail0 = __atomic_load_n(&ctl->data_tail,
 						       __ATOMIC_ACQUIRE);
-			/* data_tail may hold garbage from op_data_tail. */
-			if (head - tail > size)
+			/*
+			 * data_tail may hold garbage from op_data_tail: ~0 is
+			 * "one byte before 0", inside the window but not at a
+			 * record.  Walk only from an aligned tail in the window.
+			 */
+			if (head - tail > size || (tail & 7))
 				tail = head;
 			while (tail < head) {
 				memcpy(&h, data + (tail & (size - 1)), 4);

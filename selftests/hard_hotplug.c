@@ -20,6 +20,14 @@
 #include <linux/perf_event.h>
 #include "ring_common.h"
 
+/* Line-buffered stdout: test children leave with _exit(), and a fully
+ * buffered stdout (a file, a pipe) would lose what they printed.
+ */
+static void __attribute__((constructor)) hard_line_buffered(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
 #define GEN_COUNT	500u
 #define GEN_SIZE	64u
 

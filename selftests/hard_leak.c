@@ -13,6 +13,14 @@
 #include <string.h>
 #include "ring_common.h"
 
+/* Line-buffered stdout: test children leave with _exit(), and a fully
+ * buffered stdout (a file, a pipe) would lose what they printed.
+ */
+static void __attribute__((constructor)) hard_line_buffered(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
 static long module_refcnt(void)
 {
 	char buf[32] = "";

@@ -21,6 +21,14 @@
 #include <sys/wait.h>
 #include "ring_common.h"
 
+/* Line-buffered stdout: test children leave with _exit(), and a fully
+ * buffered stdout (a file, a pipe) would lose what they printed.
+ */
+static void __attribute__((constructor)) hard_line_buffered(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
 #define REFCNT		"/sys/module/pmcring/refcnt"
 
 static long module_refcnt(void)

@@ -30,6 +30,14 @@
 #include <linux/perf_event.h>
 #include "ring_common.h"
 
+/* Line-buffered stdout: test children leave with _exit(), and a fully
+ * buffered stdout (a file, a pipe) would lose what they printed.
+ */
+static void __attribute__((constructor)) hard_line_buffered(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
 #define NOBODY		65534
 #define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
 #define KERNEL_HALF	0xffff800000000000ull

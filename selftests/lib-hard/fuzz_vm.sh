@@ -42,7 +42,7 @@ exec "$TOP/selftests/vmrun" --cpus 4 --mem 1536 --timeout 3000 \
 	start=$(date +%s)
 	while [ $n -lt "$FUZZ_RUNS" ]; do
 		HARD_FUZZ_OPS=120000 HARD_FUZZ_SEED=$(( $(date +%s) * 1000 + n )) \
-			./hard_fuzz_ioctl >/tmp/fuzz.log 2>&1 || rc=1
+			./hard_fuzz_ioctl >/tmp/fuzz.log 2>&1 || { rc=1; cat /tmp/fuzz.log; }
 		grep -E "^(not )?ok|operations=|VIOLATION|seed" /tmp/fuzz.log
 		n=$((n + 1))
 	done

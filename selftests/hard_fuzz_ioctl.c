@@ -889,6 +889,35 @@ static void on_sigusr1(int sig)
 	(void)sig;
 }
 
+/*
+ * A crash of the fuzzer itself: name the operation and the address, with
+ * the mapping table entry that covers it, then die of the same signal.
+ */
+static void on_crash(int sig, siginfo_t *si, void *uc)
+{
+	char buf[256];
+	unsigned int i;
+	int n;
+
+	(void)uc;
+	n = snprintf(buf, sizeof(buf), "# hard_fuzz_ioctl: signal %d at %p during %s\n",
+		     sig, si->si_addr, cur_op < NR_OPS ? op_names[cur_op] : "?");
+	(void)!write(2, buf, n);
+	for (i = 0; i < NMAPS; i++) {
+		uint8_t *a = maps[i].addr;
+
+		if (a && (uint8_t *)si->si_addr >= a &&
+		    (uint8_t *)si->si_addr < a + maps[i].len) {
+			n = snprintf(buf, sizeof(buf), "#   in map %u: %p +%zu prot %d ctl %d full %d\n",
+				     i, a, maps[i].len, maps[i].prot,
+				     maps[i].ctl, maps[i].full);
+			(void)!write(2, buf, n);
+		}
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static void one_op(uint64_t *s)
 {
 	unsigned int op = rnd_below(s, 100), i = rnd_below(s, NSLOTS);
@@ -1113,6 +1142,11 @@ TEST_F_TIMEOUT(hard, fuzz, 175)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigusr1;	/* no SA_RESTART: GENERATE gets EINTR */
 	sigaction(SIGUSR1, &sa, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_crash;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
 
 	ASSERT_EQ(0, pthread_barrier_init(&start_bar, NULL, nr_threads));
 	ASSERT_EQ(0, pthread_barrier_init(&end_bar, NULL, nr_threads));

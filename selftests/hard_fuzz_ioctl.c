@@ -565,27 +565,43 @@ static struct map *map_pick(uint64_t *s)
 	return NULL;
 }
 
+/*
+ * Never munmap() a range that may already be free: between two calls
+ * another thread's mmap() (or malloc, or a thread stack) may land there.
+ */
 static void op_munmap(uint64_t *s)
 {
 	struct map *m = map_pick(s);
 	size_t pages, first, n;
+	unsigned int i;
 
 	if (!m)
 		return;
 	pages = m->len / page;
 	if (pages > 1 && one_in(s, 3)) {
-		/* Punch a hole: the VMA splits, the rest stays mapped. */
+		/* Punch a hole: the VMA splits, head and tail stay mapped. */
 		first = rnd_below(s, pages);
 		n = 1 + rnd_below(s, pages - first);
-		munmap((uint8_t *)m->addr + first * page, n * page);
-		/* Keep the part before the hole, unmap what follows it. */
-		if (first == 0) {
-			munmap(m->addr, m->len);
-			m->addr = NULL;
-		} else {
-			if (first + n < pages)
+		if (munmap((uint8_t *)m->addr + first * page, n * page))
+			violation("munmap of a hole: %s", strerror(errno));
+		if (first + n < pages) {
+			/* Track the tail as its own mapping (or drop it now). */
+			for (i = 0; i < NMAPS && maps[i].addr; i++)
+				;
+			if (i < NMAPS) {
+				maps[i] = *m;
+				maps[i].addr = (uint8_t *)m->addr + (first + n) * page;
+				maps[i].len = (pages - first - n) * page;
+				maps[i].ctl = 0;
+				maps[i].full = 0;
+			} else {
 				munmap((uint8_t *)m->addr + (first + n) * page,
 				       (pages - first - n) * page);
+			}
+		}
+		if (first == 0) {
+			m->addr = NULL;
+		} else {
 			m->len = first * page;
 			m->full = 0;
 		}

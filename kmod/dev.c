@@ -258,7 +258,7 @@ static long pmcring_dev_configure(struct pmcring_session *s,
 	err = -ENOMEM;
 	rings = pmcring_dev_alloc_rings(s);
 	if (!rings)
-		goto out_unlock;
+		goto err_src;
 	cfg.region_size = pmcring_region_size(s->data_pages);
 	err = -EFAULT;
 	if (copy_to_user(arg, &cfg, sizeof(cfg)))
@@ -272,6 +272,9 @@ static long pmcring_dev_configure(struct pmcring_session *s,
 
 err_rings:
 	pmcring_dev_free_rings(rings);
+err_src:
+	/* Still unconfigured: a retry starts from scratch, nothing leaks. */
+	pmcring_src_release(s);
 out_unlock:
 	mutex_unlock(&s->lock);
 	return err;

@@ -92,7 +92,7 @@ void pmcring_src_disable(struct pmcring_session *s);
 /* PMCRING_IOC_ADD_COUNTER. */
 long pmcring_src_add_counter(struct pmcring_session *s,
 			     struct pmcring_counter __user *arg);
-/* Last close, after disable: free s->src. */
+/* Last close after disable, or a failed CONFIGURE: free s->src. */
 void pmcring_src_release(struct pmcring_session *s);
 
 #endif /* _PMCRING_KMOD_H */

@@ -234,7 +234,7 @@ int pmcring_src_configure(struct pmcring_session *s,
 	s->kaddr_ok = privileged ||
 		      (kptr < 2 && pmcring_src_capable(cred, CAP_SYSLOG)) ||
 		      (kptr == 0 && paranoid <= 1);
-	kfree(s->src);
+	pmcring_src_release(s);	/* frees targets too, not just st */
 	s->src = st;
 	return 0;
 }
@@ -404,6 +404,7 @@ err_sample:
 
 void pmcring_src_exit(void)
 {
+	pmcring_src_sched_exit();
 	pmcring_src_map_exit();
 	pmcring_src_sample_exit();
 }

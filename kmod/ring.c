@@ -79,9 +79,14 @@ struct pmcring_ring {
 
 static struct page *pmcring_page_alloc(int node)
 {
-	/* Zeroed: nothing stale from the kernel ever reaches user space. */
-	return alloc_pages_node(node, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
-				0);
+	/*
+	 * Zeroed: nothing stale from the kernel ever reaches user space.
+	 * __GFP_RETRY_MAYFAIL: a session asking for more than the machine has
+	 * gets ENOMEM; it must not wake the OOM killer, which cannot see ring
+	 * pages in any process's RSS and would kill bystanders.
+	 */
+	return alloc_pages_node(node, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN |
+				__GFP_RETRY_MAYFAIL, 0);
 }
 
 static void pmcring_ring_wake(struct irq_work *work)

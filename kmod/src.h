@@ -97,6 +97,7 @@ void pmcring_src_counters_free(struct pmcring_session *s);
 /* src_sched.c */
 int pmcring_src_sched_get(struct pmcring_session *s);
 void pmcring_src_sched_put(struct pmcring_session *s);
+void pmcring_src_sched_exit(void);
 void pmcring_src_targets_fill(struct pmcring_session *s);
 
 /* src_map.c */

@@ -208,6 +208,7 @@ struct pmcring_src_tp {
 	bool			tracks;	/* keeps per-pid target sets */
 	struct tracepoint	*tp;
 	unsigned int		refs;	/* under pmcring_src_mutex */
+	bool			attached; /* until pmcring_src_sched_exit() */
 };
 
 static struct pmcring_src_tp pmcring_src_tps[] = {
@@ -242,11 +243,18 @@ static bool pmcring_src_tp_needed(struct pmcring_session *s,
 	return (s->types & t->types) || (t->tracks && st->targets);
 }
 
+/*
+ * The probe stays attached after its last user leaves: it returns at once
+ * when pmcring_src_wanted() says no session wants its records.  Attaching
+ * and detaching flip the tracepoint's static key, which patches kernel text
+ * (__schedule() for sched_switch) through int3 breakpoints and an IPI round;
+ * doing that at every session enable/disable is needless work, and under
+ * QEMU TCG it ended in "Oops: int3" in __schedule() on 6.12.  Detached once,
+ * at unload, by pmcring_src_sched_exit().
+ */
 static void pmcring_src_tp_put(struct pmcring_src_tp *t)
 {
-	if (--t->refs == 0)
-		WARN_ON_ONCE(tracepoint_probe_unregister(t->tp, t->probe,
-							 NULL));
+	t->refs--;
 }
 
 /* Caller holds pmcring_src_mutex. */
@@ -266,13 +274,13 @@ int pmcring_src_sched_get(struct pmcring_session *s)
 			err = -ENOENT;
 			break;
 		}
-		if (t->refs++ == 0) {
+		if (!t->attached) {
 			err = tracepoint_probe_register(t->tp, t->probe, NULL);
-			if (err) {
-				t->refs--;
+			if (err)
 				break;
-			}
+			t->attached = true;
 		}
+		t->refs++;
 	}
 	if (!err)
 		return 0;
@@ -294,6 +302,24 @@ void pmcring_src_sched_put(struct pmcring_session *s)
 	for (i = 0; i < ARRAY_SIZE(pmcring_src_tps); i++)
 		if (pmcring_src_tp_needed(s, &pmcring_src_tps[i]))
 			pmcring_src_tp_put(&pmcring_src_tps[i]);
+	tracepoint_synchronize_unregister();
+}
+
+/* Module unload: no session is left; detach every probe. */
+void pmcring_src_sched_exit(void)
+{
+	struct pmcring_src_tp *t;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(pmcring_src_tps); i++) {
+		t = &pmcring_src_tps[i];
+		if (!t->attached)
+			continue;
+		WARN_ON_ONCE(tracepoint_probe_unregister(t->tp, t->probe,
+							 NULL));
+		t->attached = false;
+	}
+	/* No probe of ours runs any more once this returns. */
 	tracepoint_synchronize_unregister();
 }
 

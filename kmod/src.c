@@ -16,8 +16,11 @@
 #include <linux/err.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/fs_struct.h>
 #include <linux/kernel.h>
+#include <linux/path.h>
 #include <linux/pid.h>
+#include <linux/pid_namespace.h>
 #include <linux/ptrace.h>
 #include <linux/sched/coredump.h>
 #include <linux/sched/task.h>
@@ -90,18 +93,38 @@ void pmcring_src_emit_path(struct pmcring_session *s, unsigned int type,
 
 /*
  * Read an integer sysctl through procfs: perf_event_paranoid and
- * kptr_restrict are not exported to modules.  @fallback (the strictest
- * value) when procfs is not reachable.
+ * kptr_restrict are not exported to modules.  The path is resolved from the
+ * root of the initial pid namespace's init task, never from the caller's:
+ * a user who made a user and mount namespace could otherwise bind-mount a
+ * file of its own over /proc/sys/kernel/... and grant itself kernel
+ * addresses (the hard_perm selftest does exactly that).  @fallback, the
+ * strictest value, whenever the file is not reachable or not a number.
  */
 static int pmcring_src_sysctl(const char *path, int fallback)
 {
-	char buf[16];
+	struct task_struct *init;
+	bool have_root = false;
+	struct path root;
 	struct file *f;
+	char buf[16];
 	loff_t pos = 0;
 	ssize_t n;
 	int v;
 
-	f = filp_open(path, O_RDONLY, 0);
+	init = get_pid_task(find_pid_ns(1, &init_pid_ns), PIDTYPE_PID);
+	if (!init)
+		return fallback;
+	task_lock(init);
+	if (init->fs) {
+		get_fs_root(init->fs, &root);
+		have_root = true;
+	}
+	task_unlock(init);
+	put_task_struct(init);
+	if (!have_root)
+		return fallback;
+	f = file_open_root(&root, path, O_RDONLY, 0);
+	path_put(&root);
 	if (IS_ERR(f))
 		return fallback;
 	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);

@@ -30,10 +30,12 @@
  * the caller PCs (pmcring extension; the frame length delimits it),
  * PROCCSW -> TASK_SWITCH {hdr, u32 task, u8 reason}, USERDATA -> ANNOTATION
  * {hdr, u32 task, u64 data_length, u32 channel, group, color, u8 type, data},
- * DROPNOTIFY -> WARNING {hdr, u32 code}.  hdr = u32 type, u32 core, u64 ts.
+ * GENERATED -> ANNOTATION "pmcring GENERATED gen_cpu=C seq=N", DROPNOTIFY ->
+ * WARNING {hdr, u32 code}.  hdr = u32 type, u32 core, u64 ts.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "fmt_int.h"
@@ -203,7 +205,7 @@ static int barman_record(struct fmt_writer *w, struct out_batch *b,
 	const uint8_t *d = r->data;
 	uint8_t *p;
 	uint32_t n;
-	char text[16];
+	char text[64];
 	size_t tl;
 
 	if (!out_batch_room(b, 2, 8 + PMCRING_RECORD_MAX))
@@ -247,9 +249,20 @@ static int barman_record(struct fmt_writer *w, struct out_batch *b,
 		fmt_put32(p, 16, fmt_get32(d, 32));		/* tid */
 		p[20] = 0;					/* reason */
 		break;
+	case PMCRING_TYPE_GENERATED:
+		/* Synthetic load (GENERATE): kept, so it can be accounted. */
+		if (r->len >= 32)
+			tl = (size_t)snprintf(text, sizeof(text),
+					      "pmcring GENERATED gen_cpu=%u seq=%" PRIu64,
+					      fmt_get32(d, 24), fmt_get64(d, 16));
+		else
+			tl = (size_t)snprintf(text, sizeof(text),
+					      "pmcring GENERATED");
+		goto annotation;
 	case PMCRING_TYPE_USERDATA:
 		tl = (size_t)snprintf(text, sizeof(text), "0x%08x",
 				      fmt_get32(d, 16));
+annotation:
 		p = bm_frame(bm, b, BM_REC_ANNOTATION, r,
 			     BM_ANNOTATION_SIZE + tl);
 		fmt_put32(p, 16, 0);				/* task */

@@ -4,7 +4,7 @@
  * (clock_info, string table, task_info from PROC_CREATE/THR_CREATE/PROCEXEC,
  * mmap_layout from MAP_IN) at offset 0 and rewrites it with the same length,
  * then [u64 length][record] frames: CALLCHAIN -> SAMPLE_WITH_PC,
- * PROCCSW -> TASK_SWITCH, USERDATA -> ANNOTATION, DROPNOTIFY -> WARNING,
+ * PROCCSW -> TASK_SWITCH, USERDATA and GENERATED -> ANNOTATION, DROPNOTIFY -> WARNING,
  * byte for byte; the reader decodes them back; a batch killed between its
  * frames and its header leaves a file whose header describes only what is
  * there; every prefix reads.
@@ -104,6 +104,18 @@ static void expected_frames(struct img *f, const struct ring_recs *rr)
 	le(f, 152, 1, 4);
 	le(f, 156, rr->r[8].ts, 8);
 	le(f, 164, 1, 4);
+	/* GENERATED -> ANNOTATION: 41 + 33 */
+	le(f, 168, 74, 8);
+	le(f, 176, 5, 4);
+	le(f, 180, 1, 4);
+	le(f, 184, rr->r[9].ts, 8);
+	le(f, 192, 0, 4);			/* task */
+	le(f, 196, 33, 8);			/* data_length */
+	le(f, 204, 3, 4);			/* channel */
+	le(f, 208, 0, 4);
+	le(f, 212, 0, 4);
+	le(f, 216, 0, 1);
+	bytes(f, 217, "pmcring GENERATED gen_cpu=1 seq=7", 33);
 }
 
 struct collect {
@@ -168,7 +180,7 @@ int main(void)
 	      bi.nr_mmaps == 0, "killed: header has no tables yet");
 	c.n = 0;
 	rc = fmt_barman_read(got, len, collect_cb, &c, &bad);
-	CHECK(rc == FMT_END_CLEAN && c.n == 4, "killed: rc %d, %u frames",
+	CHECK(rc == FMT_END_CLEAN && c.n == 5, "killed: rc %d, %u frames",
 	      rc, c.n);
 	free(got);
 
@@ -187,7 +199,7 @@ int main(void)
 	/* 4. round trip */
 	c.n = 0;
 	rc = fmt_barman_read(got, len, collect_cb, &c, &bad);
-	CHECK(rc == FMT_END_CLEAN && c.n == 4, "rc %d, %u frames", rc, c.n);
+	CHECK(rc == FMT_END_CLEAN && c.n == 5, "rc %d, %u frames", rc, c.n);
 	CHECK(c.it[0].type == BM_REC_SAMPLE_WITH_PC && c.it[0].cpu == 1 &&
 	      c.it[0].ts == rr.r[5].ts && c.it[0].task == 43 &&
 	      c.it[0].pc == 0xffffffff81000000ull && c.it[0].nchain == 2 &&
@@ -216,7 +228,7 @@ int main(void)
 		CHECK(c.n >= last, "prefix %zu: %u frames", cut, c.n);
 		last = c.n;
 	}
-	CHECK(last == 4, "all frames");
+	CHECK(last == 5, "all frames");
 
 	/* 6. a corrupt frame length */
 	fmt_put64(got, HS, 3);

@@ -8,7 +8,10 @@
 #                 ends with "N passed, N failed, N skipped"
 #   make run      build, boot the VM (HOST=1: this host), record a workload
 #   make lint     checkpatch --strict on kmod/ and uapi/
-#   make fuzz / bench / install / clean
+#   make fuzz     libFuzzer targets, then long VM fuzzing (FUZZ_NO_VM=1: skip)
+#   make check-debug    the suite on a LOCKDEP/KASAN kernel (built once)
+#   make check-hotplug  CPU hotplug while recording, 4 vCPUs
+#   make bench / install / clean
 #
 # KVER selects the Debian kernel series (default 6.1): the newest installed
 # /usr/src/linux-headers-$(KVER).*-amd64 is used and the VM boots the
@@ -48,7 +51,7 @@ user_has = $(and $(HAVE_USER),$(shell $(MAKE) -C $(TOP)/user -q $(1) \
 	>/dev/null 2>&1; [ $$? -ne 2 ] && echo y))
 
 .PHONY: all deps kmod user selftests ksrc lint check run fuzz bench \
-	install clean help
+	install clean help check-debug check-hotplug
 
 all: kmod user selftests
 
@@ -160,6 +163,8 @@ bench: deps
 	@$(MAKE) kmod user
 	@KVER=$(KVER) KREL=$(KREL) KDIR=$(KDIR) $(TOP)/selftests/bench/run.sh
 
+# make fuzz: libFuzzer targets on the host, then (FUZZ_NO_VM=1 to skip)
+# the long in-VM ioctl/mmap fuzzer and overload runs, ~15 min.
 fuzz:
 ifneq ($(HAVE_USER),)
 	@if [ -n "$(call user_has,$@)" ]; then $(MAKE) -C user $@; else \
@@ -167,6 +172,19 @@ ifneq ($(HAVE_USER),)
 else
 	@echo "$@: user/ does not exist yet"
 endif
+	@if [ -z "$(FUZZ_NO_VM)" ]; then $(MAKE) kmod selftests && \
+		KVER=$(KVER) $(TOP)/selftests/lib-hard/fuzz_vm.sh; fi
+
+# The suite on a kernel built with PROVE_LOCKING, KASAN, DEBUG_ATOMIC_SLEEP
+# and DEBUG_PREEMPT (built once, ~28 min on 2 cores, cached in build/).
+check-debug: deps
+	@$(MAKE) user selftests
+	@$(TOP)/selftests/lib-hard/debug_kernel.sh
+
+# CPU hotplug while recording with 4 vCPUs (make check boots 2).
+check-hotplug: deps
+	@$(MAKE) all
+	@$(TOP)/selftests/lib-hard/hotplug4.sh --kernel $(KVER)
 
 install: kmod
 	$(MAKE) -C kmod KDIR=$(KDIR) modules_install

@@ -31,6 +31,34 @@ LIST_HEAD(pmcring_active);
 /* Serializes writers of pmcring_active (sessions enabling, disabling). */
 static DEFINE_MUTEX(pmcring_active_lock);
 
+/*
+ * Pages of the rings of all sessions.  Ring pages are in no process's RSS:
+ * without a global budget, sessions could take all memory and leave the OOM
+ * killer to shoot bystanders (hard_lifecycle's exhaustion test).  All
+ * sessions together get at most half of RAM, like one session alone.
+ */
+static atomic_long_t pmcring_pages_used = ATOMIC_LONG_INIT(0);
+
+static unsigned long pmcring_session_pages(u32 data_pages)
+{
+	return (unsigned long)nr_cpu_ids * (PMCRING_META_PAGES + data_pages);
+}
+
+static int pmcring_pages_charge(unsigned long pages)
+{
+	if (atomic_long_add_return(pages, &pmcring_pages_used) >
+	    totalram_pages() / 2) {
+		atomic_long_sub(pages, &pmcring_pages_used);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void pmcring_pages_uncharge(unsigned long pages)
+{
+	atomic_long_sub(pages, &pmcring_pages_used);
+}
+
 /* Before 6.3 (feature test in Kbuild). */
 #ifndef PMCRING_HAVE_VM_FLAGS_SET
 static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
@@ -161,6 +189,8 @@ static int pmcring_dev_release(struct inode *inode, struct file *file)
 	mutex_unlock(&s->lock);
 
 	pmcring_dev_free_rings(s->rings);
+	if (s->configured)
+		pmcring_pages_uncharge(pmcring_session_pages(s->data_pages));
 	put_cred(s->cred);
 	mutex_destroy(&s->lock);
 	kfree(s);
@@ -220,7 +250,7 @@ static int pmcring_dev_check_config(const struct pmcring_config *cfg)
 	if (cfg->callchain_depth > PMCRING_CALLCHAIN_DEPTH_MAX)
 		return -EINVAL;
 	/* Never let one session take more than half of the memory. */
-	pages = (u64)nr_cpu_ids * (PMCRING_META_PAGES + cfg->data_pages);
+	pages = pmcring_session_pages(cfg->data_pages);
 	if (pages > totalram_pages() / 2)
 		return -E2BIG;
 	return 0;
@@ -255,10 +285,13 @@ static long pmcring_dev_configure(struct pmcring_session *s,
 	if (err)
 		goto out_unlock;
 
+	err = pmcring_pages_charge(pmcring_session_pages(s->data_pages));
+	if (err)
+		goto err_src;
 	err = -ENOMEM;
 	rings = pmcring_dev_alloc_rings(s);
 	if (!rings)
-		goto err_src;
+		goto err_uncharge;
 	cfg.region_size = pmcring_region_size(s->data_pages);
 	err = -EFAULT;
 	if (copy_to_user(arg, &cfg, sizeof(cfg)))
@@ -272,6 +305,8 @@ static long pmcring_dev_configure(struct pmcring_session *s,
 
 err_rings:
 	pmcring_dev_free_rings(rings);
+err_uncharge:
+	pmcring_pages_uncharge(pmcring_session_pages(s->data_pages));
 err_src:
 	/* Still unconfigured: a retry starts from scratch, nothing leaks. */
 	pmcring_src_release(s);

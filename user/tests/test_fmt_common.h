@@ -19,25 +19,7 @@
 
 #include "../pmcring/fmt.h"
 
-static int t_failed;
-
-#define CHECK(cond, ...) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__);				\
-		fputc('\n', stderr);					\
-		t_failed = 1;						\
-	}								\
-} while (0)
-
-#define REQUIRE(cond, ...) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__);				\
-		fputc('\n', stderr);					\
-		exit(1);						\
-	}								\
-} while (0)
+#include "test_check.h"
 
 /* A byte image built by hand: little-endian stores at explicit offsets. */
 struct img {

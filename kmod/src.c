@@ -381,18 +381,22 @@ void pmcring_src_disable(struct pmcring_session *s)
 long pmcring_src_add_counter(struct pmcring_session *s,
 			     struct pmcring_counter __user *arg)
 {
+	struct pmcring_src_counter *ctr;
 	struct pmcring_counter c;
-	long err;
 
 	if (!s->src)
 		return -EINVAL;
 	if (copy_from_user(&c, arg, sizeof(c)))
 		return -EFAULT;
-	err = pmcring_src_counter_add(s, &c);
-	if (err)
-		return err;
-	if (put_user(c.pmcid, &arg->pmcid))
+	ctr = pmcring_src_counter_new(s, &c);
+	if (IS_ERR(ctr))
+		return PTR_ERR(ctr);
+	/* All or nothing: a caller that cannot learn the id gets no counter. */
+	if (put_user(c.pmcid, &arg->pmcid)) {
+		pmcring_src_counter_drop(ctr);
 		return -EFAULT;
+	}
+	pmcring_src_counter_commit(s, ctr, &c);
 	return 0;
 }
 

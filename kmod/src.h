@@ -89,8 +89,12 @@ void pmcring_src_emit_path(struct pmcring_session *s, unsigned int type,
 /* src_sample.c */
 int pmcring_src_sample_init(void);
 void pmcring_src_sample_exit(void);
-long pmcring_src_counter_add(struct pmcring_session *s,
-			     struct pmcring_counter *c);
+struct pmcring_src_counter *pmcring_src_counter_new(struct pmcring_session *s,
+						    struct pmcring_counter *c);
+void pmcring_src_counter_commit(struct pmcring_session *s,
+				struct pmcring_src_counter *ctr,
+				const struct pmcring_counter *c);
+void pmcring_src_counter_drop(struct pmcring_src_counter *ctr);
 void pmcring_src_counters_arm(struct pmcring_session *s, bool on);
 void pmcring_src_counters_free(struct pmcring_session *s);
 

@@ -3,8 +3,9 @@
  * Sampling: counters made with perf_event_create_kernel_counter() whose
  * overflow handler writes a CALLCHAIN record.
  *
- * A system-wide session gets one event per online CPU (CPUs that come online
- * later are not sampled), enabled and disabled with the session.  A per-pid
+ * A system-wide session gets one event per online CPU, enabled and disabled
+ * with the session, that follows CPU hotplug (see "CPU hotplug" below).  A
+ * per-pid
  * session gets one inherited event per thread of its process tree: perf
  * copies it into every thread and process created afterwards, so new
  * threads and descendants are sampled without us.  perf refuses CPU-wide
@@ -20,6 +21,7 @@
  * no locks, no allocation.  Frames are collected in a per-CPU buffer, one
  * per context level, then copied into a record of the exact length.
  */
+#include <linux/cpuhotplug.h>
 #include <linux/perf_event.h>
 #include <linux/preempt.h>
 #include <linux/sched/signal.h>
@@ -28,6 +30,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 #include <asm/unwind.h>
 #include "src.h"
 
@@ -44,7 +47,30 @@ struct pmcring_src_counter {
 	bool			per_cpu;	/* else per task, inherited */
 	unsigned int		nr_ev;
 	struct perf_event	**ev;		/* [nr_ev], NULL slots allowed */
+	/* per_cpu only, under pmcring_src_cpu_mutex (with armed, ev[]): */
+	u32			*seq;		/* [cpu] pmcring_src_cpu_seq of ev[cpu] */
+	struct list_head	cpu_node;	/* on pmcring_src_cpu_ctrs */
+	struct perf_event_attr	attr;
 };
+
+/*
+ * CPU hotplug.  perf detaches the events of a CPU that goes offline and never
+ * attaches them again, so system-wide counters follow the CPUs themselves.  A
+ * hotplug state bumps pmcring_src_cpu_seq of a CPU when it comes online (the
+ * count becomes odd) and when it goes offline (even) and queues
+ * pmcring_src_cpu_work, which brings every per-CPU counter in line: it
+ * releases the events made under an older count of their CPU and creates one
+ * on every online CPU that has none.  The callbacks themselves run with the
+ * hotplug lock held for writing, where creating or releasing an event can
+ * deadlock (software events flip static keys: cpus_read_lock()); hence the
+ * work, and a CPU that comes online is sampled from when the work has run.
+ */
+static DEFINE_PER_CPU(u32, pmcring_src_cpu_seq);
+static DEFINE_MUTEX(pmcring_src_cpu_mutex);
+static LIST_HEAD(pmcring_src_cpu_ctrs);
+static int pmcring_src_cpuhp = -1;
+static void pmcring_src_cpu_work_fn(struct work_struct *work);
+static DECLARE_WORK(pmcring_src_cpu_work, pmcring_src_cpu_work_fn);
 
 /* [cpu][level][frame] */
 static u64 *pmcring_src_pcs;
@@ -258,10 +284,17 @@ static void pmcring_src_counter_free(struct pmcring_src_counter *ctr)
 {
 	unsigned int i;
 
+	if (ctr->per_cpu) {
+		/* Once off the list the work no longer looks at ctr. */
+		mutex_lock(&pmcring_src_cpu_mutex);
+		list_del_init(&ctr->cpu_node);
+		mutex_unlock(&pmcring_src_cpu_mutex);
+	}
 	for (i = 0; i < ctr->nr_ev; i++)
 		if (ctr->ev[i])
 			perf_event_release_kernel(ctr->ev[i]);
 	kvfree(ctr->ev);
+	kvfree(ctr->seq);
 	kfree(ctr);
 }
 
@@ -279,29 +312,100 @@ static void pmcring_src_counter_attr(struct perf_event_attr *attr,
 	attr->inherit = !per_cpu;
 }
 
+/*
+ * Bring the events of per-CPU counter @ctr in line with the CPUs online now:
+ * release each event made before its CPU last went offline, create one on
+ * each online CPU without one (enabled if @ctr is armed).  Returns the number
+ * of live events, or the first error other than -ENODEV (a CPU that goes
+ * offline meanwhile: the work runs again after it).
+ */
+static int pmcring_src_counter_sync(struct pmcring_src_counter *ctr)
+{
+	struct perf_event *ev;
+	unsigned int cpu;
+	int err = 0, n = 0;
+	u32 seq;
+
+	lockdep_assert_held(&pmcring_src_cpu_mutex);
+	for_each_possible_cpu(cpu) {
+		seq = READ_ONCE(per_cpu(pmcring_src_cpu_seq, cpu));
+		if (ctr->ev[cpu] && ctr->seq[cpu] != seq) {
+			perf_event_release_kernel(ctr->ev[cpu]);
+			ctr->ev[cpu] = NULL;
+		}
+		if (!ctr->ev[cpu] && (seq & 1)) {
+			ev = perf_event_create_kernel_counter(&ctr->attr, cpu,
+							      NULL,
+							      pmcring_src_overflow,
+							      ctr);
+			if (IS_ERR(ev)) {
+				if (PTR_ERR(ev) != -ENODEV && !err)
+					err = PTR_ERR(ev);
+				continue;
+			}
+			ctr->ev[cpu] = ev;
+			ctr->seq[cpu] = seq;
+			if (ctr->armed)
+				perf_event_enable(ev);
+		}
+		n += !!ctr->ev[cpu];
+	}
+	return err ? err : n;
+}
+
+static void pmcring_src_cpu_work_fn(struct work_struct *work)
+{
+	struct pmcring_src_counter *ctr;
+	int n;
+
+	mutex_lock(&pmcring_src_cpu_mutex);
+	list_for_each_entry(ctr, &pmcring_src_cpu_ctrs, cpu_node) {
+		n = pmcring_src_counter_sync(ctr);
+		if (n < 0)
+			pr_warn_ratelimited("pmcring: counter %u after CPU hotplug: %d\n",
+					    ctr->pmcid, n);
+	}
+	mutex_unlock(&pmcring_src_cpu_mutex);
+}
+
+/* Hotplug callbacks: odd count online, even offline, always a new value. */
+static int pmcring_src_cpu_online(unsigned int cpu)
+{
+	u32 *seq = per_cpu_ptr(&pmcring_src_cpu_seq, cpu);
+
+	WRITE_ONCE(*seq, (*seq + 1) | 1);
+	queue_work(system_unbound_wq, &pmcring_src_cpu_work);
+	return 0;
+}
+
+static int pmcring_src_cpu_offline(unsigned int cpu)
+{
+	u32 *seq = per_cpu_ptr(&pmcring_src_cpu_seq, cpu);
+
+	WRITE_ONCE(*seq, (*seq + 2) & ~1u);
+	queue_work(system_unbound_wq, &pmcring_src_cpu_work);
+	return 0;
+}
+
 static int pmcring_src_counter_cpus(struct pmcring_src_counter *ctr,
 				    struct perf_event_attr *attr)
 {
-	struct perf_event *ev;
-	unsigned int cpu, n = 0;
+	int n;
 
 	ctr->ev = kvcalloc(nr_cpu_ids, sizeof(*ctr->ev), GFP_KERNEL);
-	if (!ctr->ev)
+	ctr->seq = kvcalloc(nr_cpu_ids, sizeof(*ctr->seq), GFP_KERNEL);
+	if (!ctr->ev || !ctr->seq)
 		return -ENOMEM;
 	ctr->nr_ev = nr_cpu_ids;
-	for_each_online_cpu(cpu) {
-		ev = perf_event_create_kernel_counter(attr, cpu, NULL,
-						      pmcring_src_overflow,
-						      ctr);
-		if (IS_ERR(ev)) {
-			/* A CPU going offline meanwhile is not an error. */
-			if (PTR_ERR(ev) == -ENODEV)
-				continue;
-			return PTR_ERR(ev);
-		}
-		ctr->ev[cpu] = ev;
-		n++;
-	}
+	ctr->attr = *attr;
+	mutex_lock(&pmcring_src_cpu_mutex);
+	n = pmcring_src_counter_sync(ctr);
+	/* On the list in the same critical section: no hotplug is missed. */
+	if (n > 0)
+		list_add(&ctr->cpu_node, &pmcring_src_cpu_ctrs);
+	mutex_unlock(&pmcring_src_cpu_mutex);
+	if (n < 0)
+		return n;
 	return n ? 0 : -ENODEV;
 }
 
@@ -370,9 +474,14 @@ static void pmcring_src_counter_arm(struct pmcring_src_counter *ctr, bool on)
 {
 	unsigned int i;
 
-	WRITE_ONCE(ctr->armed, on);
-	if (!ctr->per_cpu)
+	if (!ctr->per_cpu) {
+		WRITE_ONCE(ctr->armed, on);
 		return;
+	}
+	mutex_lock(&pmcring_src_cpu_mutex);
+	WRITE_ONCE(ctr->armed, on);
+	/* Drop the events of CPUs that went offline, add the new CPUs'. */
+	pmcring_src_counter_sync(ctr);
 	for (i = 0; i < ctr->nr_ev; i++) {
 		if (!ctr->ev[i])
 			continue;
@@ -381,10 +490,19 @@ static void pmcring_src_counter_arm(struct pmcring_src_counter *ctr, bool on)
 		else
 			perf_event_disable(ctr->ev[i]);
 	}
+	mutex_unlock(&pmcring_src_cpu_mutex);
 }
 
-long pmcring_src_counter_add(struct pmcring_session *s,
-			     struct pmcring_counter *c)
+/*
+ * ADD_COUNTER in two steps, so that a failure to report the id leaves
+ * nothing behind: pmcring_src_counter_new() makes the events (disarmed: the
+ * handler writes nothing) and sets c->pmcid; then either
+ * pmcring_src_counter_commit() publishes the counter (PMCALLOCATE records,
+ * armed if the session is enabled) or pmcring_src_counter_drop() frees it.
+ * Under s->lock.
+ */
+struct pmcring_src_counter *pmcring_src_counter_new(struct pmcring_session *s,
+						    struct pmcring_counter *c)
 {
 	struct pmcring_src_state *st = s->src;
 	struct pmcring_src_counter *ctr;
@@ -393,17 +511,18 @@ long pmcring_src_counter_add(struct pmcring_session *s,
 
 	err = pmcring_src_counter_check(c);
 	if (err)
-		return err;
+		return ERR_PTR(err);
 	if (!st->system_wide && !st->targets)
-		return -EINVAL;		/* a session that follows nothing */
+		return ERR_PTR(-EINVAL);	/* a session that follows nothing */
 	if (st->nr_counters >= PMCRING_SRC_MAX_COUNTERS)
-		return -ENOSPC;
+		return ERR_PTR(-ENOSPC);
 	ctr = kzalloc(sizeof(*ctr), GFP_KERNEL);
 	if (!ctr)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	ctr->s = s;
 	ctr->pmcid = st->nr_counters + 1;
 	ctr->per_cpu = st->system_wide;
+	INIT_LIST_HEAD(&ctr->cpu_node);
 	pmcring_src_counter_attr(&attr, c, ctr->per_cpu);
 	if (ctr->per_cpu)
 		err = pmcring_src_counter_cpus(ctr, &attr);
@@ -411,16 +530,29 @@ long pmcring_src_counter_add(struct pmcring_session *s,
 		err = pmcring_src_counter_tasks(ctr, &attr);
 	if (err) {
 		pmcring_src_counter_free(ctr);
-		return err;
+		return ERR_PTR(err);
 	}
 	c->pmcid = ctr->pmcid;
+	return ctr;
+}
+
+void pmcring_src_counter_commit(struct pmcring_session *s,
+				struct pmcring_src_counter *ctr,
+				const struct pmcring_counter *c)
+{
+	struct pmcring_src_state *st = s->src;
+
 	st->counters[st->nr_counters++] = ctr;
 	if (!st->pmcid)
 		st->pmcid = ctr->pmcid;
 	pmcring_src_counter_records(s, c);
 	if (s->enabled && st->hooked)
 		pmcring_src_counter_arm(ctr, true);
-	return 0;
+}
+
+void pmcring_src_counter_drop(struct pmcring_src_counter *ctr)
+{
+	pmcring_src_counter_free(ctr);
 }
 
 /*
@@ -452,13 +584,28 @@ void pmcring_src_counters_free(struct pmcring_session *s)
 
 int pmcring_src_sample_init(void)
 {
+	int ret;
+
 	pmcring_src_pcs = kvcalloc((size_t)nr_cpu_ids * PMCRING_SRC_CTX_LEVELS *
 				   PMCRING_CALLCHAIN_DEPTH_MAX, sizeof(u64),
 				   GFP_KERNEL);
-	return pmcring_src_pcs ? 0 : -ENOMEM;
+	if (!pmcring_src_pcs)
+		return -ENOMEM;
+	/* Calls pmcring_src_cpu_online() for the CPUs online now. */
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "pmcring:online",
+				pmcring_src_cpu_online, pmcring_src_cpu_offline);
+	if (ret < 0) {
+		kvfree(pmcring_src_pcs);
+		return ret;
+	}
+	pmcring_src_cpuhp = ret;
+	return 0;
 }
 
+/* Every session is gone: no counter is on pmcring_src_cpu_ctrs. */
 void pmcring_src_sample_exit(void)
 {
+	cpuhp_remove_state_nocalls(pmcring_src_cpuhp);
+	cancel_work_sync(&pmcring_src_cpu_work);
 	kvfree(pmcring_src_pcs);
 }

@@ -10,7 +10,9 @@
  * comes back new records appear in its ring.  Per CPU, records drained ==
  * the producer page's committed count.  Needs 2+ CPUs with hotplug (best
  * run with vmrun --cpus 4); HARD_HOTPLUG_CYCLES sets the rounds over all
- * hot-pluggable CPUs (default 3).
+ * hot-pluggable CPUs (default 3).  samples_from_cpu_onlined_later: a
+ * system-wide cpu-clock counter added while a CPU is offline samples it
+ * once it is back, and again after another offline/online cycle.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -228,6 +230,112 @@ TEST(hotplug_while_recording)
 	close(wide);
 	close(b.fd);
 	rt_close(&acc);
+}
+
+/* CALLCHAIN records of @cpu in ring @r (consumed), other records skipped. */
+static long callchains_of(struct rt_ring *r, unsigned int cpu)
+{
+	uint64_t head = rt_head(r), pos = r->tail, mask = r->size - 1;
+	long n = 0;
+
+	while (pos != head) {
+		const struct pmcring_rec_callchain *cc =
+			(const void *)(r->data + (pos & mask));
+		uint32_t len = PMCRING_HEADER_LEN(cc->h.pl_header);
+
+		if (len < PMCRING_HEADER_SIZE)
+			return -1;
+		if (PMCRING_HEADER_TYPE(cc->h.pl_header) == PMCRING_TYPE_CALLCHAIN &&
+		    cc->pl_cpuflags >> 16 == cpu)
+			n++;
+		pos += PMCRING_RING_SPACE(len);
+	}
+	rt_consume(r, pos);
+	return n;
+}
+
+/* Burn about @ms of CPU time on @cpu, then go back to any CPU. */
+static int burn_on(unsigned int cpu, unsigned int ms)
+{
+	cpu_set_t set, old;
+	struct timespec t0, t;
+	volatile unsigned long x = 0;
+
+	if (sched_getaffinity(0, sizeof(old), &old))
+		return -errno;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -errno;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do {
+		for (int i = 0; i < 100000; i++)
+			x += i;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 +
+		 (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	sched_setaffinity(0, sizeof(old), &old);
+	return 0;
+}
+
+/*
+ * A system-wide cpu-clock counter added while a CPU is offline samples that
+ * CPU once it comes online, and again after another offline/online cycle
+ * (the module follows hotplug; perf alone never re-creates the events).
+ */
+TEST(samples_from_cpu_onlined_later)
+{
+	struct pmcring_counter ctr = { 0 };
+	unsigned int cpu = 0, c, round;
+	struct rt_sess w;
+	char path[96];
+	long n;
+
+	PMCRING_REQUIRE_DEV();
+	for (c = 1; c < 64 && c < (unsigned int)sysconf(_SC_NPROCESSORS_CONF); c++)
+		if (!cpu_online_path(c, path, sizeof(path)))
+			cpu = c;
+	if (rt_online_cpus() < 2 || !cpu)
+		SKIP(return, "needs 2+ online CPUs with hotplug");
+
+	memset(&w, 0, sizeof(w));
+	w.fd = open(PMCRING_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, w.fd);
+	ASSERT_EQ(0, rt_ioctl(w.fd, PMCRING_IOC_GET_INFO, &w.info));
+	w.cfg.data_pages = 64;
+	w.cfg.flags = PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_NO_SYNTH;
+	w.cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN);
+	ASSERT_EQ(0, rt_ioctl(w.fd, PMCRING_IOC_CONFIGURE, &w.cfg));
+	w.nr_cpus = w.info.nr_cpus;
+	ASSERT_LT(cpu, w.nr_cpus);
+	w.rings = calloc(w.nr_cpus, sizeof(*w.rings));
+	ASSERT_NE(NULL, w.rings);
+	ASSERT_EQ(0, rt_map(&w, cpu));
+
+	ASSERT_EQ(0, set_online(cpu, 0));
+	ctr.type = PERF_TYPE_SOFTWARE;
+	ctr.config = PERF_COUNT_SW_CPU_CLOCK;
+	ctr.rate = 1000000;
+	/* Added and enabled while cpu is offline. */
+	EXPECT_EQ(0, rt_ioctl(w.fd, PMCRING_IOC_ADD_COUNTER, &ctr));
+	EXPECT_EQ(0, rt_ioctl(w.fd, PMCRING_IOC_ENABLE, NULL));
+	for (round = 0; round < 2; round++) {
+		if (round) {
+			/* Another cycle: the old event goes, a new one comes. */
+			EXPECT_EQ(0, set_online(cpu, 0));
+			usleep(50000);
+		}
+		ASSERT_EQ(0, set_online(cpu, 1));
+		usleep(200000);		/* the module's work runs */
+		callchains_of(&w.rings[cpu], cpu);
+		EXPECT_EQ(0, burn_on(cpu, 300));
+		n = callchains_of(&w.rings[cpu], cpu);
+		rt_info("round %u: %ld samples on cpu %u onlined after ADD_COUNTER\n",
+			round, n, cpu);
+		EXPECT_LT(0, n);
+	}
+	EXPECT_EQ(0, rt_ioctl(w.fd, PMCRING_IOC_DISABLE, NULL));
+	rt_close(&w);
 }
 
 static void on_usr1(int sig)

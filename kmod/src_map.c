@@ -11,9 +11,12 @@
  *				kprobe on perf_event_mmap() (no tracepoint sees
  *				the new vma); start = start of the mapping
  *	munmap			MAP_OUT of the executable file mappings in the
- *				range, from a kprobe on the munmap syscall;
- *				mappings replaced by MAP_FIXED or dropped at exit
- *				or exec get none (SYSEXIT/PROCEXEC end them all)
+ *				range, from kprobes on the munmap syscalls (64-
+ *				and 32-bit), on mmap with MAP_FIXED (the range it
+ *				replaces) and on mremap (the old range, and the
+ *				new one with MREMAP_FIXED; MAP_IN of the result
+ *				on return); mappings dropped at exit or exec get
+ *				none (SYSEXIT/PROCEXEC end them all)
  *	enable			PROC_CREATE and MAP_IN of every followed process
  *				that already runs, MAP_IN of the loaded kernel
  *				modules (unless PMCRING_CFG_F_NO_SYNTH)
@@ -24,6 +27,7 @@
 #include <linux/fs.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
+#include <linux/mman.h>
 #include <linux/mmap_lock.h>
 #include <linux/module.h>
 #include <linux/path.h>
@@ -178,17 +182,20 @@ static void pmcring_src_unmap(struct pmcring_session *s, struct mm_struct *mm,
 					    min(end, vma->vm_end));
 }
 
-/* __x64_sys_munmap(const struct pt_regs *uregs), before the unmap. */
-static int pmcring_src_kp_munmap(struct kprobe *kp, struct pt_regs *regs)
+/*
+ * MAP_OUT for the executable file mappings of current in [start, start+len),
+ * clipped to the range; called before the syscall changes anything.
+ */
+static void pmcring_src_unmap_range(unsigned long start, unsigned long len)
 {
-	struct pt_regs *uregs =
-		(struct pt_regs *)regs_get_kernel_argument(regs, 0);
-	unsigned long start = uregs->di, end = start + PAGE_ALIGN(uregs->si);
+	unsigned long end = start + PAGE_ALIGN(len);
 	struct mm_struct *mm = current->mm;
 	struct pmcring_session *s;
 
 	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_OUT) || !mm || end <= start)
-		return 0;
+		return;
+	/* Probe handlers run with preemption off; the rings need it. */
+	preempt_disable();
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
 		if (!pmcring_session_wants(s, PMCRING_TYPE_MAP_OUT) ||
@@ -201,6 +208,92 @@ static int pmcring_src_kp_munmap(struct kprobe *kp, struct pt_regs *regs)
 		mmap_read_unlock(mm);
 	}
 	rcu_read_unlock();
+	preempt_enable();
+}
+
+/* The user registers a syscall wrapper __x64_sys_X(regs) got. */
+static struct pt_regs *pmcring_src_uregs(struct pt_regs *regs)
+{
+	return (struct pt_regs *)regs_get_kernel_argument(regs, 0);
+}
+
+/* __x64_sys_munmap(addr, len), before the unmap. */
+static int pmcring_src_kp_munmap(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct pt_regs *u = pmcring_src_uregs(regs);
+
+	pmcring_src_unmap_range(u->di, u->si);
+	return 0;
+}
+
+/* __ia32_sys_munmap(addr, len): 32-bit tasks, arguments in ebx, ecx. */
+static int pmcring_src_kp_munmap32(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct pt_regs *u = pmcring_src_uregs(regs);
+
+	pmcring_src_unmap_range((u32)u->bx, (u32)u->cx);
+	return 0;
+}
+
+/* __x64_sys_mmap(addr, len, prot, flags, ...): MAP_FIXED replaces the range. */
+static int pmcring_src_kp_mmap_fixed(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct pt_regs *u = pmcring_src_uregs(regs);
+
+	if (u->r10 & MAP_FIXED)
+		pmcring_src_unmap_range(u->di, u->si);
+	return 0;
+}
+
+/*
+ * __x64_sys_mremap(addr, old_len, new_len, flags, new_addr): the old range
+ * ends (moved, shrunk, or grown in place: MAP_IN follows on return), and
+ * with MREMAP_FIXED whatever was at the new range.
+ */
+static int pmcring_src_kp_mremap(struct kretprobe_instance *ri,
+				 struct pt_regs *regs)
+{
+	struct pt_regs *u = pmcring_src_uregs(regs);
+
+	pmcring_src_unmap_range(u->di, u->si);
+	if (u->r10 & MREMAP_FIXED)
+		pmcring_src_unmap_range(u->r8, u->dx);
+	return 0;
+}
+
+/* Return of mremap: MAP_IN of the mapping now at the returned address. */
+static int pmcring_src_kp_mremap_ret(struct kretprobe_instance *ri,
+				     struct pt_regs *regs)
+{
+	unsigned long addr = regs_return_value(regs);
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	struct pmcring_session *s;
+	const char *path = NULL;
+
+	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_IN) || !mm ||
+	    IS_ERR_VALUE(addr))
+		return 0;
+	preempt_disable();	/* the path buffer and the rings */
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
+		if (!pmcring_session_wants(s, PMCRING_TYPE_MAP_IN) ||
+		    !pmcring_src_follows(s, current))
+			continue;
+		if (!mmap_read_trylock(mm))
+			break;
+		vma = vma_lookup(mm, addr);
+		if (vma && pmcring_src_vma_exec(vma)) {
+			if (!path)
+				path = pmcring_src_d_path(vma->vm_file,
+							  pmcring_src_pathbuf());
+			pmcring_src_map_in(s, task_tgid_nr(current),
+					   vma->vm_start, path);
+		}
+		mmap_read_unlock(mm);
+	}
+	rcu_read_unlock();
+	preempt_enable();
 	return 0;
 }
 
@@ -214,8 +307,11 @@ static int pmcring_src_kp_munmap(struct kprobe *kp, struct pt_regs *regs)
  * never removing them until unload avoids the question.
  */
 struct pmcring_src_kp {
-	struct kprobe	kp;
+	struct kprobe	kp;		/* unless ret */
+	struct kretprobe rp;		/* if ret */
 	u64		types;
+	const char	*what;		/* the records lost without it */
+	bool		ret;
 	bool		tried;		/* under pmcring_src_mutex */
 	bool		on;		/* registered */
 };
@@ -223,10 +319,22 @@ struct pmcring_src_kp {
 static struct pmcring_src_kp pmcring_src_kps[] = {
 	{ .kp = { .symbol_name = "perf_event_mmap",
 		  .pre_handler = pmcring_src_kp_mmap },
-	  .types = PMCRING_SRC_T(MAP_IN) },
+	  .types = PMCRING_SRC_T(MAP_IN), .what = "mmap MAP_IN" },
 	{ .kp = { .symbol_name = "__x64_sys_munmap",
 		  .pre_handler = pmcring_src_kp_munmap },
-	  .types = PMCRING_SRC_T(MAP_OUT) },
+	  .types = PMCRING_SRC_T(MAP_OUT), .what = "munmap MAP_OUT" },
+	{ .kp = { .symbol_name = "__ia32_sys_munmap",
+		  .pre_handler = pmcring_src_kp_munmap32 },
+	  .types = PMCRING_SRC_T(MAP_OUT), .what = "32-bit munmap MAP_OUT" },
+	{ .kp = { .symbol_name = "__x64_sys_mmap",
+		  .pre_handler = pmcring_src_kp_mmap_fixed },
+	  .types = PMCRING_SRC_T(MAP_OUT), .what = "MAP_FIXED MAP_OUT" },
+	{ .rp = { .kp.symbol_name = "__x64_sys_mremap",
+		  .entry_handler = pmcring_src_kp_mremap,
+		  .handler = pmcring_src_kp_mremap_ret,
+		  .maxactive = 64 },
+	  .ret = true, .types = PMCRING_SRC_T(MAP_IN) | PMCRING_SRC_T(MAP_OUT),
+	  .what = "mremap MAP_OUT/MAP_IN" },
 };
 
 static bool pmcring_src_kp_needed(struct pmcring_session *s,
@@ -250,12 +358,13 @@ int pmcring_src_map_get(struct pmcring_session *s)
 		if (!pmcring_src_kp_needed(s, k) || k->tried)
 			continue;
 		k->tried = true;
-		err = register_kprobe(&k->kp);
+		err = k->ret ? register_kretprobe(&k->rp) :
+			       register_kprobe(&k->kp);
 		k->on = !err;
 		if (err)
 			pr_info("pmcring: no kprobe on %s (%d): no %s records\n",
-				k->kp.symbol_name, err,
-				i ? "munmap MAP_OUT" : "mmap MAP_IN");
+				k->ret ? k->rp.kp.symbol_name :
+					 k->kp.symbol_name, err, k->what);
 	}
 	return 0;
 }
@@ -496,9 +605,14 @@ void pmcring_src_map_exit(void)
 	unsigned int i;
 
 	/* unregister_kprobe() waits for running handlers */
-	for (i = 0; i < ARRAY_SIZE(pmcring_src_kps); i++)
-		if (pmcring_src_kps[i].on)
+	for (i = 0; i < ARRAY_SIZE(pmcring_src_kps); i++) {
+		if (!pmcring_src_kps[i].on)
+			continue;
+		if (pmcring_src_kps[i].ret)
+			unregister_kretprobe(&pmcring_src_kps[i].rp);
+		else
 			unregister_kprobe(&pmcring_src_kps[i].kp);
+	}
 	unregister_module_notifier(&pmcring_src_module_nb);
 	kvfree(pmcring_src_pathbufs);
 }

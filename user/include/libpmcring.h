@@ -131,6 +131,8 @@ PMCRING_API uint64_t pmcring_cpu_buf_pos(const struct pmcring_cpu_buf *b);
 PMCRING_API void pmcring_cpu_buf_consume(struct pmcring_cpu_buf *b, uint64_t pos);
 /* The CPU this ring belongs to. */
 PMCRING_API unsigned int pmcring_cpu_buf_cpu(const struct pmcring_cpu_buf *b);
+/* Bytes of the ring's data area (data_size, a power of two). */
+PMCRING_API uint64_t pmcring_cpu_buf_data_size(const struct pmcring_cpu_buf *b);
 
 struct pmcring_cpu_stats {
 	uint64_t	records;	/* records passed with _next() */
@@ -180,15 +182,18 @@ PMCRING_API struct pmcring_merge *
 pmcring_merge_new_session(struct pmcring *s, const struct pmcring_merge_opts *opts);
 /*
  * Hand out the next record in timestamp order: 1 and *r filled; 0 when no
- * record can be handed out yet (some CPU may still commit an earlier one);
- * negative errno on a corrupt ring (-EBADMSG) or clock failure.
+ * record can be handed out yet (some CPU may still commit an earlier one,
+ * or proving otherwise needs a second clock read in this round: the clock
+ * is read at most once between two calls that return 0); negative errno on
+ * a corrupt ring (-EBADMSG) or clock failure.
  *
  * A record is handed out only once every other CPU has a visible record
  * that is not earlier, or is drained and provably cannot produce an earlier
  * one (its pending_ts, or the clock read before checking it).  Idle CPUs do
  * not stall the merge.  After 0 the caller waits (poll() on the session fd)
- * with a timeout of at most max_delay_ns and calls again: then every record
- * is handed out within about max_delay_ns of its commit.
+ * with a timeout of at most max_delay_ns, pmcring_merge_timeout_ns() best,
+ * and calls again: then every record is handed out within about
+ * max_delay_ns of its commit.
  *
  * r->data stays valid until the caller consumes past r->end on the ring of
  * r->cpu (or, with PMCRING_MERGE_F_AUTO_CONSUME, until the next call).
@@ -199,6 +204,18 @@ PMCRING_API struct pmcring_cpu_buf *pmcring_merge_buf(struct pmcring_merge *m,
 						      unsigned int i);
 /* The effective max_delay_ns. */
 PMCRING_API uint64_t pmcring_merge_max_delay_ns(const struct pmcring_merge *m);
+/*
+ * How long to wait (poll() timeout, ns) after pmcring_merge_next() returned
+ * 0 and the records handed out so far are written, so that each record is
+ * written within max_delay_ns of its commit: counted from @look_ns (when
+ * the call that returned 0 was made; a record committed later is not seen
+ * yet) or from the oldest record held back, less how late the caller came
+ * back after the previous timeout (its wait oversleeping, then merging and
+ * writing: a decaying maximum).  Between max_delay_ns / 8 and max_delay_ns.
+ * @look_ns and @now_ns are CLOCK_MONOTONIC, the records' clock.
+ */
+PMCRING_API uint64_t pmcring_merge_timeout_ns(struct pmcring_merge *m,
+					      uint64_t look_ns, uint64_t now_ns);
 /* Accepts NULL. */
 PMCRING_API void pmcring_merge_free(struct pmcring_merge *m);
 

@@ -19,8 +19,12 @@
  *	    else bound = pending ? pending : T
  *
  * T is read only when a drained ring blocks a record later than the cached
- * T, so a busy stream reads the clock about once per max_delay_ns of idle
- * rings, not once per record.  A ring that runs dry after handing out a
+ * T, and at most once per round (a round ends when pmcring_merge_next()
+ * returns 0): the clock is an ioctl that may interrupt every CPU, so a
+ * consumer that keeps up with one busy CPU must not read it per record.  A
+ * record later than T found in a round that already read the clock waits
+ * for the next round (the caller's next wake-up, see
+ * pmcring_merge_timeout_ns()).  A ring that runs dry after handing out a
  * record starts with that record's ts as its bound (rings are in ts order).
  * Cost per record: O(log n) heap work on the ring that produced it; only
  * when no ring has a visible record are all rings looked at (one load each).
@@ -53,7 +57,10 @@ struct pmcring_merge {
 	pmcring_clock_fn	clock;
 	void			*clock_ctx;
 	uint64_t		T;	/* last clock read, 0: none */
+	bool			T_round; /* T read in this round */
 	uint64_t		max_delay_ns;
+	uint64_t		late_ns; /* decaying max of the caller's lateness */
+	uint64_t		due_ns;	/* when the caller was asked back, 0 */
 	uint32_t		flags;
 	int			err;	/* sticky error of a ring */
 	struct pmcring_cpu_buf	*last;	/* ring of the last record out */
@@ -277,10 +284,11 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts)
 	ret = pmcring_cpu_buf_peek(mr->b, &mr->rec);
 	if (ret)
 		return ret;
-	if (m->T < ts) {
+	if (m->T < ts && !m->T_round) {
 		ret = m->clock(m->clock_ctx, &m->T);
 		if (ret)
 			return ret < 0 ? ret : -EIO;
+		m->T_round = true;
 	}
 	/* (F): T before pending_ts; pairs with (E), the smp_mb() between
 	 * the producer's store of pending_ts and its clock read in
@@ -320,7 +328,7 @@ again:
 		if (ret < 0)
 			return m->err = ret;
 		if (!m->nvis)
-			return 0;
+			goto none;
 	}
 	t = m->vis[0].idx;
 	ts = m->vis[0].key;
@@ -339,7 +347,7 @@ again:
 			continue;
 		}
 		if (m->rings[d].bound < ts)
-			return 0;	/* a record of d is in flight */
+			goto none;	/* a record of d is in flight, or ts > T */
 		m->dr[0].key = m->rings[d].bound;
 		sift_down(m->dr, m->ndr, 0);
 	}
@@ -362,4 +370,36 @@ again:
 		dr_push(m, t);
 	}
 	return 1;
+none:
+	m->T_round = false;	/* the next call starts a new round */
+	return 0;
+}
+
+/*
+ * Lateness: how long after the time it was asked back the caller came back
+ * with its records written (its poll() oversleeping, then merging and
+ * writing).  A decaying maximum, so one slow round shortens the next waits
+ * for a while (halved after about 44 rounds).
+ */
+uint64_t pmcring_merge_timeout_ns(struct pmcring_merge *m, uint64_t look_ns,
+				  uint64_t now_ns)
+{
+	uint64_t from = look_ns, floor = m->max_delay_ns / 8, late, deadline, t;
+
+	late = m->due_ns && now_ns > m->due_ns ? now_ns - m->due_ns : 0;
+	m->late_ns -= m->late_ns / 64;
+	if (late > m->late_ns)
+		m->late_ns = late;
+	/* Records held back count from their own commit. */
+	if (m->nvis && m->vis[0].key < from)
+		from = m->vis[0].key;
+	deadline = from + m->max_delay_ns;
+	deadline = deadline > m->late_ns ? deadline - m->late_ns : 0;
+	t = deadline > now_ns ? deadline - now_ns : 0;
+	if (t < floor)
+		t = floor;	/* never a busy loop */
+	if (t > m->max_delay_ns)
+		t = m->max_delay_ns;
+	m->due_ns = now_ns + t;
+	return t;
 }

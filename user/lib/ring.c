@@ -145,6 +145,11 @@ unsigned int pmcring_cpu_buf_cpu(const struct pmcring_cpu_buf *b)
 	return b->cpu;
 }
 
+uint64_t pmcring_cpu_buf_data_size(const struct pmcring_cpu_buf *b)
+{
+	return b->mask + 1;
+}
+
 void pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
 			   struct pmcring_cpu_stats *st)
 {

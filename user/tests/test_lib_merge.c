@@ -64,12 +64,26 @@ static int put_gen(struct pmcring_uprod *p, unsigned int cpu, uint64_t seq,
 	return 0;
 }
 
-/* One busy CPU and three idle ones: records come out at once. */
+/* Counts clock reads (the session clock is an ioctl that may IPI all CPUs). */
+static unsigned int clock_reads;
+
+static int counting_clock(void *ctx, uint64_t *t)
+{
+	clock_reads++;
+	return pmcring_uprod_clock(ctx, t);
+}
+
+/*
+ * One busy CPU and three idle ones: records come out in the round they are
+ * seen, or at the latest in the next one (a call after a 0), and the clock
+ * is read at most once per round, never per record.
+ */
 static int test_idle_cpus_do_not_stall(void)
 {
 	struct pmcring_uprod *p = pmcring_uprod_new(4, 1);
 	struct pmcring_merge *m;
 	struct pmcring_record r;
+	unsigned int rounds = 0;
 	int i, ret;
 
 	if (!p)
@@ -83,6 +97,10 @@ static int test_idle_cpus_do_not_stall(void)
 		if (put_gen(p, 2, i, 32, true))
 			FAIL("write %d", i);
 		ret = pmcring_merge_next(m, &r);
+		if (ret == 0) {		/* a new round: the clock again */
+			rounds++;
+			ret = pmcring_merge_next(m, &r);
+		}
 		if (ret != 1)
 			FAIL("record %d not handed out (ret %d)", i, ret);
 		if (r.cpu != 2 ||
@@ -90,6 +108,124 @@ static int test_idle_cpus_do_not_stall(void)
 		    (uint64_t)i)
 			FAIL("wrong record %d: cpu %u", i, r.cpu);
 	}
+	printf("# idle CPUs: %u of 100 records came out in the next round\n",
+	       rounds);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
+/*
+ * A consumer that keeps up with a busy CPU while others are idle: each
+ * record is later than the last clock read, so proving it is next needs the
+ * clock.  At most one read per round (calls up to one that returns 0).
+ */
+static int test_clock_once_per_round(void)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(4, 4);
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o), .clock = counting_clock,
+		.flags = PMCRING_MERGE_F_AUTO_CONSUME,
+	};
+	struct pmcring_cpu_buf *bufs[4];
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	unsigned int i, round, out = 0, reads;
+	int ret;
+
+	if (!p)
+		FAIL("uprod_new: %m");
+	for (i = 0; i < 4; i++)
+		bufs[i] = pmcring_uprod_cpu_buf(p, i);
+	o.clock_ctx = p;
+	m = pmcring_merge_new(bufs, 4, &o);
+	if (!m)
+		FAIL("merge_new: %m");
+	for (round = 0; round < 50; round++) {
+		reads = clock_reads;
+		/* the producer adds a record after every one handed out */
+		if (put_gen(p, 1, out, 32, true))
+			FAIL("write");
+		while ((ret = pmcring_merge_next(m, &r)) == 1) {
+			out++;
+			if (put_gen(p, 1, out, 32, true))
+				FAIL("write");
+		}
+		if (ret < 0)
+			FAIL("merge_next: %s", strerror(-ret));
+		if (clock_reads - reads > 1)
+			FAIL("round %u read the clock %u times", round,
+			     clock_reads - reads);
+		/* the record left behind is the oldest one held back */
+		if (pmcring_merge_timeout_ns(m, now(), now()) >
+		    pmcring_merge_max_delay_ns(m))
+			FAIL("timeout beyond max_delay_ns");
+		ret = pmcring_merge_next(m, &r);
+		if (ret != 1)
+			FAIL("held record not out in the next round (%d)", ret);
+		out++;
+		while (pmcring_merge_next(m, &r) == 1)
+			out++;
+	}
+	if (out < 100)
+		FAIL("only %u records out", out);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
+/*
+ * pmcring_merge_timeout_ns(): max_delay_ns when the caller is on time; a
+ * late caller gets shorter timeouts, never below max_delay_ns / 8; a record
+ * held back counts from its own timestamp.
+ */
+static int test_timeout(void)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(2, 1);
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	uint64_t D, t, t0 = 1000000000000ull;
+	int i;
+
+	if (!p)
+		FAIL("uprod_new: %m");
+	m = merge_of(p, 0);
+	if (!m)
+		FAIL("merge_new: %m");
+	D = pmcring_merge_max_delay_ns(m);
+	t = pmcring_merge_timeout_ns(m, t0, t0);
+	if (t != D)
+		FAIL("idle timeout %llu, not %llu", (unsigned long long)t,
+		     (unsigned long long)D);
+	/* back 3 ms late after merging and writing */
+	t0 += t + 3000000;
+	t = pmcring_merge_timeout_ns(m, t0, t0);
+	if (t != D - 3000000)
+		FAIL("timeout after 3 ms late: %llu", (unsigned long long)t);
+	/* on time from now on: the margin decays slowly */
+	for (i = 0; i < 10; i++) {
+		t0 += t;
+		t = pmcring_merge_timeout_ns(m, t0, t0);
+	}
+	if (t <= D - 3000000 || t >= D - 2000000)
+		FAIL("margin decayed to %llu", (unsigned long long)(D - t));
+	/* very late: the floor */
+	t0 += t + 2 * D;
+	t = pmcring_merge_timeout_ns(m, t0, t0);
+	if (t != D / 8)
+		FAIL("floor %llu", (unsigned long long)t);
+	pmcring_merge_free(m);
+
+	/* a record held back (in flight elsewhere) counts from its ts */
+	m = merge_of(p, 0);
+	if (!m || put_gen(p, 1, 0, 32, false) || put_gen(p, 0, 0, 32, true))
+		FAIL("setup");
+	if (pmcring_merge_next(m, &r) != 0)
+		FAIL("record out while an earlier one is in flight");
+	t0 = now() + D / 2;	/* the held record is D / 2 old */
+	t = pmcring_merge_timeout_ns(m, t0, t0);
+	if (t > D / 2 + D / 100 || t < D / 8)
+		FAIL("held-back timeout %llu", (unsigned long long)t);
 	pmcring_merge_free(m);
 	pmcring_uprod_free(p);
 	return 0;
@@ -320,6 +456,8 @@ int main(void)
 	if (test_idle_cpus_do_not_stall())
 		return 1;
 	if (test_in_flight_blocks())
+		return 1;
+	if (test_clock_once_per_round() || test_timeout())
 		return 1;
 	if (test_property(1, true, 6, 6, 20000) ||
 	    test_property(1000, false, 6, 3, 20000) ||

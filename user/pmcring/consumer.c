@@ -5,84 +5,184 @@
  * holds its bytes (or the bytes converted from it) is on disk; only then is
  * data_tail moved past it (pmcring_cpu_buf_consume(), (D) of the ordering
  * contract).
+ *
+ * With io_uring a batch of OUT_DATA writes only (pmclog) is left in flight
+ * while the merge fills the next one; the next one is submitted after the
+ * first completed, so the file is always a valid prefix.  A batch is run
+ * when it holds half of some ring (with the one in flight), so producers
+ * keep room to write while the consumer writes.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "consumer.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 int consumer_init(struct consumer *c, struct pmcring_merge *m,
 		  unsigned int nr_bufs, struct fmt_writer *w, bool use_uring,
 		  int poll_fd)
 {
-	int err;
+	unsigned int i, n = nr_bufs ? nr_bufs : 1;
+	int err = -ENOMEM;
 
 	memset(c, 0, sizeof(*c));
 	c->m = m;
 	c->nr_bufs = nr_bufs;
 	c->w = w;
 	c->poll_fd = poll_fd;
-	c->pend = calloc(nr_bufs ? nr_bufs : 1, sizeof(*c->pend));
-	if (!c->pend)
-		return -ENOMEM;
-	err = out_batch_init(&c->b, CONSUMER_MAX_PUTS, CONSUMER_ARENA);
-	if (err)
-		goto err_pend;
+	c->fill = &c->cb[0];
+	c->rel = calloc(n, sizeof(*c->rel));
+	c->hold = calloc(n, sizeof(*c->hold));
+	if (!c->rel || !c->hold)
+		goto err;
+	for (i = 0; i < 2; i++) {
+		c->cb[i].pend = calloc(n, sizeof(*c->cb[i].pend));
+		if (!c->cb[i].pend)
+			goto err;
+		err = out_batch_init(&c->cb[i].b, CONSUMER_MAX_PUTS,
+				     CONSUMER_ARENA);
+		if (err)
+			goto err;
+		err = -ENOMEM;
+	}
+	for (i = 0; i < nr_bufs; i++) {
+		struct pmcring_cpu_buf *b = pmcring_merge_buf(m, i);
+
+		c->hold[i] = b ? pmcring_cpu_buf_data_size(b) / 2 : UINT64_MAX;
+		c->rel[i] = b ? pmcring_cpu_buf_pos(b) : 0;
+	}
 	if (use_uring) {
 		err = uring_io_init(&c->u, poll_fd);
 		if (err)
-			goto err_batch;
+			goto err;
 		c->use_uring = true;
 	}
 	return 0;
-err_batch:
-	out_batch_free(&c->b);
-err_pend:
-	free(c->pend);
-	c->pend = NULL;
+err:
+	consumer_fini(c);
 	return err;
 }
 
 void consumer_fini(struct consumer *c)
 {
-	if (c->use_uring)
-		uring_io_exit(&c->u);
-	out_batch_free(&c->b);
-	free(c->pend);
-	c->pend = NULL;
+	unsigned int i;
+
+	if (c->use_uring) {
+		uring_io_finish(&c->u);
+		uring_io_exit(&c->u);	/* before the batches it points to */
+	}
+	c->use_uring = false;
+	for (i = 0; i < 2; i++) {
+		out_batch_free(&c->cb[i].b);
+		free(c->cb[i].pend);
+		c->cb[i].pend = NULL;
+	}
+	free(c->rel);
+	free(c->hold);
+	c->rel = c->hold = NULL;
+	c->fill = c->fly = NULL;
 }
 
-/* Write the batch out, then give back the ring space it covered. */
-static int consumer_run(struct consumer *c)
+/* The batch is on disk: count it, give back the ring space it covered. */
+static void batch_done(struct consumer *c, struct consumer_batch *cb)
 {
 	unsigned int i;
+
+	c->st.bytes += cb->b.bytes;
+	c->st.batches++;
+	out_batch_reset(&cb->b);
+	for (i = 0; i < c->nr_bufs; i++) {
+		if (!cb->pend[i])
+			continue;
+		pmcring_cpu_buf_consume(pmcring_merge_buf(c->m, i), cb->pend[i]);
+		c->rel[i] = cb->pend[i];
+		cb->pend[i] = 0;
+	}
+}
+
+/* Wait for the batch in flight, if any. */
+static int land(struct consumer *c)
+{
 	int err;
 
-	err = fmt_flush(c->w, &c->b);
-	if (err)
+	if (!c->fly)
+		return 0;
+	err = uring_io_finish(&c->u);
+	if (err) {
+		c->err_path = c->fly->b.err_path;
 		return err;
-	err = c->use_uring ? uring_io_run(&c->u, &c->b) :
-			     out_batch_run_sync(&c->b);
-	if (err)
-		return err;
-	c->st.bytes += c->b.bytes;
-	c->st.batches++;
-	out_batch_reset(&c->b);
-	for (i = 0; i < c->nr_bufs; i++) {
-		if (!c->pend[i])
-			continue;
-		pmcring_cpu_buf_consume(pmcring_merge_buf(c->m, i), c->pend[i]);
-		c->pend[i] = 0;
 	}
+	batch_done(c, c->fly);
+	c->fly = NULL;
+	return 0;
+}
+
+/* Only OUT_DATA ranges: nothing a writer may rewrite while in flight. */
+static bool data_only(const struct out_batch *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->nr_puts; i++)
+		if (b->puts[i].phase != OUT_DATA)
+			return false;
+	return true;
+}
+
+/*
+ * Write the batch being filled out (or start writing it), then give back
+ * the ring space it covered once it is on disk.  @wait: return only once
+ * everything is on disk.
+ */
+static int consumer_run(struct consumer *c, bool wait)
+{
+	struct consumer_batch *cb = c->fill;
+	int err;
+
+	err = fmt_flush(c->w, &cb->b);
+	if (err)
+		return err;
+	if (!c->use_uring) {
+		err = out_batch_run_sync(&cb->b);
+		if (err) {
+			c->err_path = cb->b.err_path;
+			return err;
+		}
+		batch_done(c, cb);
+		return 0;
+	}
+	err = land(c);
+	if (err)
+		return err;
+	if (!wait && data_only(&cb->b)) {
+		uring_io_start(&c->u, &cb->b);
+		c->fly = cb;
+		c->fill = cb == &c->cb[0] ? &c->cb[1] : &c->cb[0];
+		return 0;
+	}
+	err = uring_io_run(&c->u, &cb->b);
+	if (err) {
+		c->err_path = cb->b.err_path;
+		return err;
+	}
+	batch_done(c, cb);
 	return 0;
 }
 
 int consumer_begin(struct consumer *c)
 {
-	int err = fmt_begin(c->w, &c->b);
+	int err = fmt_begin(c->w, &c->fill->b);
 
-	return err ? err : consumer_run(c);
+	return err ? err : consumer_run(c, true);
 }
 
 static int consumer_take(struct consumer *c, const struct pmcring_record *r)
@@ -91,22 +191,26 @@ static int consumer_take(struct consumer *c, const struct pmcring_record *r)
 		.data = r->data, .len = r->len, .type = r->type,
 		.cpu = r->cpu, .ts = r->ts,
 	};
-	int err = fmt_record(c->w, &c->b, &fr);
+	int err = fmt_record(c->w, &c->fill->b, &fr);
 
 	if (err == -EAGAIN) {
-		err = consumer_run(c);
+		err = consumer_run(c, false);
 		if (!err)
-			err = fmt_record(c->w, &c->b, &fr);
+			err = fmt_record(c->w, &c->fill->b, &fr);
 	}
 	if (err)
 		return err;
-	/* r->cpu is the merge's ring index, also for uprod rings */
-	if (r->cpu < c->nr_bufs)
-		c->pend[r->cpu] = r->end;
-	c->b.records++;
+	c->fill->b.records++;
 	c->st.records++;
 	if (r->type == PMCRING_TYPE_DROPNOTIFY)
 		c->st.drops++;
+	/* r->cpu is the merge's ring index, also for uprod rings */
+	if (r->cpu < c->nr_bufs) {
+		c->fill->pend[r->cpu] = r->end;
+		/* holding half the ring: write, so producers keep room */
+		if (r->end - c->rel[r->cpu] >= c->hold[r->cpu])
+			return consumer_run(c, false);
+	}
 	return 0;
 }
 
@@ -116,6 +220,12 @@ int consumer_drain(struct consumer *c, uint64_t *n)
 	uint64_t taken = 0;
 	int ret, err;
 
+	/* the batch in flight may be done: give its space back first */
+	if (c->fly && !uring_io_busy(&c->u)) {
+		err = land(c);
+		if (err)
+			return err;
+	}
 	for (;;) {
 		ret = pmcring_merge_next(c->m, &r);
 		if (ret <= 0)
@@ -125,35 +235,59 @@ int consumer_drain(struct consumer *c, uint64_t *n)
 			return err;
 		taken++;
 	}
+	c->look_ns = mono_ns();
 	if (n)
 		*n = taken;
 	if (ret < 0)
 		return ret;
-	return out_batch_empty(&c->b) ? 0 : consumer_run(c);
+	return out_batch_empty(&c->fill->b) ? 0 : consumer_run(c, false);
+}
+
+uint64_t consumer_timeout_ns(struct consumer *c)
+{
+	return pmcring_merge_timeout_ns(c->m, c->look_ns, mono_ns());
 }
 
 int consumer_end(struct consumer *c, uint64_t ts)
 {
-	int err = fmt_end(c->w, &c->b, ts);
+	int err = fmt_end(c->w, &c->fill->b, ts);
 
 	if (err == -EAGAIN) {
-		err = consumer_run(c);
+		err = consumer_run(c, true);
 		if (!err)
-			err = fmt_end(c->w, &c->b, ts);
+			err = fmt_end(c->w, &c->fill->b, ts);
 	}
-	return err ? err : consumer_run(c);
+	return err ? err : consumer_run(c, true);
 }
 
-int consumer_wait(struct consumer *c, unsigned int timeout_ms)
+int consumer_sync(struct consumer *c)
+{
+	return land(c);
+}
+
+int consumer_wait(struct consumer *c, uint64_t timeout_ns)
 {
 	struct pollfd pfd = { .fd = c->poll_fd, .events = POLLIN };
+	struct timespec ts = {
+		.tv_sec = (time_t)(timeout_ns / 1000000000),
+		.tv_nsec = (long)(timeout_ns % 1000000000),
+	};
 	int ret;
 
-	if (c->use_uring)
-		return uring_io_wait(&c->u, timeout_ms);
+	if (c->use_uring) {
+		/* a write completing ends the wait too */
+		ret = uring_io_wait(&c->u, timeout_ns);
+		if (ret >= 0 && c->fly && !uring_io_busy(&c->u)) {
+			int err = land(c);
+
+			if (err)
+				return err;
+		}
+		return ret;
+	}
 	if (c->poll_fd < 0)
 		return 0;
-	ret = poll(&pfd, 1, (int)timeout_ms);
+	ret = ppoll(&pfd, 1, &ts, NULL);
 	if (ret < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (pfd.revents & (POLLHUP | POLLERR))

@@ -22,13 +22,23 @@ struct uring_io {
 	bool		poll_armed;
 	bool		ready;		/* poll fired since the last wait */
 	bool		hup;		/* POLLHUP seen */
+	struct out_batch *fly;		/* batch whose writes are in flight */
+	unsigned int	inflight;	/* its writes not complete yet */
+	int		err;		/* its first error */
 };
 
 int uring_io_init(struct uring_io *u, int poll_fd);
 void uring_io_exit(struct uring_io *u);
+/* Run @b (both phases) to completion, after the batch in flight. */
 int uring_io_run(struct uring_io *u, struct out_batch *b);
+/* Submit the OUT_DATA writes of @b and return; nothing may be in flight. */
+int uring_io_start(struct uring_io *u, struct out_batch *b);
+/* Still writing the batch in flight?  Reaps completions, never waits. */
+bool uring_io_busy(struct uring_io *u);
+/* Wait for the batch in flight: 0 or its first error. */
+int uring_io_finish(struct uring_io *u);
 /* 1 if the fd became readable, 0 on timeout, or -errno. */
-int uring_io_wait(struct uring_io *u, unsigned int timeout_ms);
+int uring_io_wait(struct uring_io *u, uint64_t timeout_ns);
 
 struct consumer_stats {
 	uint64_t	records;	/* records taken from the rings */
@@ -37,15 +47,31 @@ struct consumer_stats {
 	uint64_t	batches;
 };
 
+/*
+ * Batches: with io_uring one is written (in flight) while the merge fills
+ * the other; a batch is started only after the one before it completed.
+ */
+struct consumer_batch {
+	struct out_batch	b;
+	uint64_t		*pend;		/* per ring: consume up to here */
+};
+
 struct consumer {
 	struct pmcring_merge	*m;
 	unsigned int		nr_bufs;
-	uint64_t		*pend;		/* per ring: consume up to here */
+	struct consumer_batch	cb[2];
+	struct consumer_batch	*fill;		/* being filled */
+	struct consumer_batch	*fly;		/* in flight, or NULL */
+	uint64_t		*rel;		/* per ring: given back up to here */
+	uint64_t		*hold;		/* per ring: run the batch when
+						 * holding this many ring bytes
+						 */
+	const char		*err_path;	/* file of a failed write */
 	struct fmt_writer	*w;
-	struct out_batch	b;
 	bool			use_uring;
 	struct uring_io		u;
 	int			poll_fd;
+	uint64_t		look_ns;	/* merge last returned 0 */
 	struct consumer_stats	st;
 };
 
@@ -60,9 +86,17 @@ void consumer_fini(struct consumer *c);
 int consumer_begin(struct consumer *c);
 /* Take every record the merge can hand out now; *n: how many. */
 int consumer_drain(struct consumer *c, uint64_t *n);
+/* Write the end (CLOSELOG, final headers); everything is on disk after. */
 int consumer_end(struct consumer *c, uint64_t ts);
+/* Wait until the batch in flight (if any) is on disk. */
+int consumer_sync(struct consumer *c);
+/*
+ * The wait after a drain: records are written within the merge's
+ * max_delay_ns of their commit (pmcring_merge_timeout_ns()).
+ */
+uint64_t consumer_timeout_ns(struct consumer *c);
 /* Wait for the session fd (or a timeout): 1 readable, 0 timeout, -errno. */
-int consumer_wait(struct consumer *c, unsigned int timeout_ms);
+int consumer_wait(struct consumer *c, uint64_t timeout_ns);
 /* POLLHUP seen on the session fd. */
 bool consumer_hup(const struct consumer *c);
 

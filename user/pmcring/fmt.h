@@ -46,6 +46,7 @@ struct out_put {
 	size_t		len;
 	unsigned int	phase;
 	unsigned int	seq;		/* queue order, for a stable sort */
+	bool		ring;		/* points into a ring (out_put_ring) */
 };
 
 /* One positional vectored write into one file (built by out_batch_prepare). */
@@ -83,6 +84,16 @@ void *out_alloc(struct out_batch *b, size_t len);	/* NULL: full */
 /* Append @len bytes at @p to @f (moves f->off). -ENOBUFS: batch full. */
 int out_put(struct out_batch *b, struct out_file *f, unsigned int phase,
 	    const void *p, size_t len);
+/*
+ * Append @len record bytes at @p in a ring (OUT_DATA).  Records contiguous
+ * in the ring and in the file extend one range (zero copy); a range that
+ * stays short (at most OUT_COPY_MAX bytes, the merge switched rings) is
+ * copied into the arena, after the copy before it, so interleaved small
+ * records make one iovec, not one each.
+ */
+#define OUT_COPY_MAX	512u
+int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
+		 size_t len);
 /* Write @len bytes at @p at offset @off of @f (f->off does not move). */
 int out_put_at(struct out_batch *b, struct out_file *f, unsigned int phase,
 	       uint64_t off, const void *p, size_t len);

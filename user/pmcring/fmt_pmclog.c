@@ -140,7 +140,7 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 			return 0;
 		break;
 	}
-	return out_put(b, f, OUT_DATA, r->data, r->len);
+	return out_put_ring(b, f, r->data, r->len);
 }
 
 static int pmclog_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts)

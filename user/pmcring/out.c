@@ -91,7 +91,7 @@ int out_put_at(struct out_batch *b, struct out_file *f, unsigned int phase,
 	}
 	b->puts[b->nr_puts] = (struct out_put){
 		.f = f, .off = off, .p = p, .len = len, .phase = phase,
-		.seq = b->nr_puts,
+		.seq = b->nr_puts, .ring = false,
 	};
 	b->nr_puts++;
 	b->prepared = false;
@@ -105,6 +105,45 @@ int out_put(struct out_batch *b, struct out_file *f, unsigned int phase,
 
 	if (!err)
 		f->off += len;
+	return err;
+}
+
+/* Copy the last range (a short ring range) to the arena's end. */
+static void out_copy_last(struct out_batch *b)
+{
+	struct out_put *last = &b->puts[b->nr_puts - 1], *prev = last - 1;
+	char *tail = b->arena + b->arena_used;
+
+	if (b->arena_used + last->len > b->arena_size)
+		return;		/* full: stays an iovec of its own */
+	memcpy(tail, last->p, last->len);
+	b->arena_used += last->len;
+	if (b->nr_puts >= 2 && !prev->ring && prev->f == last->f &&
+	    prev->phase == last->phase && prev->off + prev->len == last->off &&
+	    (const char *)prev->p + prev->len == tail) {
+		prev->len += last->len;
+		b->nr_puts--;
+		return;
+	}
+	last->p = tail;
+	last->ring = false;
+}
+
+int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
+		 size_t len)
+{
+	struct out_put *last = b->nr_puts ? &b->puts[b->nr_puts - 1] : NULL;
+	unsigned int n;
+	int err;
+
+	if (last && last->ring && last->len <= OUT_COPY_MAX &&
+	    (last->f != f || last->off + last->len != f->off ||
+	     (const char *)last->p + last->len != (const char *)p))
+		out_copy_last(b);
+	n = b->nr_puts;
+	err = out_put(b, f, OUT_DATA, p, len);
+	if (!err && b->nr_puts > n)
+		b->puts[n].ring = true;
 	return err;
 }
 
@@ -128,7 +167,12 @@ void out_batch_prepare(struct out_batch *b)
 
 	if (b->prepared)
 		return;
-	qsort(b->puts, b->nr_puts, sizeof(*b->puts), put_cmp);
+	/* One file and phase (pmclog) is already in order: no sort. */
+	for (i = 1; i < b->nr_puts; i++)
+		if (put_cmp(&b->puts[i - 1], &b->puts[i]) > 0)
+			break;
+	if (i < b->nr_puts)
+		qsort(b->puts, b->nr_puts, sizeof(*b->puts), put_cmp);
 	b->nr_iov = 0;
 	b->nr_ops = 0;
 	for (i = 0; i < b->nr_puts; i++) {

@@ -25,7 +25,11 @@
 #include "consumer.h"
 #include "opts.h"
 
-/* Longest wait between two drains: the merge's promise (max_delay_ns). */
+/*
+ * The merge's promise (max_delay_ns): a record is written at most this long
+ * after its commit.  The waits between drains are derived from it
+ * (consumer_timeout_ns()).
+ */
 #define WAIT_MS		10u
 /* Status line period: at most 4 times a second. */
 #define STATUS_NS	250000000ull
@@ -316,7 +320,7 @@ static uint64_t total_lost(struct pmcring *s)
 static void write_error(const struct fmt_opts *fo, const struct consumer *c,
 			int err)
 {
-	const char *path = c->b.err_path ? c->b.err_path : fo->path;
+	const char *path = c->err_path ? c->err_path : fo->path;
 
 	if (err == -ENOSPC)
 		fprintf(stderr, "pmcring: %s: no space left on device: stopped; "
@@ -364,7 +368,7 @@ static int record_loop(struct recorder *r)
 		    (r->gen_started && __atomic_load_n(&r->gen.done,
 						       __ATOMIC_ACQUIRE)))
 			break;
-		ret = consumer_wait(&r->c, WAIT_MS);
+		ret = consumer_wait(&r->c, consumer_timeout_ns(&r->c));
 		if (ret < 0) {
 			err = ret;
 			break;
@@ -379,7 +383,7 @@ static int record_loop(struct recorder *r)
 		err = consumer_drain(&r->c, &n);
 		idle = n ? 0 : idle + 1;
 		if (!n)
-			consumer_wait(&r->c, 1);
+			consumer_wait(&r->c, 1000000);
 	}
 	if (!err) {
 		uint64_t end_ts = 0;

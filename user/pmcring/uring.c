@@ -5,6 +5,12 @@
  * whose iovecs point straight into the mmapped rings (zero copy) or into
  * the batch's staging arena.  Phase OUT_DATA is complete before phase
  * OUT_META is submitted, as out_batch_run_sync() does.
+ *
+ * One batch at a time is in flight (u->fly): uring_io_start() submits a
+ * batch of OUT_DATA writes and returns, so the consumer merges the next
+ * batch while this one is written; uring_io_finish() waits for it.  The
+ * next batch is submitted only after that, so the file is a valid prefix
+ * whenever the process dies.
  */
 #include <errno.h>
 #include <poll.h>
@@ -90,16 +96,54 @@ static int submit_op(struct uring_io *u, struct out_batch *b, unsigned int i)
 	io_uring_prep_writev(sqe, op->f->fd, &b->iov[op->iov_first],
 			     op->iov_cnt, op->off);
 	io_uring_sqe_set_data64(sqe, i);
+	u->inflight++;
 	return 0;
 }
 
-/* Submit every op of @phase and reap until all are complete. */
-static int run_phase(struct uring_io *u, struct out_batch *b,
-		     unsigned int phase)
+/* A completion: the poll's, or a write of the batch in flight (u->fly). */
+static void handle_cqe(struct uring_io *u, const struct io_uring_cqe *cqe)
+{
+	uint64_t tag = io_uring_cqe_get_data64(cqe);
+	struct out_batch *b = u->fly;
+	int res = cqe->res, ret;
+
+	if (tag == TAG_POLL) {
+		poll_cqe(u, cqe);
+		return;
+	}
+	if (!b || tag >= b->nr_ops || !u->inflight)
+		return;		/* cannot happen: nothing else is queued */
+	u->inflight--;
+	if (res <= 0) {
+		b->err_path = b->ops[tag].f->path;
+		u->err = u->err ? u->err : res ? res : -ENOSPC;
+		return;
+	}
+	out_op_advance(b, &b->ops[tag], (size_t)res);
+	if (b->ops[tag].len && !u->err) {
+		/* short write: the rest, in a new submission */
+		ret = submit_op(u, b, (unsigned int)tag);
+		if (ret)
+			u->err = ret;
+	}
+}
+
+static void reap(struct uring_io *u)
 {
 	struct io_uring_cqe *cqe;
-	unsigned int i, inflight = 0;
-	int err = 0, ret;
+
+	while (io_uring_peek_cqe(&u->ring, &cqe) == 0) {
+		handle_cqe(u, cqe);
+		io_uring_cqe_seen(&u->ring, cqe);
+	}
+}
+
+/* Submit every op of @phase of @b (u->fly). */
+static int submit_phase(struct uring_io *u, struct out_batch *b,
+			unsigned int phase)
+{
+	unsigned int i;
+	int ret;
 
 	for (i = 0; i < b->nr_ops; i++) {
 		if (b->ops[i].phase != phase || !b->ops[i].len)
@@ -107,59 +151,81 @@ static int run_phase(struct uring_io *u, struct out_batch *b,
 		ret = submit_op(u, b, i);
 		if (ret)
 			return ret;
-		inflight++;
 	}
-	while (inflight) {
-		ret = io_uring_submit_and_wait(&u->ring, 1);
-		if (ret < 0 && ret != -EINTR)
-			return ret;
-		while (io_uring_peek_cqe(&u->ring, &cqe) == 0) {
-			uint64_t tag = io_uring_cqe_get_data64(cqe);
-			int res = cqe->res;
+	return 0;
+}
 
-			io_uring_cqe_seen(&u->ring, cqe);
-			if (tag == TAG_POLL) {
-				poll_cqe(u, cqe);
-				continue;
-			}
-			inflight--;
-			if (res <= 0) {
-				b->err_path = b->ops[tag].f->path;
-				err = err ? err : res ? res : -ENOSPC;
-				continue;
-			}
-			out_op_advance(b, &b->ops[tag], (size_t)res);
-			if (b->ops[tag].len && !err) {
-				/* short write: the rest, in a new submission */
-				ret = submit_op(u, b, (unsigned int)tag);
-				if (ret)
-					return ret;
-				inflight++;
-			}
+int uring_io_finish(struct uring_io *u)
+{
+	int ret, err;
+
+	while (u->inflight) {
+		ret = io_uring_submit_and_wait(&u->ring, 1);
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN &&
+		    ret != -EBUSY) {
+			/* the ring itself fails: give up (exit cancels) */
+			u->err = u->err ? u->err : ret;
+			return u->err;
 		}
+		reap(u);
 	}
+	err = u->err;
+	u->fly = NULL;
+	u->err = 0;
 	return err;
+}
+
+bool uring_io_busy(struct uring_io *u)
+{
+	if (u->inflight)
+		reap(u);
+	return u->inflight != 0;
+}
+
+int uring_io_start(struct uring_io *u, struct out_batch *b)
+{
+	int err;
+
+	if (u->fly)
+		return -EBUSY;
+	out_batch_prepare(b);
+	u->fly = b;
+	u->err = 0;
+	err = submit_phase(u, b, OUT_DATA);
+	if (!err) {
+		err = io_uring_submit(&u->ring);
+		err = err < 0 ? err : 0;
+	}
+	if (err)
+		u->err = u->err ? u->err : err;
+	return 0;	/* errors come from uring_io_finish() */
 }
 
 int uring_io_run(struct uring_io *u, struct out_batch *b)
 {
 	unsigned int phase;
-	int err;
+	int err = uring_io_finish(u);
 
+	if (err)
+		return err;
 	out_batch_prepare(b);
 	for (phase = 0; phase < OUT_NR_PHASES; phase++) {
-		err = run_phase(u, b, phase);
+		u->fly = b;
+		err = submit_phase(u, b, phase);
+		if (err)
+			u->err = u->err ? u->err : err;
+		err = uring_io_finish(u);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-int uring_io_wait(struct uring_io *u, unsigned int timeout_ms)
+int uring_io_wait(struct uring_io *u, uint64_t timeout_ns)
 {
 	struct __kernel_timespec ts = {
-		.tv_sec = timeout_ms / 1000,
-		.tv_nsec = (long long)(timeout_ms % 1000) * 1000000,
+		.tv_sec = (long long)(timeout_ns / 1000000000),
+		.tv_nsec = (long long)(timeout_ns % 1000000000),
 	};
 	struct io_uring_cqe *cqe;
 	int err;
@@ -173,11 +239,7 @@ int uring_io_wait(struct uring_io *u, unsigned int timeout_ms)
 		if (err < 0 && err != -ETIME && err != -EINTR)
 			return err;
 	}
-	while (io_uring_peek_cqe(&u->ring, &cqe) == 0) {
-		if (io_uring_cqe_get_data64(cqe) == TAG_POLL)
-			poll_cqe(u, cqe);
-		io_uring_cqe_seen(&u->ring, cqe);
-	}
+	reap(u);
 	err = u->ready;
 	u->ready = false;
 	return err;

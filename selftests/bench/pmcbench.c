@@ -15,9 +15,10 @@
  *		 [-p PAGES] [-F]
  *	B4 merge latency (and the B2 rate sweep): hard-IRQ GENERATE on every
  *	CPU at IRQ_BATCH records per 20 us tick, drained like `pmcring record`
- *	(libpmcring merge, poll() of at most MS = 10 ms, default ring settings)
- *	with writev() to FILE; the delay of a record is CLOCK_MONOTONIC after
- *	its write completed minus its timestamp.  p50/p99/max, rates, drops.
+ *	(libpmcring merge, max_delay 10 ms, ppoll() with the timeout of
+ *	pmcring_merge_timeout_ns(), or a fixed MS with -w, default ring
+ *	settings) with writev() to FILE; the delay of a record is
+ *	CLOCK_MONOTONIC after its write completed minus its timestamp.  p50/p99/max, rates, drops.
  *	-F: fill the rings first (task context) and time the consumer alone.
  *   pmcbench count FILE	GENERATED and total records of a pmclog file
  *   pmcbench raw FILE BYTES	sequential write of BYTES in 1 MiB writes
@@ -339,6 +340,7 @@ struct lat {
 	uint64_t		ln, lcap;
 	uint64_t		records, bytes;
 	uint64_t		first_ts, last_ts;
+	uint64_t		look;		/* the merge last returned 0 */
 };
 
 /* Write a batch, stamp its records, give their space back. */
@@ -387,8 +389,10 @@ static int lat_drain(struct lat *l, uint64_t *n)
 		ret = pmcring_merge_next(l->m, &rec[k]);
 		if (ret < 0)
 			return ret;
-		if (ret == 0)
+		if (ret == 0) {
+			l->look = now_ns();
 			break;
+		}
 		if (rec[k].type == PMCRING_TYPE_GENERATED && l->hn < l->cap) {
 			uint64_t t = now_ns();
 
@@ -416,7 +420,7 @@ static int cmd_lat(int argc, char **argv)
 	struct gen_thread gt = { 0 };
 	struct pmcring_cpu_stats st;
 	uint64_t count = 20000, lost = 0, t0, t1, n, idle = 0;
-	uint32_t batch = 1, size = 32, wait_ms = 10;
+	uint32_t batch = 1, size = 32, wait_ms = 0;
 	unsigned int cpu, ncpu;
 	struct lat l = { 0 };
 	bool prefill = false;
@@ -456,7 +460,7 @@ static int cmd_lat(int argc, char **argv)
 		return 1;
 	}
 	/* 10 ms by default, as pmcring record (WAIT_MS) */
-	mo.max_delay_ns = (uint64_t)wait_ms * 1000000;
+	mo.max_delay_ns = (uint64_t)(wait_ms ? wait_ms : 10) * 1000000;
 	l.m = pmcring_merge_new_session(l.s, &mo);
 	l.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	ncpu = pmcring_nr_cpus(l.s);
@@ -496,9 +500,14 @@ static int cmd_lat(int argc, char **argv)
 				break;
 		}
 		{
-			uint64_t tp = now_ns(), want = wait_ms * 1000000ull;
+			/* -w: a fixed period; else as pmcring record does */
+			uint64_t tp = now_ns(), want = wait_ms ?
+				wait_ms * 1000000ull :
+				pmcring_merge_timeout_ns(l.m, l.look, tp);
+			struct timespec wt = { (time_t)(want / 1000000000),
+					       (long)(want % 1000000000) };
 
-			if (!poll(&p, 1, (int)wait_ms) && l.ln < l.lcap) {
+			if (!ppoll(&p, 1, &wt, NULL) && l.ln < l.lcap) {
 				tp = now_ns() - tp;
 				l.late[l.ln++] = tp > want ? tp - want : 0;
 			}

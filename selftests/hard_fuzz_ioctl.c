@@ -45,15 +45,8 @@
 #include <linux/perf_event.h>
 #include <linux/pmcring.h>
 
+#define PMCRING_TEST_LINE_BUFFERED
 #include "pmcring_test.h"
-
-/* Line-buffered stdout: test children leave with _exit(), and a fully
- * buffered stdout (a file, a pipe) would lose what they printed.
- */
-static void __attribute__((constructor)) hard_line_buffered(void)
-{
-	setvbuf(stdout, NULL, _IOLBF, 0);
-}
 
 #define NSLOTS		6
 #define NMAPS		48
@@ -112,14 +105,6 @@ static const char *const op_names[] = {
 	"signal", "drain",
 };
 #define NR_OPS (sizeof(op_names) / sizeof(op_names[0]))
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* xorshift64*, one state per thread. */
 static uint64_t rnd(uint64_t *s)
@@ -1042,7 +1027,7 @@ static void *worker_main(void *arg)
 		w->ops++;
 		if (atomic_fetch_add(&ops_done, 1) + 1 >= ops_target)
 			atomic_store(&stop_all, 1);
-		if (!(w->ops & 255) && now_ns() > deadline_ns)
+		if (!(w->ops & 255) && pmcring_now_ns() > deadline_ns)
 			atomic_store(&stop_all, 1);
 	}
 	pthread_barrier_wait(&end_bar);
@@ -1054,19 +1039,6 @@ static uint64_t env_u64(const char *name, uint64_t def)
 	const char *v = getenv(name);
 
 	return v && *v ? strtoull(v, NULL, 0) : def;
-}
-
-static long module_refcnt(void)
-{
-	char buf[32] = "";
-	int fd = open("/sys/module/pmcring/refcnt", O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? strtol(buf, NULL, 10) : -1;
 }
 
 static void cleanup_all(void)
@@ -1093,18 +1065,7 @@ static void cleanup_all(void)
 	}
 }
 
-FIXTURE(hard) {
-	int unused;
-};
-
-FIXTURE_SETUP(hard)
-{
-	self->unused = 0;
-}
-
-FIXTURE_TEARDOWN(hard)
-{
-}
+PMCRING_FIXTURE_EMPTY(hard)
 
 /* 120k operations take ~25 s of TCG; debug kernels hit the time cap. */
 TEST_F_TIMEOUT(hard, fuzz, 175)
@@ -1135,7 +1096,7 @@ TEST_F_TIMEOUT(hard, fuzz, 175)
 	if (nr_threads < 1 || nr_threads > MAX_THREADS)
 		nr_threads = 4;
 	secs = env_u64("HARD_FUZZ_SECONDS", 140);
-	seed = env_u64("HARD_FUZZ_SEED", now_ns());
+	seed = env_u64("HARD_FUZZ_SEED", pmcring_now_ns());
 	TH_LOG("seed %" PRIu64 " (HARD_FUZZ_SEED), %" PRIu64 " ops, %u threads, cap %" PRIu64 " s",
 	       seed, ops_target, nr_threads, secs);
 
@@ -1166,7 +1127,7 @@ TEST_F_TIMEOUT(hard, fuzz, 175)
 
 	ASSERT_EQ(0, pthread_barrier_init(&start_bar, NULL, nr_threads));
 	ASSERT_EQ(0, pthread_barrier_init(&end_bar, NULL, nr_threads));
-	start = now_ns();
+	start = pmcring_now_ns();
 	deadline_ns = start + secs * 1000000000ull;
 	for (i = 0; i < nr_threads; i++) {
 		w[i].seed = seed * (i + 1) + 0x9e3779b97f4a7c15ull * i;
@@ -1180,7 +1141,7 @@ TEST_F_TIMEOUT(hard, fuzz, 175)
 
 	TH_LOG("%llu operations in %.1f s (%llu GENERATEd records requested)",
 	       (unsigned long long)atomic_load(&ops_done),
-	       (now_ns() - start) / 1e9,
+	       (pmcring_now_ns() - start) / 1e9,
 	       (unsigned long long)atomic_load(&gen_records));
 	for (i = 0; i < NR_OPS; i++)
 		TH_LOG("  %-12s %8llu  %8llu succeeded", op_names[i],
@@ -1188,13 +1149,13 @@ TEST_F_TIMEOUT(hard, fuzz, 175)
 		       (unsigned long long)atomic_load(&ok_count[i]));
 	printf("# hard_fuzz_ioctl: operations=%llu seconds=%.1f violations=%llu\n",
 	       (unsigned long long)atomic_load(&ops_done),
-	       (now_ns() - start) / 1e9,
+	       (pmcring_now_ns() - start) / 1e9,
 	       (unsigned long long)atomic_load(&violations));
 
 	/* Every session and mapping is gone: nothing may pin the module. */
-	for (i = 0; i < 50 && (ref = module_refcnt()) > 0; i++)
+	for (i = 0; i < 50 && (ref = pmcring_module_refcnt()) > 0; i++)
 		usleep(100000);
-	ref = module_refcnt();
+	ref = pmcring_module_refcnt();
 	if (ref >= 0) {
 		EXPECT_EQ(0, ref) TH_LOG("pmcring refcnt %ld after cleanup", ref);
 	}

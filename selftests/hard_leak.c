@@ -11,28 +11,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#define PMCRING_TEST_LINE_BUFFERED
 #include "ring_common.h"
-
-/* Line-buffered stdout: test children leave with _exit(), and a fully
- * buffered stdout (a file, a pipe) would lose what they printed.
- */
-static void __attribute__((constructor)) hard_line_buffered(void)
-{
-	setvbuf(stdout, NULL, _IOLBF, 0);
-}
-
-static long module_refcnt(void)
-{
-	char buf[32] = "";
-	int fd = open("/sys/module/pmcring/refcnt", O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? strtol(buf, NULL, 10) : -1;
-}
 
 static int read_meminfo(const char *key, long *kb)
 {
@@ -111,18 +91,7 @@ static int churn_once(unsigned int i)
  * VmallocUsed; an idle guest moves each by far less than the limits below
  * (a few hundred objects, a few MB, nothing) while we run.
  */
-FIXTURE(leak) {
-	int unused;
-};
-
-FIXTURE_SETUP(leak)
-{
-	self->unused = 0;
-}
-
-FIXTURE_TEARDOWN(leak)
-{
-}
+PMCRING_FIXTURE_EMPTY(leak)
 
 /* 10,000 sessions take about a minute of TCG. */
 TEST_F_TIMEOUT(leak, open_close_10000, 170)
@@ -183,9 +152,9 @@ TEST_F_TIMEOUT(leak, open_close_10000, 170)
 			TH_LOG("%s grew by %ld objects over %u sessions",
 			       after.name[worst], max_grown, n);
 	}
-	for (i = 0; i < 100 && module_refcnt() > 0; i++)
+	for (i = 0; i < 100 && pmcring_module_refcnt() > 0; i++)
 		usleep(20000);
-	EXPECT_GE(0, module_refcnt());
+	EXPECT_GE(0, pmcring_module_refcnt());
 }
 
 /*

@@ -19,40 +19,18 @@
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
+#define PMCRING_TEST_LINE_BUFFERED
 #include "ring_common.h"
-
-/* Line-buffered stdout: test children leave with _exit(), and a fully
- * buffered stdout (a file, a pipe) would lose what they printed.
- */
-static void __attribute__((constructor)) hard_line_buffered(void)
-{
-	setvbuf(stdout, NULL, _IOLBF, 0);
-}
-
-#define REFCNT		"/sys/module/pmcring/refcnt"
-
-static long module_refcnt(void)
-{
-	char buf[32] = "";
-	int fd = open(REFCNT, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? strtol(buf, NULL, 10) : -1;
-}
 
 /* The module's refcount once it settles (fput may be deferred a little). */
 static long settled_refcnt(void)
 {
-	long ref = module_refcnt();
+	long ref = pmcring_module_refcnt();
 	int i;
 
 	for (i = 0; i < 100 && ref > 0; i++) {
 		usleep(20000);
-		ref = module_refcnt();
+		ref = pmcring_module_refcnt();
 	}
 	return ref;
 }
@@ -67,7 +45,7 @@ static int try_rmmod(void)
 
 #define REQUIRE_IDLE_MODULE() do {					\
 	PMCRING_REQUIRE_DEV();						\
-	if (module_refcnt() < 0)					\
+	if (pmcring_module_refcnt() < 0)				\
 		SKIP(return, "pmcring is not a loadable module");	\
 	if (settled_refcnt() != 0)					\
 		SKIP(return, "another pmcring session is open");	\
@@ -123,7 +101,7 @@ TEST(rmmod_refused_while_recording_and_mapped)
 	/* The fd closed, mappings alive: still in use, still readable. */
 	close(s.fd);
 	s.fd = -1;
-	EXPECT_LE(1, module_refcnt());
+	EXPECT_LE(1, pmcring_module_refcnt());
 	for (i = 0; i < 10; i++) {
 		err = try_rmmod();
 		ASSERT_TRUE(err == -EWOULDBLOCK || err == -EBUSY)

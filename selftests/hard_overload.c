@@ -15,15 +15,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#define PMCRING_TEST_LINE_BUFFERED
 #include "ring_common.h"
-
-/* Line-buffered stdout: test children leave with _exit(), and a fully
- * buffered stdout (a file, a pipe) would lose what they printed.
- */
-static void __attribute__((constructor)) hard_line_buffered(void)
-{
-	setvbuf(stdout, NULL, _IOLBF, 0);
-}
 
 struct gen_call {
 	int		fd;
@@ -44,18 +37,7 @@ static void *gen_thread(void *p)
 	return NULL;
 }
 
-FIXTURE(hard) {
-	int unused;
-};
-
-FIXTURE_SETUP(hard)
-{
-	self->unused = 0;
-}
-
-FIXTURE_TEARDOWN(hard)
-{
-}
+PMCRING_FIXTURE_EMPTY(hard)
 
 /* make fuzz runs 30 s of overload: more than the default 30 s timeout. */
 TEST_F_TIMEOUT(hard, overload_generated_equals_written_plus_dropped, 170)

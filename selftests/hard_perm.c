@@ -28,17 +28,9 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <linux/perf_event.h>
+#define PMCRING_TEST_LINE_BUFFERED
 #include "ring_common.h"
 
-/* Line-buffered stdout: test children leave with _exit(), and a fully
- * buffered stdout (a file, a pipe) would lose what they printed.
- */
-static void __attribute__((constructor)) hard_line_buffered(void)
-{
-	setvbuf(stdout, NULL, _IOLBF, 0);
-}
-
-#define NOBODY		65534
 #define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
 #define KERNEL_HALF	0xffff800000000000ull
 #define ROOT_MAGIC	0x5ec2e7u
@@ -49,62 +41,6 @@ static void __attribute__((constructor)) hard_line_buffered(void)
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd 438
 #endif
-
-static int read_int(const char *path)
-{
-	char buf[32] = "";
-	int fd = open(path, O_RDONLY), n;
-
-	if (fd < 0)
-		return -1000;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? atoi(buf) : -1000;
-}
-
-static void write_int(const char *path, int v)
-{
-	char buf[32];
-	int fd = open(path, O_WRONLY), len;
-
-	if (fd < 0)
-		return;
-	len = snprintf(buf, sizeof(buf), "%d\n", v);
-	(void)!write(fd, buf, len);
-	close(fd);
-}
-
-static int drop_privileges(void)
-{
-	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
-		return -1;
-	/* Credential changes clear dumpable; an exec()ed tool would have it. */
-	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-}
-
-/*
- * Run @fn(@arg) as nobody in a child.  Returns its exit status: 0 means
- * the boundary held; fn prints what broke.
- */
-static int as_nobody(int (*fn)(void *), void *arg)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		if (drop_privileges())
-			_exit(100);
-		fflush(stdout);
-		_exit(fn(arg));
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	if (WIFSIGNALED(status))
-		return 200 + WTERMSIG(status);
-	return WEXITSTATUS(status);
-}
 
 #define FAIL(code, ...) do {						\
 	printf("#   nobody: " __VA_ARGS__);				\
@@ -222,20 +158,6 @@ static int nobody_cannot_write_rings(void *arg)
 	return 0;
 }
 
-/* Time in the kernel (and some page faults), to be sampled. */
-static void burn(unsigned int ms)
-{
-	static char buf[1 << 16];
-	uint64_t end = rt_now_ns() + ms * 1000000ull;
-	int fd = open("/dev/zero", O_RDONLY);
-
-	while (fd >= 0 && rt_now_ns() < end)
-		if (read(fd, buf, sizeof(buf)) < 0)
-			break;
-	if (fd >= 0)
-		close(fd);
-}
-
 /*
  * Every 8-byte field of every record nobody can read is below the kernel
  * half, and none of root's USERDATA shows up.
@@ -276,7 +198,7 @@ static int nobody_no_kernel_addresses(void *arg)
 	if (rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL))
 		FAIL(5, "ENABLE");
 	rt_ioctl(s.fd, PMCRING_IOC_WRITELOG, &v);
-	burn(300);
+	pmcring_burn_kernel(300);
 	if (fork() == 0)	/* PROCFORK/PROCEXIT/THR_* records */
 		_exit(0);
 	wait(NULL);
@@ -380,7 +302,7 @@ static int nobody_spoofed_sysctls(void *arg)
 		return 0;
 	}
 	write_file("/proc/self/setgroups", "deny");
-	snprintf(map, sizeof(map), "%d %d 1", NOBODY, NOBODY);
+	snprintf(map, sizeof(map), "%d %d 1", PMCRING_NOBODY, PMCRING_NOBODY);
 	write_file("/proc/self/uid_map", map);
 	write_file("/proc/self/gid_map", map);
 	mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
@@ -475,7 +397,7 @@ FIXTURE_SETUP(perm)
 	PMCRING_REQUIRE_DEV();
 	ASSERT_EQ(0, stat(PMCRING_DEV_PATH, &st));
 	self->mode = st.st_mode & 07777;
-	self->paranoid = read_int(PARANOID);
+	self->paranoid = pmcring_read_long(PARANOID, -1000);
 }
 
 FIXTURE_TEARDOWN(perm)
@@ -483,7 +405,7 @@ FIXTURE_TEARDOWN(perm)
 	if (self->mode)
 		chmod(PMCRING_DEV_PATH, self->mode);
 	if (self->paranoid != -1000)
-		write_int(PARANOID, self->paranoid);
+		pmcring_write_int(PARANOID, self->paranoid);
 }
 
 TEST_F(perm, dev_mode_0600_keeps_nobody_out)
@@ -496,7 +418,7 @@ TEST_F(perm, dev_mode_0600_keeps_nobody_out)
 	EXPECT_EQ(0600, st.st_mode & 07777);
 	EXPECT_EQ(0, st.st_uid);
 	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0600));
-	EXPECT_EQ(0, as_nobody(nobody_open_refused, NULL));
+	EXPECT_EQ(0, pmcring_as_nobody(nobody_open_refused, NULL));
 }
 
 TEST_F(perm, no_system_wide_no_root_targets_no_generate)
@@ -504,7 +426,7 @@ TEST_F(perm, no_system_wide_no_root_targets_no_generate)
 	if (_metadata->skip)
 		return;
 	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
-	EXPECT_EQ(0, as_nobody(nobody_no_wide_no_root_targets, NULL));
+	EXPECT_EQ(0, pmcring_as_nobody(nobody_no_wide_no_root_targets, NULL));
 }
 
 TEST_F(perm, no_write_access_to_ring_pages)
@@ -512,7 +434,7 @@ TEST_F(perm, no_write_access_to_ring_pages)
 	if (_metadata->skip)
 		return;
 	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
-	EXPECT_EQ(0, as_nobody(nobody_cannot_write_rings, NULL));
+	EXPECT_EQ(0, pmcring_as_nobody(nobody_cannot_write_rings, NULL));
 	/* Root gets no more than nobody. */
 	EXPECT_EQ(0, nobody_cannot_write_rings(NULL));
 }
@@ -528,29 +450,29 @@ TEST_F(perm, no_kernel_addresses_no_foreign_records)
 	if (self->paranoid == -1000)
 		SKIP(return, "%s not readable", PARANOID);
 	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
-	write_int(PARANOID, 2);	/* own processes yes, kernel addresses no */
+	pmcring_write_int(PARANOID, 2);	/* own processes yes, kernel addresses no */
 	/* Root writes marked records meanwhile: they must stay in root's. */
 	ASSERT_EQ(0, rt_open(&root, 4, 0, 1));
 	for (i = 0; i < 10; i++)
 		rt_ioctl(root.fd, PMCRING_IOC_WRITELOG, &magic);
-	EXPECT_EQ(0, as_nobody(nobody_no_kernel_addresses, NULL));
+	EXPECT_EQ(0, pmcring_as_nobody(nobody_no_kernel_addresses, NULL));
 	rt_close(&root);
 }
 
 TEST_F(perm, sysctls_cannot_be_spoofed_from_a_user_namespace)
 {
-	int kptr = read_int("/proc/sys/kernel/kptr_restrict");
+	int kptr = pmcring_read_long("/proc/sys/kernel/kptr_restrict", -1000);
 
 	if (_metadata->skip)
 		return;
 	if (self->paranoid == -1000)
 		SKIP(return, "%s not readable", PARANOID);
 	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
-	write_int(PARANOID, 3);		/* Debian's default */
-	write_int("/proc/sys/kernel/kptr_restrict", 1);
-	EXPECT_EQ(0, as_nobody(nobody_spoofed_sysctls, NULL));
+	pmcring_write_int(PARANOID, 3);		/* Debian's default */
+	pmcring_write_int("/proc/sys/kernel/kptr_restrict", 1);
+	EXPECT_EQ(0, pmcring_as_nobody(nobody_spoofed_sysctls, NULL));
 	if (kptr != -1000)
-		write_int("/proc/sys/kernel/kptr_restrict", kptr);
+		pmcring_write_int("/proc/sys/kernel/kptr_restrict", kptr);
 }
 
 TEST_F(perm, no_access_to_another_users_session)
@@ -580,7 +502,7 @@ TEST_F(perm, no_access_to_another_users_session)
 	}
 	ASSERT_EQ(sizeof(o), read(sv[0], &o, sizeof(o)));
 	o.pid = pid;
-	EXPECT_EQ(0, as_nobody(nobody_cannot_reach_other_session, &o));
+	EXPECT_EQ(0, pmcring_as_nobody(nobody_cannot_reach_other_session, &o));
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	(void)c;

@@ -17,15 +17,6 @@
 #include "pmcring_test.h"
 #include "libpmcring.h"
 
-static int on_cpu(unsigned int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 TEST(writelog_found_by_iterator_and_raw_reader)
 {
 	struct pmcring_opts opts = {
@@ -44,7 +35,7 @@ TEST(writelog_found_by_iterator_and_raw_reader)
 	ncpu = pmcring_nr_cpus(s);
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(orig), &orig));
 	for (cpu = 0; cpu < ncpu && cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &orig) || on_cpu(cpu))
+		if (!CPU_ISSET(cpu, &orig) || pmcring_pin_cpu(cpu))
 			continue;
 		ASSERT_EQ(0, pmcring_writelog(s, 0x1000 + cpu));
 		written++;

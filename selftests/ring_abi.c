@@ -135,16 +135,6 @@ TEST(fresh_region)
 	rt_close(&s);
 }
 
-/* Pin to @cpu; returns 0 on success. */
-static int pin(unsigned int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 TEST(writelog_clock_double_map)
 {
 	struct pmcring_rec_userdata *u;
@@ -155,7 +145,7 @@ TEST(writelog_clock_double_map)
 	unsigned int i, n;
 
 	PMCRING_REQUIRE_DEV();
-	ASSERT_EQ(0, pin(0));
+	ASSERT_EQ(0, pmcring_pin_cpu(0));
 	ASSERT_EQ(0, rt_open(&s, 2, 0, 1));
 	r = &s.rings[0];
 	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_CLOCK, &t0));

@@ -75,10 +75,7 @@ struct rt_stats {
 
 static inline uint64_t rt_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return pmcring_now_ns();
 }
 
 static inline int rt_ioctl(int fd, unsigned long cmd, void *arg)

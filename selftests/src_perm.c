@@ -30,58 +30,9 @@
 #include "libpmcring.h"
 #include "pmcring_test.h"
 
-#define NOBODY		65534
 #define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
 /* Lowest address of the x86-64 kernel half. */
 #define KERNEL_HALF	0xffff800000000000ull
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-/* Time in the kernel: clear_user() of /dev/zero reads. */
-static void burn_kernel(unsigned int ms)
-{
-	uint64_t end = now_ns() + ms * 1000000ull;
-	static char buf[1 << 20];
-	int fd = open("/dev/zero", O_RDONLY);
-
-	if (fd < 0)
-		return;
-	while (now_ns() < end)
-		if (read(fd, buf, sizeof(buf)) < 0)
-			break;
-	close(fd);
-}
-
-static int read_int(const char *path)
-{
-	char buf[32] = "";
-	int fd = open(path, O_RDONLY), n;
-
-	if (fd < 0)
-		return -1000;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? atoi(buf) : -1000;
-}
-
-static int write_int(const char *path, int v)
-{
-	char buf[32];
-	int fd = open(path, O_WRONLY), n, len;
-
-	if (fd < 0)
-		return -1;
-	len = snprintf(buf, sizeof(buf), "%d\n", v);
-	n = write(fd, buf, len);
-	close(fd);
-	return n == len ? 0 : -1;
-}
 
 static struct pmcring *session_new(pid_t pid, uint32_t flags)
 {
@@ -93,17 +44,6 @@ static struct pmcring *session_new(pid_t pid, uint32_t flags)
 	};
 
 	return pmcring_new(&o);
-}
-
-/*
- * Become nobody.  Changing credentials makes a process non-dumpable, which
- * ptrace (and pmcring) honour: dumpable again, as after an exec.
- */
-static int drop_privileges(void)
-{
-	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
-		return -1;
-	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 }
 
 /*
@@ -129,7 +69,7 @@ static int sample_self(bool want_kaddr)
 		return 20;
 	if (pmcring_add_counter(s, &c) || pmcring_enable(s))
 		return 21;
-	burn_kernel(400);
+	pmcring_burn_kernel(400);
 	if (pmcring_disable(s))
 		return 22;
 	for (cpu = 0; cpu < pmcring_nr_cpus(s); cpu++) {
@@ -168,21 +108,6 @@ static int sample_self(bool want_kaddr)
 	if (!kmods)
 		return 25;
 	return bad ? 24 : 0;
-}
-
-/* Run @fn as nobody in a child; its exit status. */
-static int as_nobody(int (*fn)(void *), void *arg)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (!pid)
-		_exit(drop_privileges() ? 100 : fn(arg));
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
 }
 
 /* pmcring_new() as configured by @arg: 0 on success, else its errno. */
@@ -228,7 +153,7 @@ FIXTURE_SETUP(perm)
 	PMCRING_REQUIRE_DEV();
 	ASSERT_EQ(0, stat(PMCRING_DEV_PATH, &st));
 	self->mode = st.st_mode & 07777;
-	self->paranoid = read_int(PARANOID);
+	self->paranoid = pmcring_read_long(PARANOID, -1000);
 	if (self->paranoid == -1000)
 		SKIP(return, "%s not readable", PARANOID);
 	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
@@ -239,7 +164,7 @@ FIXTURE_TEARDOWN(perm)
 	if (self->mode)
 		chmod(PMCRING_DEV_PATH, self->mode);
 	if (self->paranoid != -1000)
-		write_int(PARANOID, self->paranoid);
+		pmcring_write_int(PARANOID, self->paranoid);
 }
 
 TEST_F(perm, system_wide_needs_cap_perfmon)
@@ -252,8 +177,8 @@ TEST_F(perm, system_wide_needs_cap_perfmon)
 	if (_metadata->skip)
 		return;	/* SKIP()ped in FIXTURE_SETUP */
 
-	ASSERT_EQ(0, write_int(PARANOID, -1));
-	EXPECT_EQ(EACCES, as_nobody(try_session, &o));
+	ASSERT_EQ(0, pmcring_write_int(PARANOID, -1));
+	EXPECT_EQ(EACCES, pmcring_as_nobody(try_session, &o));
 	EXPECT_EQ(0, try_session(&o));
 }
 
@@ -261,8 +186,8 @@ TEST_F(perm, own_process_without_kernel_addresses)
 {
 	if (_metadata->skip)
 		return;	/* SKIP()ped in FIXTURE_SETUP */
-	ASSERT_EQ(0, write_int(PARANOID, 2));
-	EXPECT_EQ(0, as_nobody(sample_self_nokaddr, NULL));
+	ASSERT_EQ(0, pmcring_write_int(PARANOID, 2));
+	EXPECT_EQ(0, pmcring_as_nobody(sample_self_nokaddr, NULL));
 }
 
 TEST_F(perm, root_sees_kernel_addresses)
@@ -276,10 +201,10 @@ TEST_F(perm, paranoid_3_refuses_own_process)
 {
 	if (_metadata->skip)
 		return;	/* SKIP()ped in FIXTURE_SETUP */
-	ASSERT_EQ(0, write_int(PARANOID, 3));
-	EXPECT_EQ(EACCES, as_nobody(try_self, NULL));
-	ASSERT_EQ(0, write_int(PARANOID, 2));
-	EXPECT_EQ(0, as_nobody(try_self, NULL));
+	ASSERT_EQ(0, pmcring_write_int(PARANOID, 3));
+	EXPECT_EQ(EACCES, pmcring_as_nobody(try_self, NULL));
+	ASSERT_EQ(0, pmcring_write_int(PARANOID, 2));
+	EXPECT_EQ(0, pmcring_as_nobody(try_self, NULL));
 }
 
 TEST_F(perm, other_users_process_refused)
@@ -293,8 +218,8 @@ TEST_F(perm, other_users_process_refused)
 	if (_metadata->skip)
 		return;	/* SKIP()ped in FIXTURE_SETUP */
 
-	ASSERT_EQ(0, write_int(PARANOID, -1));
-	EXPECT_EQ(EACCES, as_nobody(try_session, &o));
+	ASSERT_EQ(0, pmcring_write_int(PARANOID, -1));
+	EXPECT_EQ(EACCES, pmcring_as_nobody(try_session, &o));
 	EXPECT_EQ(0, try_session(&o));
 }
 

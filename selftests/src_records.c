@@ -51,35 +51,12 @@ static unsigned long burn(unsigned long n)
 	return x;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static void burn_user(unsigned int ms)
 {
-	uint64_t end = now_ns() + ms * 1000000ull;
+	uint64_t end = pmcring_now_ns() + ms * 1000000ull;
 
-	while (now_ns() < end)
+	while (pmcring_now_ns() < end)
 		burn(200000);
-}
-
-/* Time in the kernel: clear_user() of /dev/zero reads. */
-static void burn_kernel(unsigned int ms)
-{
-	uint64_t end = now_ns() + ms * 1000000ull;
-	static char buf[1 << 20];
-	int fd = open("/dev/zero", O_RDONLY);
-
-	if (fd < 0)
-		return;
-	while (now_ns() < end)
-		if (read(fd, buf, sizeof(buf)) < 0)
-			break;
-	close(fd);
 }
 
 /* What the followed process tells the test, in shared memory. */
@@ -143,7 +120,7 @@ static int workload(struct shared *sh, int go)
 	munmap(p, sh->map_len);
 
 	burn_user(300);
-	burn_kernel(300);
+	pmcring_burn_kernel(300);
 	return 0;
 }
 

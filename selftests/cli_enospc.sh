@@ -4,15 +4,11 @@
 # Description: `pmcring record` onto a full file system (a small tmpfs)
 # stops with a clear "no space left" error and a non-zero exit, and what it
 # wrote is a valid prefix that `pmcring dump` reads, in every format.
-set -u
+lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
+. "$lib/pmcring_test.sh"
 
-ksft_skip=4
-skip() { echo "SKIP: $*"; exit $ksft_skip; }
-fail() { echo "FAIL: $*"; exit 1; }
-
-[ -e /dev/pmcring ] || skip "/dev/pmcring missing (pmcring module not loaded)"
-[ "$(id -u)" = 0 ] || skip "needs root"
-command -v pmcring >/dev/null || skip "pmcring not on PATH"
+require_dev
+require_cmd pmcring
 
 dir=$(mktemp -d)
 mnt=$dir/small

@@ -6,19 +6,12 @@
 # and JSON) - read back by `pmcring dump` and `pmcring stat`: every file
 # reads without error, records come out sorted by timestamp, and each holds
 # the record types the workload causes.
-set -u
+lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
+. "$lib/pmcring_test.sh"
 
-ksft_skip=4
-skip() { echo "SKIP: $*"; exit $ksft_skip; }
-fail() { echo "FAIL: $*"; exit 1; }
-
-[ -e /dev/pmcring ] || skip "/dev/pmcring missing (pmcring module not loaded)"
-[ "$(id -u)" = 0 ] || skip "needs root"
-command -v pmcring >/dev/null || skip "pmcring not on PATH"
-command -v pmcring-workload >/dev/null || skip "pmcring-workload not on PATH"
-
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+require_dev
+require_cmd pmcring pmcring-workload
+make_tmpdir
 
 # Timestamps (first field) never go down; '#' lines are barman tables.
 sorted() {

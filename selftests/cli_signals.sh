@@ -6,19 +6,12 @@
 # files that `pmcring dump` reads to their last whole record, sorted, in
 # every format (a blob OFFSET never points past its DAT, a barman header
 # never describes frames that are not there).
-set -u
+lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
+. "$lib/pmcring_test.sh"
 
-ksft_skip=4
-skip() { echo "SKIP: $*"; exit $ksft_skip; }
-fail() { echo "FAIL: $*"; exit 1; }
-
-[ -e /dev/pmcring ] || skip "/dev/pmcring missing (pmcring module not loaded)"
-[ "$(id -u)" = 0 ] || skip "needs root"
-command -v pmcring >/dev/null || skip "pmcring not on PATH"
-command -v pmcring-workload >/dev/null || skip "pmcring-workload not on PATH"
-
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+require_dev
+require_cmd pmcring pmcring-workload
+make_tmpdir
 
 # barman: last_ts of the header against the last frame's timestamp (ns)
 bm_last_ts() { sed -n 's/^# barman .* last_ts=\([0-9]*\) .*/\1/p' "$1"; }

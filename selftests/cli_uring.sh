@@ -6,18 +6,12 @@
 # --generate N,SIZE option) fills every CPU's ring with a deterministic
 # sequence; the dumps of both files, timestamps aside, are identical, in
 # the pmclog (zero-copy) and blob formats, with nothing dropped.
-set -u
+lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
+. "$lib/pmcring_test.sh"
 
-ksft_skip=4
-skip() { echo "SKIP: $*"; exit $ksft_skip; }
-fail() { echo "FAIL: $*"; exit 1; }
-
-[ -e /dev/pmcring ] || skip "/dev/pmcring missing (pmcring module not loaded)"
-[ "$(id -u)" = 0 ] || skip "needs root"
-command -v pmcring >/dev/null || skip "pmcring not on PATH"
-
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+require_dev
+require_cmd pmcring
+make_tmpdir
 n=20000
 cpus=$(grep -c '^processor' /proc/cpuinfo)
 

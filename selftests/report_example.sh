@@ -6,23 +6,12 @@
 # copy in build/vmroot/usr/local/bin/pmcring-example-consumer) maps every
 # CPU's ring with the raw ABI, reads back 16 USERDATA records it wrote with
 # PMCRING_IOC_WRITELOG exactly once each, and loses nothing.
-set -u
+lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
+. "$lib/pmcring_test.sh"
 
-ksft_skip=4
-consumer=$(command -v pmcring-example-consumer 2>/dev/null || true)
-
-if [ ! -e /dev/pmcring ]; then
-	echo "SKIP: /dev/pmcring missing (pmcring module not loaded)"
-	exit $ksft_skip
-fi
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root"
-	exit $ksft_skip
-fi
-if [ -z "$consumer" ]; then
-	echo "SKIP: pmcring-example-consumer not built (make -C user check builds it)"
-	exit $ksft_skip
-fi
+require_dev
+consumer=$(command -v pmcring-example-consumer) ||
+	skip "pmcring-example-consumer not built (make -C user check builds it)"
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

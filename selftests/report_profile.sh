@@ -6,19 +6,15 @@
 # burn_cpu, symbolized from the recording's own PROCEXEC/MAP_IN records;
 # kernel frames resolve through kallsyms; --switches shows the workload's
 # threads; --folded and --svg hold burn_cpu too.
-set -u
+lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
+. "$lib/pmcring_test.sh"
 
-ksft_skip=4
-skip() { echo "SKIP: $*"; exit $ksft_skip; }
+# fail, and show the start of the report
 fail() { echo "FAIL: $*"; [ -s "$dir/report.txt" ] && head -n 40 "$dir/report.txt"; exit 1; }
 
-[ -e /dev/pmcring ] || skip "/dev/pmcring missing (pmcring module not loaded)"
-[ "$(id -u)" = 0 ] || skip "needs root"
-command -v pmcring >/dev/null || skip "pmcring not on PATH"
-command -v pmcring-workload >/dev/null || skip "pmcring-workload not on PATH"
-
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+require_dev
+require_cmd pmcring pmcring-workload
+make_tmpdir
 
 if ! pmcring record --quiet -o "$dir/prof.pmclog" -- \
 		pmcring-workload -d 2 -t 1 >"$dir/record.txt" 2>&1; then

@@ -27,10 +27,9 @@ require_dev()
 # require_cmd COMMAND...: skip unless every COMMAND is on PATH.
 require_cmd()
 {
-	local cmd
-
-	for cmd in "$@"; do
-		command -v "$cmd" >/dev/null || skip "$cmd not on PATH"
+	for pmcring_test_cmd in "$@"; do
+		command -v "$pmcring_test_cmd" >/dev/null ||
+			skip "$pmcring_test_cmd not on PATH"
 	done
 }
 

@@ -108,8 +108,12 @@ static int walk_path(const char *path, fmt_item_cb cb, void *ctx,
 		return 1;
 	}
 	unmap_file(&im);
-	if (rc < 0) {
+	if (rc == -EINVAL) {
 		fprintf(stderr, "pmcring: %s: corrupt at offset %zu\n", path, bad);
+		return 1;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "pmcring: %s: %s\n", path, strerror(-rc));
 		return 1;
 	}
 	if (rc == FMT_END_TRUNCATED)

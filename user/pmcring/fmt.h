@@ -301,8 +301,9 @@ enum fmt_end_state {
 };
 
 /*
- * Walk a file image; return FMT_END_*, the callback's non-zero value, or
- * -EINVAL when the file is corrupt (*bad_off = where).
+ * Walk a file image; return FMT_END_*, the callback's non-zero value,
+ * -EINVAL when the file is corrupt (*bad_off = where), or another -errno
+ * (-ENOMEM).
  */
 int fmt_pmclog_read(const void *buf, size_t len, fmt_item_cb cb, void *ctx,
 		    size_t *bad_off);

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <libpmcring.h>
 
 #include "fmt_int.h"
 
@@ -171,38 +172,66 @@ const struct fmt_ops fmt_pmclog_ops = {
 	.free = pmclog_free,
 };
 
+/*
+ * Read with libpmcring's parser (the checks of FreeBSD's pmclog_read() and
+ * more, the same reader as `pmcring report`), fed a chunk of the image at
+ * a time so that it never holds more than a chunk and a record.
+ */
+#define PMCLOG_FEED_CHUNK	(256 * 1024)
+
 int fmt_pmclog_read(const void *buf, size_t len, fmt_item_cb cb, void *ctx,
 		    size_t *bad_off)
 {
 	const uint8_t *p = buf;
+	struct pmcring_log_ev ev;
+	struct pmcring_log *l;
 	struct fmt_item it;
-	size_t off = 0;
-	uint32_t l;
-	int rc;
+	size_t fed = 0, n;
+	int ret, rc;
 
-	while (off < len) {
-		rc = fmt_rec_check(p + off, len - off, &l);
-		if (rc == 1)
-			return FMT_END_TRUNCATED;
-		if (rc < 0) {
-			*bad_off = off;
-			return -EINVAL;
+	l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	if (!l)
+		return -errno;
+	for (;;) {
+		ret = pmcring_log_read(l, &ev);
+		if (ret && ev.pl_state == PMCRING_LOG_REQUIRE_DATA) {
+			if (fed == len) {
+				/* bytes of a partial record left over: a prefix */
+				rc = ev.pl_offset == len ? FMT_END_CLEAN :
+							   FMT_END_TRUNCATED;
+				break;
+			}
+			n = len - fed < PMCLOG_FEED_CHUNK ? len - fed :
+							    PMCLOG_FEED_CHUNK;
+			rc = pmcring_log_feed(l, p + fed, n);
+			if (rc)
+				break;
+			fed += n;
+			continue;
 		}
+		if (ret && ev.pl_state == PMCRING_LOG_ERROR) {
+			*bad_off = ev.pl_offset;
+			rc = -EINVAL;
+			break;
+		}
+		/* A record.  Like FreeBSD's pmclog_read(): CLOSELOG is the
+		 * end (EOF comes with it). */
 		memset(&it, 0, sizeof(it));
 		it.kind = FMT_PMCLOG;
-		it.data = p + off;
-		it.len = l;
-		it.type = PMCRING_HEADER_TYPE(fmt_get32(it.data, 0));
-		it.ts = fmt_get64(it.data, 8);
+		it.data = ev.pl_data;
+		it.len = ev.pl_len;
+		it.type = ev.pl_type;
+		it.ts = ev.pl_ts;
 		it.cpu = it.type == PMCRING_TYPE_CALLCHAIN ?
-			 (int32_t)(fmt_get32(it.data, 28) >> 16) : -1;
+			 (int32_t)ev.pl_u.pl_cc.pl_cpu : -1;
 		rc = cb(&it, ctx);
 		if (rc)
-			return rc;
-		off += l;
-		/* Like FreeBSD's pmclog_read(): CLOSELOG is the end. */
-		if (it.type == PMCRING_TYPE_CLOSELOG)
 			break;
+		if (ret) {
+			rc = FMT_END_CLEAN;
+			break;
+		}
 	}
-	return FMT_END_CLEAN;
+	pmcring_log_close(l);
+	return rc;
 }

@@ -10,35 +10,101 @@
 
 #include "fmt.h"
 
-/* Size rules of each type: exact length, or minimum and where a path starts. */
-struct rec_rule {
-	const char	*name;
-	uint16_t	size;		/* exact size, or minimum if var */
-	uint8_t		var;		/* 1: path at size, 2: 8-byte PCs, 3: gen */
+/*
+ * How a record field is shown: a 32- or 64-bit number, in decimal or (in
+ * text) hex, or a string of at most .max bytes.
+ */
+enum { F_U32 = 1, F_X32, F_U64, F_X64, F_STR };
+
+struct rec_field {
+	const char	*key;
+	uint8_t		off;
+	uint8_t		how;
+	uint8_t		max;		/* F_STR */
 };
 
-#define R(t, n, s, v) [PMCRING_TYPE_##t] = { n, s, v }
+#define U32(k, o)	{ k, o, F_U32, 0 }
+#define X32(k, o)	{ k, o, F_X32, 0 }
+#define U64(k, o)	{ k, o, F_U64, 0 }
+#define X64(k, o)	{ k, o, F_X64, 0 }
+#define STR(k, o, n)	{ k, o, F_STR, n }
+
+/* The fields of each type, in the order they are shown. */
+static const struct rec_field
+	f_initialize[] = { X32("version", 16), X32("cputype", 20),
+		U64("tsc_freq", 24), U64("start_sec", 32),
+		U64("start_nsec", 40), STR("cpuid", 48, PMCRING_CPUID_LEN),
+		{ 0 } },
+	f_pmcallocate[] = { X32("pmcid", 16), X32("event", 20),
+		X32("flags", 24), U64("rate", 32), { 0 } },
+	f_pmcattach[] = { X32("pmcid", 16), U32("pid", 20), { 0 } },
+	f_pmcdetach[] = { X32("pmcid", 16), U32("pid", 20), { 0 } },
+	f_proccsw[] = { X32("pmcid", 24), U32("pid", 28), U32("tid", 32),
+		U64("value", 16), { 0 } },
+	f_procexec[] = { U32("pid", 16), X32("pmcid", 20), X64("base", 24),
+		X64("dyn", 32), { 0 } },
+	f_procexit[] = { X32("pmcid", 16), U32("pid", 20), U64("value", 24),
+		{ 0 } },
+	f_procfork[] = { U32("oldpid", 16), U32("newpid", 20), { 0 } },
+	f_pid[] = { U32("pid", 16), { 0 } },
+	f_userdata[] = { X32("userdata", 16), { 0 } },
+	f_map_in[] = { U32("pid", 16), X64("start", 24), { 0 } },
+	f_map_out[] = { U32("pid", 16), X64("start", 24), X64("end", 32),
+		{ 0 } },
+	f_callchain[] = { U32("pid", 16), U32("tid", 20), X32("pmcid", 24),
+		{ 0 } },
+	f_pmcallocatedyn[] = { X32("pmcid", 16), X32("event", 20),
+		X32("flags", 24), STR("name", 32, PMCRING_NAME_MAX), { 0 } },
+	f_thr_create[] = { U32("tid", 16), U32("pid", 20), X32("flags", 24),
+		STR("name", 32, PMCRING_COMM_LEN), { 0 } },
+	f_tid[] = { U32("tid", 16), { 0 } },
+	f_proc_create[] = { U32("pid", 16), X32("flags", 20),
+		STR("comm", 24, PMCRING_COMM_LEN), { 0 } };
+
+#undef U32
+#undef X32
+#undef U64
+#undef X64
+#undef STR
+
+/* What follows the fixed part of a record of variable length. */
+enum {
+	V_NONE,		/* nothing: the size is exact */
+	V_PATH,		/* a path (shown after the fields) */
+	V_PCS,		/* 8-byte PCs (CALLCHAIN) */
+	V_GEN,		/* a GENERATED body */
+};
+
+/* Each type: its name, its size (exact, or minimum if var), its fields. */
+struct rec_rule {
+	const char		*name;
+	uint16_t		size;
+	uint8_t			var;
+	const struct rec_field	*fields;
+};
+
+#define R(t, n, s, v, f) [PMCRING_TYPE_##t] = { n, s, v, f }
 static const struct rec_rule rules[PMCRING_TYPE_MAX + 1] = {
-	R(CLOSELOG, "closelog", 16, 0),
-	R(DROPNOTIFY, "dropnotify", 16, 0),
-	R(INITIALIZE, "initialize", 112, 0),
-	R(PMCALLOCATE, "pmcallocate", 40, 0),
-	R(PMCATTACH, "pmcattach", 24, 1),
-	R(PMCDETACH, "pmcdetach", 24, 0),
-	R(PROCCSW, "proccsw", 40, 0),
-	R(PROCEXEC, "procexec", 40, 1),
-	R(PROCEXIT, "procexit", 32, 0),
-	R(PROCFORK, "procfork", 24, 0),
-	R(SYSEXIT, "sysexit", 24, 0),
-	R(USERDATA, "userdata", 24, 0),
-	R(MAP_IN, "map_in", 32, 1),
-	R(MAP_OUT, "map_out", 40, 0),
-	R(CALLCHAIN, "callchain", 32, 2),
-	R(PMCALLOCATEDYN, "pmcallocatedyn", 96, 0),
-	R(THR_CREATE, "thr_create", 52, 0),
-	R(THR_EXIT, "thr_exit", 24, 0),
-	R(PROC_CREATE, "proc_create", 44, 0),
-	R(GENERATED, "generated", 16, 3),
+	R(CLOSELOG, "closelog", 16, V_NONE, NULL),
+	R(DROPNOTIFY, "dropnotify", 16, V_NONE, NULL),
+	R(INITIALIZE, "initialize", 112, V_NONE, f_initialize),
+	R(PMCALLOCATE, "pmcallocate", 40, V_NONE, f_pmcallocate),
+	R(PMCATTACH, "pmcattach", 24, V_PATH, f_pmcattach),
+	R(PMCDETACH, "pmcdetach", 24, V_NONE, f_pmcdetach),
+	R(PROCCSW, "proccsw", 40, V_NONE, f_proccsw),
+	R(PROCEXEC, "procexec", 40, V_PATH, f_procexec),
+	R(PROCEXIT, "procexit", 32, V_NONE, f_procexit),
+	R(PROCFORK, "procfork", 24, V_NONE, f_procfork),
+	R(SYSEXIT, "sysexit", 24, V_NONE, f_pid),
+	R(USERDATA, "userdata", 24, V_NONE, f_userdata),
+	R(MAP_IN, "map_in", 32, V_PATH, f_map_in),
+	R(MAP_OUT, "map_out", 40, V_NONE, f_map_out),
+	R(CALLCHAIN, "callchain", 32, V_PCS, f_callchain),
+	R(PMCALLOCATEDYN, "pmcallocatedyn", 96, V_NONE, f_pmcallocatedyn),
+	R(THR_CREATE, "thr_create", 52, V_NONE, f_thr_create),
+	R(THR_EXIT, "thr_exit", 24, V_NONE, f_tid),
+	R(PROC_CREATE, "proc_create", 44, V_NONE, f_proc_create),
+	R(GENERATED, "generated", 16, V_GEN, NULL),
 };
 #undef R
 
@@ -105,19 +171,19 @@ int fmt_rec_check(const void *p, size_t avail, uint32_t *len)
 	if (!r->name || l < PMCRING_HEADER_SIZE || l > PMCRING_RECORD_MAX || l % 4)
 		return -EINVAL;
 	switch (r->var) {
-	case 0:
+	case V_NONE:
 		if (l != r->size)
 			return -EINVAL;
 		break;
-	case 1:
+	case V_PATH:
 		if (l < r->size || l - r->size > PMCRING_PATH_MAX + 3)
 			return -EINVAL;
 		break;
-	case 2:
+	case V_PCS:
 		if (l < r->size || (l - r->size) % 8)
 			return -EINVAL;
 		break;
-	case 3:
+	case V_GEN:
 		if (l % 8)
 			return -EINVAL;
 		break;
@@ -198,78 +264,45 @@ static void em_s(struct em *e, const char *k, const char *s, size_t max)
 	em_raw(e, "\"");
 }
 
+static void em_field(struct em *e, const struct rec_field *f,
+		     const uint8_t *r)
+{
+	switch (f->how) {
+	case F_U32:
+		em_u(e, f->key, fmt_get32(r, f->off));
+		break;
+	case F_X32:
+		em_x(e, f->key, fmt_get32(r, f->off));
+		break;
+	case F_U64:
+		em_u(e, f->key, fmt_get64(r, f->off));
+		break;
+	case F_X64:
+		em_x(e, f->key, fmt_get64(r, f->off));
+		break;
+	case F_STR:
+		em_s(e, f->key, (const char *)r + f->off, f->max);
+		break;
+	}
+}
+
+/* The fields of record @r of @len bytes, checked by fmt_rec_check(). */
 static void em_fields(struct em *e, const uint8_t *r, uint32_t len)
 {
 	uint32_t type = PMCRING_HEADER_TYPE(fmt_get32(r, 0)), i, n;
-	const char *path;
+	const struct rec_rule *rule;
+	const struct rec_field *f;
 
-	path = (const char *)r + (rules[type].var == 1 ? rules[type].size : 0);
-	switch (type) {
-	case PMCRING_TYPE_INITIALIZE:
-		em_x(e, "version", fmt_get32(r, 16));
-		em_x(e, "cputype", fmt_get32(r, 20));
-		em_u(e, "tsc_freq", fmt_get64(r, 24));
-		em_u(e, "start_sec", fmt_get64(r, 32));
-		em_u(e, "start_nsec", fmt_get64(r, 40));
-		em_s(e, "cpuid", (const char *)r + 48, PMCRING_CPUID_LEN);
+	if (type > PMCRING_TYPE_MAX)
+		return;
+	rule = &rules[type];
+	for (f = rule->fields; f && f->key; f++)
+		em_field(e, f, r);
+	switch (rule->var) {
+	case V_PATH:
+		em_s(e, "path", (const char *)r + rule->size, len - rule->size);
 		break;
-	case PMCRING_TYPE_PMCALLOCATE:
-		em_x(e, "pmcid", fmt_get32(r, 16));
-		em_x(e, "event", fmt_get32(r, 20));
-		em_x(e, "flags", fmt_get32(r, 24));
-		em_u(e, "rate", fmt_get64(r, 32));
-		break;
-	case PMCRING_TYPE_PMCATTACH:
-		em_x(e, "pmcid", fmt_get32(r, 16));
-		em_u(e, "pid", fmt_get32(r, 20));
-		em_s(e, "path", path, len - 24);
-		break;
-	case PMCRING_TYPE_PMCDETACH:
-		em_x(e, "pmcid", fmt_get32(r, 16));
-		em_u(e, "pid", fmt_get32(r, 20));
-		break;
-	case PMCRING_TYPE_PROCCSW:
-		em_x(e, "pmcid", fmt_get32(r, 24));
-		em_u(e, "pid", fmt_get32(r, 28));
-		em_u(e, "tid", fmt_get32(r, 32));
-		em_u(e, "value", fmt_get64(r, 16));
-		break;
-	case PMCRING_TYPE_PROCEXEC:
-		em_u(e, "pid", fmt_get32(r, 16));
-		em_x(e, "pmcid", fmt_get32(r, 20));
-		em_x(e, "base", fmt_get64(r, 24));
-		em_x(e, "dyn", fmt_get64(r, 32));
-		em_s(e, "path", path, len - 40);
-		break;
-	case PMCRING_TYPE_PROCEXIT:
-		em_x(e, "pmcid", fmt_get32(r, 16));
-		em_u(e, "pid", fmt_get32(r, 20));
-		em_u(e, "value", fmt_get64(r, 24));
-		break;
-	case PMCRING_TYPE_PROCFORK:
-		em_u(e, "oldpid", fmt_get32(r, 16));
-		em_u(e, "newpid", fmt_get32(r, 20));
-		break;
-	case PMCRING_TYPE_SYSEXIT:
-		em_u(e, "pid", fmt_get32(r, 16));
-		break;
-	case PMCRING_TYPE_USERDATA:
-		em_x(e, "userdata", fmt_get32(r, 16));
-		break;
-	case PMCRING_TYPE_MAP_IN:
-		em_u(e, "pid", fmt_get32(r, 16));
-		em_x(e, "start", fmt_get64(r, 24));
-		em_s(e, "path", path, len - 32);
-		break;
-	case PMCRING_TYPE_MAP_OUT:
-		em_u(e, "pid", fmt_get32(r, 16));
-		em_x(e, "start", fmt_get64(r, 24));
-		em_x(e, "end", fmt_get64(r, 32));
-		break;
-	case PMCRING_TYPE_CALLCHAIN:
-		em_u(e, "pid", fmt_get32(r, 16));
-		em_u(e, "tid", fmt_get32(r, 20));
-		em_x(e, "pmcid", fmt_get32(r, 24));
+	case V_PCS:		/* CALLCHAIN */
 		em_u(e, "cc_cpu", fmt_get32(r, 28) >> 16);
 		em_x(e, "cc_flags", fmt_get32(r, 28) & 0xffff);
 		n = (len - 32) / 8;
@@ -282,27 +315,7 @@ static void em_fields(struct em *e, const uint8_t *r, uint32_t len)
 			       fmt_get64(r, 32 + 8 * i));
 		em_raw(e, "\"");
 		break;
-	case PMCRING_TYPE_PMCALLOCATEDYN:
-		em_x(e, "pmcid", fmt_get32(r, 16));
-		em_x(e, "event", fmt_get32(r, 20));
-		em_x(e, "flags", fmt_get32(r, 24));
-		em_s(e, "name", (const char *)r + 32, PMCRING_NAME_MAX);
-		break;
-	case PMCRING_TYPE_THR_CREATE:
-		em_u(e, "tid", fmt_get32(r, 16));
-		em_u(e, "pid", fmt_get32(r, 20));
-		em_x(e, "flags", fmt_get32(r, 24));
-		em_s(e, "name", (const char *)r + 32, PMCRING_COMM_LEN);
-		break;
-	case PMCRING_TYPE_THR_EXIT:
-		em_u(e, "tid", fmt_get32(r, 16));
-		break;
-	case PMCRING_TYPE_PROC_CREATE:
-		em_u(e, "pid", fmt_get32(r, 16));
-		em_x(e, "flags", fmt_get32(r, 20));
-		em_s(e, "comm", (const char *)r + 24, PMCRING_COMM_LEN);
-		break;
-	case PMCRING_TYPE_GENERATED:
+	case V_GEN:
 		em_u(e, "len", len);
 		if (len >= 24)
 			em_u(e, "seq", fmt_get64(r, 16));

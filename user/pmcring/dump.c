@@ -5,58 +5,31 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cmd.h"
 #include "fmt.h"
 
 struct image {
-	void	*p;
-	size_t	len;
+	const void	*p;
+	size_t		len;
 };
 
+/* Map @path; say why not when @must. */
 static int map_file(const char *path, struct image *im, bool must)
 {
-	struct stat st;
-	int fd;
+	int err = fmt_map_file(path, &im->p, &im->len);
 
-	im->p = NULL;
-	im->len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (must)
-			fprintf(stderr, "pmcring: %s: %s\n", path, strerror(errno));
-		return -errno;
-	}
-	if (fstat(fd, &st)) {
-		close(fd);
-		return -errno;
-	}
-	if (st.st_size > 0) {
-		im->p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
-			     fd, 0);
-		if (im->p == MAP_FAILED) {
-			im->p = NULL;
-			close(fd);
-			fprintf(stderr, "pmcring: %s: %s\n", path, strerror(errno));
-			return -errno;
-		}
-		im->len = (size_t)st.st_size;
-	}
-	close(fd);
-	return 0;
+	if (err && must)
+		fprintf(stderr, "pmcring: %s: %s\n", path, strerror(-err));
+	return err;
 }
 
 static void unmap_file(struct image *im)
 {
-	if (im->p)
-		munmap(im->p, im->len);
+	fmt_unmap_file(im->p, im->len);
 	im->p = NULL;
 }
 

@@ -387,7 +387,7 @@ static bool blob_sibling(const char *path, unsigned int ext, char *out,
 	return false;
 }
 
-static int blob_map_one(const char *path, const void **p, size_t *len)
+int fmt_map_file(const char *path, const void **p, size_t *len)
 {
 	struct stat st;
 	void *m;
@@ -432,7 +432,7 @@ int fmt_blob_map(const char *path, struct fmt_blob_set *s, char *which,
 			snprintf(which, which_sz, "%s", path);
 			return -EINVAL;
 		}
-		err = blob_map_one(which, p[i], len[i]);
+		err = fmt_map_file(which, p[i], len[i]);
 		/* an empty DAT or OFFSET maps to nothing: not a blob set */
 		if (err && (i == BLOB_DAT || i == BLOB_OFF)) {
 			fmt_blob_unmap(s);
@@ -442,15 +442,17 @@ int fmt_blob_map(const char *path, struct fmt_blob_set *s, char *which,
 	return 0;
 }
 
+void fmt_unmap_file(const void *p, size_t len)
+{
+	if (p)
+		munmap((void *)p, len);
+}
+
 void fmt_blob_unmap(struct fmt_blob_set *s)
 {
-	if (s->dat)
-		munmap((void *)s->dat, s->dat_len);
-	if (s->off)
-		munmap((void *)s->off, s->off_len);
-	if (s->tim)
-		munmap((void *)s->tim, s->tim_len);
-	if (s->typ)
-		munmap((void *)s->typ, s->typ_len);
+	fmt_unmap_file(s->dat, s->dat_len);
+	fmt_unmap_file(s->off, s->off_len);
+	fmt_unmap_file(s->tim, s->tim_len);
+	fmt_unmap_file(s->typ, s->typ_len);
 	memset(s, 0, sizeof(*s));
 }

@@ -10,8 +10,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libpmcring.h>
@@ -141,43 +139,22 @@ static int report_cmd_pmclog(struct report_cmd *c)
 /* ---- barman and blob through the command's readers ---- */
 
 struct report_img {
-	void	*p;
-	size_t	len;
+	const void	*p;
+	size_t		len;
 };
 
 static int report_map(const char *path, struct report_img *im, bool must)
 {
-	struct stat st;
-	int fd, err = 0;
+	int err = fmt_map_file(path, &im->p, &im->len);
 
-	im->p = NULL;
-	im->len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		err = -errno;
-		goto out;
-	}
-	if (st.st_size > 0) {
-		im->p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (im->p == MAP_FAILED) {
-			im->p = NULL;
-			err = -errno;
-			goto out;
-		}
-		im->len = st.st_size;
-	}
-out:
 	if (err && must)
 		fprintf(stderr, "pmcring report: %s: %s\n", path, strerror(-err));
-	if (fd >= 0)
-		close(fd);
 	return err;
 }
 
 static void report_unmap(struct report_img *im)
 {
-	if (im->p)
-		munmap(im->p, im->len);
+	fmt_unmap_file(im->p, im->len);
 	im->p = NULL;
 }
 
@@ -249,36 +226,11 @@ static void report_cmd_bm_tables(struct report_cmd *c)
 	}
 }
 
-/* Path of the @ext sibling of a blob file @path (STREAM.DAT.T ...). */
-static bool report_blob_sibling(const char *path, const char *ext, char *out,
-				size_t sz)
-{
-	static const char *const exts[] = { "DAT", "OFFSET", "TIMING", "TYPE" };
-	const char *base = strrchr(path, '/'), *dot;
-	unsigned int i;
-
-	base = base ? base + 1 : path;
-	for (i = 0; i < 4; i++) {
-		char pat[16];
-
-		snprintf(pat, sizeof(pat), ".%s.", exts[i]);
-		dot = strstr(base, pat);
-		if (dot)
-			return (size_t)snprintf(out, sz, "%.*s.%s.%s",
-						(int)(dot - path), path, ext,
-						dot + strlen(pat)) < sz;
-	}
-	return false;
-}
-
 static int report_cmd_other(struct report_cmd *c, struct report_img *im0)
 {
-	static const char *const exts[] = { "DAT", "OFFSET", "TIMING", "TYPE" };
-	struct report_img im[4] = { { 0 } };
 	struct fmt_blob_set set = { 0 };
-	char sib[4096];
+	char which[4096];
 	size_t bad = 0;
-	unsigned int i;
 	int rc;
 
 	if (c->kind == FMT_BARMAN) {
@@ -293,30 +245,21 @@ static int report_cmd_other(struct report_cmd *c, struct report_img *im0)
 		rc = fmt_barman_read(im0->p, im0->len, report_cmd_item, c, &bad);
 		goto done;
 	}
-	for (i = 0; i < 4; i++) {
-		if (!report_blob_sibling(c->path, exts[i], sib, sizeof(sib))) {
-			fprintf(stderr, "pmcring report: %s: not a blob file name "
-				"(STREAM.DAT.T)\n", c->path);
-			rc = -EINVAL;
-			goto out;
-		}
-		rc = report_map(sib, &im[i], i < 2);
-		if (rc && i < 2)
-			goto out;
+	rc = fmt_blob_map(c->path, &set, which, sizeof(which));
+	if (rc == -EINVAL) {
+		fprintf(stderr, "pmcring report: %s: not a blob file name "
+			"(STREAM.DAT.T)\n", c->path);
+		goto out;
+	}
+	if (rc) {
+		fprintf(stderr, "pmcring report: %s: %s\n", which, strerror(-rc));
+		goto out;
 	}
 	c->mem = pmcring_log_open(PMCRING_LOG_FD_NONE);
 	if (!c->mem) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	set.dat = im[0].p;
-	set.dat_len = im[0].len;
-	set.off = im[1].p;
-	set.off_len = im[1].len;
-	set.tim = im[2].p;
-	set.tim_len = im[2].len;
-	set.typ = im[3].p;
-	set.typ_len = im[3].len;
 	rc = fmt_blob_read(&set, report_cmd_item, c, &bad);
 done:
 	if (rc == -EINVAL)
@@ -328,8 +271,7 @@ done:
 	if (rc == -EINVAL || rc == FMT_END_TRUNCATED)
 		rc = 0;
 out:
-	for (i = 0; i < 4; i++)
-		report_unmap(&im[i]);
+	fmt_blob_unmap(&set);
 	pmcring_log_close(c->mem);
 	c->mem = NULL;
 	return rc;

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <libpmcring.h>
 
 #include "cmd.h"
 #include "fmt.h"
@@ -108,23 +109,17 @@ static const char *const bm_names[] = {
 	[BM_REC_WARNING] = "WARNING",
 };
 
-/* Upper-case name of an item's type, as dump prints it. */
-static const char *item_type_name(const struct fmt_item *it, char *buf,
-				  size_t sz)
+/* Name of an item's type, as dump prints it (pmclog: libpmcring's). */
+static const char *item_type_name(const struct fmt_item *it)
 {
 	const char *n;
-	size_t i;
 
 	if (it->kind == FMT_BARMAN)
-		return it->type < sizeof(bm_names) / sizeof(bm_names[0]) &&
-		       bm_names[it->type] ? bm_names[it->type] : "?";
-	n = fmt_type_name(it->type);
-	if (!n)
-		return "?";
-	for (i = 0; n[i] && i + 1 < sz; i++)
-		buf[i] = (char)(n[i] >= 'a' && n[i] <= 'z' ? n[i] - 32 : n[i]);
-	buf[i] = '\0';
-	return buf;
+		n = it->type < sizeof(bm_names) / sizeof(bm_names[0]) ?
+		    bm_names[it->type] : NULL;
+	else
+		n = pmcring_type_name(it->type);
+	return n ? n : "?";
 }
 
 struct dump_ctx {
@@ -165,7 +160,7 @@ static void dump_barman_item(struct dump_ctx *d, const struct fmt_item *it)
 static int dump_item(const struct fmt_item *it, void *ctx)
 {
 	struct dump_ctx *d = ctx;
-	char name[32], cpu[16] = "-";
+	char cpu[16] = "-";
 
 	if (it->type == PMCRING_TYPE_CLOSELOG && it->kind == FMT_PMCLOG)
 		d->w->closed = true;
@@ -173,7 +168,7 @@ static int dump_item(const struct fmt_item *it, void *ctx)
 		snprintf(cpu, sizeof(cpu), "%d", it->cpu);
 	fprintf(d->out, "%" PRIu64 ".%09" PRIu64 " cpu=%s %s",
 		it->ts / 1000000000, it->ts % 1000000000, cpu,
-		item_type_name(it, name, sizeof(name)));
+		item_type_name(it));
 	if (it->kind == FMT_BARMAN) {
 		fputc(' ', d->out);
 		dump_barman_item(d, it);
@@ -310,7 +305,6 @@ int cmd_stat(int argc, char **argv)
 	struct stat_ctx *s;
 	struct walk w;
 	struct fmt_item probe = { 0 };
-	char name[32];
 	double secs;
 	int c, i, t, ret = 0;
 
@@ -340,7 +334,7 @@ int cmd_stat(int argc, char **argv)
 				continue;
 			probe.type = (uint32_t)t;
 			printf("  type %-16s %12" PRIu64 "\n",
-			       item_type_name(&probe, name, sizeof(name)),
+			       item_type_name(&probe),
 			       s->types[t]);
 		}
 		for (t = 0; t < STAT_CPUS; t++)

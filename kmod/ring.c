@@ -32,6 +32,8 @@
 #include <linux/gfp.h>
 #include <linux/topology.h>
 #include <linux/irq_work.h>
+#include <linux/cpu.h>
+#include <linux/smp.h>
 #include <linux/timekeeping.h>
 #include <linux/build_bug.h>
 #include <linux/stddef.h>
@@ -61,6 +63,7 @@ struct pmcring_ring {
 	local_t			unreported;	/* drops no DROPNOTIFY marked yet */
 	unsigned long		published;	/* last data_head stored */
 	unsigned long		tail_hint;	/* a data_tail read by a writer */
+	u64			last_ts;	/* ts of the last reservation */
 
 	unsigned long		mask;		/* data_size - 1 */
 	unsigned long		watermark;	/* poll threshold, bytes */
@@ -182,6 +185,8 @@ struct pmcring_ring *pmcring_ring_alloc(struct pmcring_session *s,
 	local_set(&rb->head, 0);
 	local_set(&rb->nest, 0);
 	local_set(&rb->unreported, 0);
+	/* Never 0: pending_ts = last_ts must read as "writer in flight". */
+	rb->last_ts = 1;
 	init_irq_work(&rb->wake_work, pmcring_ring_wake);
 	pmcring_ring_init_ctl(rb);
 	return rb;
@@ -241,7 +246,11 @@ struct pmcring_ring *pmcring_session_ring(struct pmcring_session *s)
 
 /*
  * Announce a writer: pending_ts = t0 if no writer is in flight, else lower
- * the current value by one.  A nested writer thus always changes a non-zero
+ * the current value by one.  t0 is the timestamp of the last reservation on
+ * this ring, not a fresh clock read: the records of a ring are in timestamp
+ * order, so it bounds every record reserved from now on, at the price of
+ * one clock read less per record (the bound is staler only while a writer
+ * is in flight).  A nested writer thus always changes a non-zero
  * pending_ts and never raises it, so the outermost writer's clearing
  * cmpxchg_local() in pmcring_ring_exit() fails whenever a nested writer came
  * in after it read the value (no ABA).  The value stays a lower bound: a
@@ -298,9 +307,10 @@ static void pmcring_ring_wakeup(struct pmcring_ring *rb, unsigned long prev,
  * perf_output_put_handle(), extended with pending_ts.
  *
  *	producer (here and reserve)		consumer (user/lib/ring.c)
- *	(E) STORE pending_ts; smp_mb()		(F) T = PMCRING_IOC_CLOCK;
- *	    READ clock (ts >= t0)		    smp_mb(); LOAD pending_ts
- *	(A) LOAD data_tail; smp_mb()		(C) LOAD data_head (acquire)
+ *	(E) STORE pending_ts; barrier()		(F) T = clock; IPI every CPU
+ *	    READ clock (ts >= t0)		    (pmcring_ring_sync_all());
+ *						    smp_mb(); LOAD pending_ts
+ *	(A) LOAD data_tail; ctrl dependency	(C) LOAD data_head (acquire)
  *	    STORE record bytes			    LOAD record bytes
  *	(B) smp_wmb(); STORE data_head		(D) smp_mb(); STORE data_tail
  *	(G) smp_wmb(); STORE pending_ts = 0	(H) LOAD data_head after
@@ -309,7 +319,8 @@ static void pmcring_ring_wakeup(struct pmcring_ring *rb, unsigned long prev,
  *	A pairs with D: we never overwrite bytes the consumer still reads.
  *	B pairs with C: a consumer that sees data_head sees the records.
  *	E pairs with F: if the consumer reads pending_ts == 0, every record
- *	not yet published reads its clock after T.
+ *	not yet published reads its clock after T (an asymmetric barrier, as
+ *	membarrier(): the interrupt F sends is this CPU's full barrier).
  *	G pairs with H: a consumer that reads the cleared 0 sees the data_head
  *	stored before it.
  *
@@ -319,7 +330,7 @@ static void pmcring_ring_wakeup(struct pmcring_ring *rb, unsigned long prev,
  * nest drops to 0 it neither publishes nor clears: the final check sees its
  * head or its pending_ts and loops.
  */
-static void pmcring_ring_exit(struct pmcring_ring *rb)
+static __always_inline void pmcring_ring_exit(struct pmcring_ring *rb)
 {
 	unsigned long head, prev;
 	u64 pending;
@@ -393,13 +404,28 @@ void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 
 	local_inc(&rb->nest);
 	barrier();
-	pmcring_ring_pending(rb->prod, ktime_get_mono_fast_ns());
-	smp_mb(); /* (E) pending_ts before the clock reads, pairs with (F) */
+	pmcring_ring_pending(rb->prod, READ_ONCE(rb->last_ts));
+	/*
+	 * (E) pending_ts before the clock read, pairs with (F): only a
+	 * compiler barrier here.  The consumer pays the full barrier:
+	 * PMCRING_IOC_CLOCK interrupts every online CPU after reading T
+	 * (pmcring_ring_sync_all()).  The interrupt lands between two
+	 * instructions of this CPU: if after the store above, the store is
+	 * visible before the interrupt completes; if before it, the clock
+	 * read below comes after the interrupt, so after T.  Writers with
+	 * interrupts disabled or in NMI finish before it is taken.
+	 */
+	barrier();
 
 	for (;;) {
 		head = local_read(&rb->head);
+		/*
+		 * (A) pairs with (D): no barrier.  The space check below
+		 * needs this load to decide whether we store at all, a
+		 * control dependency that orders it before the record
+		 * stores (as perf_output_begin()).
+		 */
 		tail = READ_ONCE(rb->ctl->data_tail);
-		smp_mb(); /* (A) data_tail before record stores, pairs with (D) */
 		ts = ktime_get_mono_fast_ns();
 		drops = local_read(&rb->unreported);
 		need = space + (drops ? PMCRING_SIZE_DROPNOTIFY : 0);
@@ -417,6 +443,7 @@ void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 	}
 
 	WRITE_ONCE(rb->tail_hint, tail);
+	WRITE_ONCE(rb->last_ts, ts);
 	rec = rb->data + (head & rb->mask);
 	if (drops) {
 		pmcring_ring_header(rec, PMCRING_TYPE_DROPNOTIFY,
@@ -440,6 +467,29 @@ drop:
 	local_inc(&rb->unreported);
 	pmcring_ring_exit(rb);
 	return NULL;
+}
+
+/*
+ * (F) of the ordering contract, the consumer's half of the asymmetric
+ * barrier that replaces a full barrier at (E) in every reservation: after
+ * the caller read T, interrupt every online CPU and wait until each has
+ * run pmcring_ring_sync_ipi().  On return, every pending_ts store made
+ * before a CPU took the interrupt is visible, and every reservation not
+ * yet announced then reads its clock after T (see pmcring_ring_reserve()).
+ * Holding the hotplug lock keeps a CPU from coming online unseen.  Process
+ * context; costs one interrupt per online CPU, so consumers call it only
+ * when a drained CPU blocks the merge (libpmcring does).
+ */
+static void pmcring_ring_sync_ipi(void *unused)
+{
+	/* Taking the interrupt and completing it is the barrier. */
+}
+
+void pmcring_ring_sync_all(void)
+{
+	cpus_read_lock();
+	on_each_cpu(pmcring_ring_sync_ipi, NULL, 1);
+	cpus_read_unlock();
 }
 
 /* Publish a record obtained from pmcring_ring_reserve(). */

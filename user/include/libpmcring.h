@@ -209,9 +209,10 @@ PMCRING_API uint64_t pmcring_merge_max_delay_ns(const struct pmcring_merge *m);
  * 0 and the records handed out so far are written, so that each record is
  * written within max_delay_ns of its commit: counted from @look_ns (when
  * the call that returned 0 was made; a record committed later is not seen
- * yet) or from the oldest record held back, less how late the caller came
- * back after the previous timeout (its wait oversleeping, then merging and
- * writing: a decaying maximum).  Between max_delay_ns / 8 and max_delay_ns.
+ * yet) or from the oldest record held back, to 3/4 of max_delay_ns (the
+ * rest absorbs jitter), less how late the caller came back after the
+ * previous timeout (its wait oversleeping, then merging and writing: a
+ * decaying maximum).  Between max_delay_ns / 8 and max_delay_ns * 3 / 4.
  * @look_ns and @now_ns are CLOCK_MONOTONIC, the records' clock.
  */
 PMCRING_API uint64_t pmcring_merge_timeout_ns(struct pmcring_merge *m,

@@ -393,7 +393,8 @@ uint64_t pmcring_merge_timeout_ns(struct pmcring_merge *m, uint64_t look_ns,
 	/* Records held back count from their own commit. */
 	if (m->nvis && m->vis[0].key < from)
 		from = m->vis[0].key;
-	deadline = from + m->max_delay_ns;
+	/* aim at 3/4 of the promise: the rest absorbs jitter not seen yet */
+	deadline = from + m->max_delay_ns - m->max_delay_ns / 4;
 	deadline = deadline > m->late_ns ? deadline - m->late_ns : 0;
 	t = deadline > now_ns ? deadline - now_ns : 0;
 	if (t < floor)

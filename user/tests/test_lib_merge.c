@@ -175,7 +175,7 @@ static int test_clock_once_per_round(void)
 }
 
 /*
- * pmcring_merge_timeout_ns(): max_delay_ns when the caller is on time; a
+ * pmcring_merge_timeout_ns(): 3/4 of max_delay_ns when on time; a
  * late caller gets shorter timeouts, never below max_delay_ns / 8; a record
  * held back counts from its own timestamp.
  */
@@ -194,21 +194,22 @@ static int test_timeout(void)
 		FAIL("merge_new: %m");
 	D = pmcring_merge_max_delay_ns(m);
 	t = pmcring_merge_timeout_ns(m, t0, t0);
-	if (t != D)
+	if (t != D * 3 / 4)
 		FAIL("idle timeout %llu, not %llu", (unsigned long long)t,
-		     (unsigned long long)D);
+		     (unsigned long long)D * 3 / 4);
 	/* back 3 ms late after merging and writing */
 	t0 += t + 3000000;
 	t = pmcring_merge_timeout_ns(m, t0, t0);
-	if (t != D - 3000000)
+	if (t != D * 3 / 4 - 3000000)
 		FAIL("timeout after 3 ms late: %llu", (unsigned long long)t);
 	/* on time from now on: the margin decays slowly */
 	for (i = 0; i < 10; i++) {
 		t0 += t;
 		t = pmcring_merge_timeout_ns(m, t0, t0);
 	}
-	if (t <= D - 3000000 || t >= D - 2000000)
-		FAIL("margin decayed to %llu", (unsigned long long)(D - t));
+	if (t <= D * 3 / 4 - 3000000 || t >= D * 3 / 4 - 2000000)
+		FAIL("margin decayed to %llu",
+		     (unsigned long long)(D * 3 / 4 - t));
 	/* very late: the floor */
 	t0 += t + 2 * D;
 	t = pmcring_merge_timeout_ns(m, t0, t0);
@@ -224,7 +225,7 @@ static int test_timeout(void)
 		FAIL("record out while an earlier one is in flight");
 	t0 = now() + D / 2;	/* the held record is D / 2 old */
 	t = pmcring_merge_timeout_ns(m, t0, t0);
-	if (t > D / 2 + D / 100 || t < D / 8)
+	if (t > D / 4 + D / 100 || t < D / 8)
 		FAIL("held-back timeout %llu", (unsigned long long)t);
 	pmcring_merge_free(m);
 	pmcring_uprod_free(p);

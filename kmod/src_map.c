@@ -11,12 +11,12 @@
  *				kprobe on perf_event_mmap() (no tracepoint sees
  *				the new vma); start = start of the mapping
  *	munmap			MAP_OUT of the executable file mappings in the
- *				range, from kprobes on the munmap syscalls (64-
- *				and 32-bit), on mmap with MAP_FIXED (the range it
- *				replaces) and on mremap (the old range, and the
- *				new one with MREMAP_FIXED; MAP_IN of the result
- *				on return); mappings dropped at exit or exec get
- *				none (SYSEXIT/PROCEXEC end them all)
+ *				range, from kprobes on the munmap syscalls, on
+ *				mmap/mmap2 with MAP_FIXED (the range it replaces)
+ *				and on mremap (the old range, and the new one
+ *				with MREMAP_FIXED; MAP_IN of the result on
+ *				return), 64- and 32-bit; mappings dropped at exit
+ *				or exec get none (SYSEXIT/PROCEXEC end them all)
  *	enable			PROC_CREATE and MAP_IN of every followed process
  *				that already runs, MAP_IN of the loaded kernel
  *				modules (unless PMCRING_CFG_F_NO_SYNTH)
@@ -245,19 +245,48 @@ static int pmcring_src_kp_mmap_fixed(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
+/* __ia32_sys_mmap_pgoff (mmap2): ebx addr, ecx len, edx prot, esi flags. */
+static int pmcring_src_kp_mmap_fixed32(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct pt_regs *u = pmcring_src_uregs(regs);
+
+	if ((u32)u->si & MAP_FIXED)
+		pmcring_src_unmap_range((u32)u->bx, (u32)u->cx);
+	return 0;
+}
+
 /*
- * __x64_sys_mremap(addr, old_len, new_len, flags, new_addr): the old range
- * ends (moved, shrunk, or grown in place: MAP_IN follows on return), and
- * with MREMAP_FIXED whatever was at the new range.
+ * mremap(addr, old_len, new_len, flags, new_addr): the old range ends
+ * (moved, shrunk, or grown in place: MAP_IN follows on return), and with
+ * MREMAP_FIXED whatever was at the new range.
  */
+static void pmcring_src_mremap(unsigned long addr, unsigned long old_len,
+			       unsigned long new_len, unsigned long flags,
+			       unsigned long new_addr)
+{
+	pmcring_src_unmap_range(addr, old_len);
+	if (flags & MREMAP_FIXED)
+		pmcring_src_unmap_range(new_addr, new_len);
+}
+
+/* __x64_sys_mremap: rdi, rsi, rdx, r10, r8. */
 static int pmcring_src_kp_mremap(struct kretprobe_instance *ri,
 				 struct pt_regs *regs)
 {
 	struct pt_regs *u = pmcring_src_uregs(regs);
 
-	pmcring_src_unmap_range(u->di, u->si);
-	if (u->r10 & MREMAP_FIXED)
-		pmcring_src_unmap_range(u->r8, u->dx);
+	pmcring_src_mremap(u->di, u->si, u->dx, u->r10, u->r8);
+	return 0;
+}
+
+/* __ia32_sys_mremap: ebx, ecx, edx, esi, edi. */
+static int pmcring_src_kp_mremap32(struct kretprobe_instance *ri,
+				   struct pt_regs *regs)
+{
+	struct pt_regs *u = pmcring_src_uregs(regs);
+
+	pmcring_src_mremap((u32)u->bx, (u32)u->cx, (u32)u->dx, (u32)u->si,
+			   (u32)u->di);
 	return 0;
 }
 
@@ -329,12 +358,21 @@ static struct pmcring_src_kp pmcring_src_kps[] = {
 	{ .kp = { .symbol_name = "__x64_sys_mmap",
 		  .pre_handler = pmcring_src_kp_mmap_fixed },
 	  .types = PMCRING_SRC_T(MAP_OUT), .what = "MAP_FIXED MAP_OUT" },
+	{ .kp = { .symbol_name = "__ia32_sys_mmap_pgoff",
+		  .pre_handler = pmcring_src_kp_mmap_fixed32 },
+	  .types = PMCRING_SRC_T(MAP_OUT), .what = "32-bit MAP_FIXED MAP_OUT" },
 	{ .rp = { .kp.symbol_name = "__x64_sys_mremap",
 		  .entry_handler = pmcring_src_kp_mremap,
 		  .handler = pmcring_src_kp_mremap_ret,
 		  .maxactive = 64 },
 	  .ret = true, .types = PMCRING_SRC_T(MAP_IN) | PMCRING_SRC_T(MAP_OUT),
 	  .what = "mremap MAP_OUT/MAP_IN" },
+	{ .rp = { .kp.symbol_name = "__ia32_sys_mremap",
+		  .entry_handler = pmcring_src_kp_mremap32,
+		  .handler = pmcring_src_kp_mremap_ret,
+		  .maxactive = 64 },
+	  .ret = true, .types = PMCRING_SRC_T(MAP_IN) | PMCRING_SRC_T(MAP_OUT),
+	  .what = "32-bit mremap MAP_OUT/MAP_IN" },
 };
 
 static bool pmcring_src_kp_needed(struct pmcring_session *s,

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Description: MAP_OUT wherever an executable file mapping ends, so a
- * symbolizer never keeps a stale mapping: munmap (64-bit, and 32-bit
- * through int $0x80), mmap with MAP_FIXED over it, and mremap (MAP_OUT of
- * the old range, MAP_IN of the new one with the path).  A per-pid session
+ * symbolizer never keeps a stale mapping: munmap, mmap with MAP_FIXED over
+ * it, and mremap (MAP_OUT of the old range, MAP_IN of the new one with the
+ * path), each through the 64-bit system calls and the 32-bit ones (int
+ * $0x80: munmap, mmap2, mremap).  A per-pid session
  * on the test itself maps its own executable file and checks the records of
  * each step by address.
  */
@@ -85,16 +86,30 @@ static int find(const struct mrec *r, unsigned int n, uint32_t type,
 	return -1;
 }
 
-/* munmap through the i386 system call table (__ia32_sys_munmap). */
-static long munmap32(uint32_t addr, uint32_t len)
+/* i386 system call numbers, called through int $0x80 (__ia32_sys_*). */
+#define NR32_MUNMAP	91
+#define NR32_MREMAP	163
+#define NR32_MMAP2	192
+
+static long sys32(long nr, uint32_t a, uint32_t b, uint32_t c, uint32_t d,
+		  uint32_t e)
 {
-	long ret = 91;	/* __NR_munmap of i386 */
+	long ret = nr;
 
 	asm volatile("int $0x80"
 		     : "+a"(ret)
-		     : "b"(addr), "c"(len)
+		     : "b"(a), "c"(b), "d"(c), "S"(d), "D"(e)
 		     : "r8", "r9", "r10", "r11", "memory", "cc");
 	return (int)ret;
+}
+
+/* An executable mapping of @fd at @addr below 4 GiB. */
+static uint8_t *map_low(unsigned long addr, size_t len, int fd)
+{
+	void *p = mmap((void *)addr, len, PROT_READ | PROT_EXEC,
+		       MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
 }
 
 TEST(map_out_everywhere)
@@ -172,21 +187,50 @@ TEST(map_out_everywhere)
 		TH_LOG("munmap: no MAP_OUT of %p", c);
 
 	/* 5. 32-bit munmap of a mapping below 4 GiB. */
-	d = mmap((void *)0x30000000ul, len, PROT_READ | PROT_EXEC,
-		 MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
-	ASSERT_NE(MAP_FAILED, d);
+	d = map_low(0x30000000ul, len, fd);
+	ASSERT_NE(NULL, d);
 	collect(&s, pid, r, 0);
-	ret = munmap32((uintptr_t)d, len);
+	ret = sys32(NR32_MUNMAP, (uintptr_t)d, len, 0, 0, 0);
 	if (ret == -ENOSYS) {
-		rt_info("no 32-bit system calls: 32-bit munmap not checked\n");
+		rt_info("no 32-bit system calls: 32-bit calls not checked\n");
 		munmap(d, len);
-	} else {
-		EXPECT_EQ(0, ret);
-		n = collect(&s, pid, r, 0);
-		EXPECT_LE(0, find(r, n, PMCRING_TYPE_MAP_OUT, (uintptr_t)d,
-				  (uintptr_t)d + len))
-			TH_LOG("32-bit munmap: no MAP_OUT of %p", d);
+		goto out;
 	}
+	EXPECT_EQ(0, ret);
+	n = collect(&s, pid, r, 0);
+	EXPECT_LE(0, find(r, n, PMCRING_TYPE_MAP_OUT, (uintptr_t)d,
+			  (uintptr_t)d + len))
+		TH_LOG("32-bit munmap: no MAP_OUT of %p", d);
+
+	/* 6. 32-bit mmap2 with MAP_FIXED over it. */
+	d = map_low(0x30000000ul, len, fd);
+	ASSERT_NE(NULL, d);
+	collect(&s, pid, r, 0);
+	EXPECT_EQ((long)(uintptr_t)d,
+		  sys32(NR32_MMAP2, (uintptr_t)d, len, PROT_READ,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1));
+	n = collect(&s, pid, r, 0);
+	EXPECT_LE(0, find(r, n, PMCRING_TYPE_MAP_OUT, (uintptr_t)d,
+			  (uintptr_t)d + len))
+		TH_LOG("32-bit MAP_FIXED: no MAP_OUT of %p", d);
+	munmap(d, len);
+
+	/* 7. 32-bit mremap to a fixed address. */
+	d = map_low(0x30000000ul, len, fd);
+	ASSERT_NE(NULL, d);
+	collect(&s, pid, r, 0);
+	c = (uint8_t *)0x31000000ul;
+	EXPECT_EQ((long)(uintptr_t)c,
+		  sys32(NR32_MREMAP, (uintptr_t)d, len, len,
+			MREMAP_MAYMOVE | MREMAP_FIXED, (uintptr_t)c));
+	n = collect(&s, pid, r, 0);
+	EXPECT_LE(0, find(r, n, PMCRING_TYPE_MAP_OUT, (uintptr_t)d,
+			  (uintptr_t)d + len))
+		TH_LOG("32-bit mremap: no MAP_OUT of the old %p", d);
+	i = find(r, n, PMCRING_TYPE_MAP_IN, (uintptr_t)c, 0);
+	EXPECT_LE(0, i) TH_LOG("32-bit mremap: no MAP_IN of the new %p", c);
+	munmap(c, len);
+out:
 	EXPECT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL));
 	close(fd);
 	rt_close(&s);

@@ -94,7 +94,7 @@ TEST(hotplug_while_recording)
 {
 	unsigned int cpu, cycle, nr_online, cycles, done_cycles = 0, hp[64];
 	uint64_t drained[RT_MAX_CPUS] = { 0 }, total_gen = 0;
-	struct pmcring_config wide_cfg = { 0 };
+	struct pmcring_config acc_cfg = { 0 }, wide_cfg = { 0 };
 	struct pmcring_counter ctr = { 0 };
 	struct bg b = { 0 };
 	struct rt_sess acc;
@@ -117,21 +117,11 @@ TEST(hotplug_while_recording)
 		 atoi(getenv("HARD_HOTPLUG_CYCLES")) : 3;
 
 	/* Accounting session: GENERATED only, every CPU mapped. */
-	memset(&acc, 0, sizeof(acc));
-	acc.fd = open(PMCRING_DEV_PATH, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, acc.fd);
-	ASSERT_EQ(0, rt_ioctl(acc.fd, PMCRING_IOC_GET_INFO, &acc.info));
-	memset(&acc.cfg, 0, sizeof(acc.cfg));
-	acc.cfg.data_pages = 64;
-	acc.cfg.flags = PMCRING_CFG_F_NO_SYNTH;
-	acc.cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
+	acc_cfg.data_pages = 64;
+	acc_cfg.flags = PMCRING_CFG_F_NO_SYNTH;
+	acc_cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
 			PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY);
-	ASSERT_EQ(0, rt_ioctl(acc.fd, PMCRING_IOC_CONFIGURE, &acc.cfg));
-	acc.nr_cpus = acc.info.nr_cpus;
-	acc.rings = calloc(acc.nr_cpus, sizeof(*acc.rings));
-	ASSERT_NE(NULL, acc.rings);
-	for (cpu = 0; cpu < acc.nr_cpus; cpu++)
-		ASSERT_EQ(0, rt_map(&acc, cpu));
+	ASSERT_EQ(0, rt_open_cfg(&acc, &acc_cfg, 1));
 	ASSERT_EQ(0, rt_ioctl(acc.fd, PMCRING_IOC_ENABLE, NULL));
 
 	/* System-wide session with every source, never drained. */
@@ -285,6 +275,7 @@ static int burn_on(unsigned int cpu, unsigned int ms)
  */
 TEST(samples_from_cpu_onlined_later)
 {
+	struct pmcring_config cfg = { 0 };
 	struct pmcring_counter ctr = { 0 };
 	unsigned int cpu = 0, c, round;
 	struct rt_sess w;
@@ -298,18 +289,11 @@ TEST(samples_from_cpu_onlined_later)
 	if (rt_online_cpus() < 2 || !cpu)
 		SKIP(return, "needs 2+ online CPUs with hotplug");
 
-	memset(&w, 0, sizeof(w));
-	w.fd = open(PMCRING_DEV_PATH, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, w.fd);
-	ASSERT_EQ(0, rt_ioctl(w.fd, PMCRING_IOC_GET_INFO, &w.info));
-	w.cfg.data_pages = 64;
-	w.cfg.flags = PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_NO_SYNTH;
-	w.cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN);
-	ASSERT_EQ(0, rt_ioctl(w.fd, PMCRING_IOC_CONFIGURE, &w.cfg));
-	w.nr_cpus = w.info.nr_cpus;
+	cfg.data_pages = 64;
+	cfg.flags = PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_NO_SYNTH;
+	cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN);
+	ASSERT_EQ(0, rt_open_cfg(&w, &cfg, 0));
 	ASSERT_LT(cpu, w.nr_cpus);
-	w.rings = calloc(w.nr_cpus, sizeof(*w.rings));
-	ASSERT_NE(NULL, w.rings);
 	ASSERT_EQ(0, rt_map(&w, cpu));
 
 	ASSERT_EQ(0, set_online(cpu, 0));

@@ -133,20 +133,24 @@ static inline void rt_unmap(struct rt_ring *r)
 	r->base = NULL;
 }
 
-/* Open and configure a session; map every CPU's region if @map. */
-static inline int rt_open(struct rt_sess *s, uint32_t data_pages,
-			  uint64_t watermark, int map)
+/*
+ * Open a session configured as @cfg (copied to s->cfg, where CONFIGURE
+ * fills in region_size); map every CPU's region if @map.
+ */
+static inline int rt_open_cfg(struct rt_sess *s,
+			      const struct pmcring_config *cfg, int map)
 {
 	unsigned int cpu;
 	int err;
 
 	memset(s, 0, sizeof(*s));
+	s->cfg = *cfg;
 	s->fd = open(PMCRING_DEV_PATH, O_RDWR | O_CLOEXEC);
 	if (s->fd < 0)
 		return -errno;
 	err = rt_ioctl(s->fd, PMCRING_IOC_GET_INFO, &s->info);
 	if (!err)
-		err = rt_configure(s->fd, &s->cfg, data_pages, watermark);
+		err = rt_ioctl(s->fd, PMCRING_IOC_CONFIGURE, &s->cfg);
 	if (err)
 		goto err_close;
 	s->nr_cpus = s->info.nr_cpus;
@@ -166,6 +170,18 @@ err_close:
 	close(s->fd);
 	s->fd = -1;
 	return err;
+}
+
+/* Open and configure a session; map every CPU's region if @map. */
+static inline int rt_open(struct rt_sess *s, uint32_t data_pages,
+			  uint64_t watermark, int map)
+{
+	struct pmcring_config cfg = {
+		.data_pages = data_pages,
+		.watermark = watermark,
+	};
+
+	return rt_open_cfg(s, &cfg, map);
 }
 
 static inline void rt_close(struct rt_sess *s)

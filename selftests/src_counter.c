@@ -66,6 +66,7 @@ static void counter_init(struct pmcring_counter *c)
 static void all_or_nothing(struct __test_metadata *_metadata, uint32_t flags,
 			   int enable)
 {
+	struct pmcring_config cfg = { 0 };
 	struct pmcring_counter *ro, c;
 	unsigned int alloc, dyn, i;
 	struct rt_sess s;
@@ -73,21 +74,12 @@ static void all_or_nothing(struct __test_metadata *_metadata, uint32_t flags,
 	long page = sysconf(_SC_PAGESIZE);
 
 	PMCRING_REQUIRE_DEV();
-	memset(&s, 0, sizeof(s));
-	s.fd = open(PMCRING_DEV_PATH, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, s.fd);
-	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_GET_INFO, &s.info));
-	s.cfg.data_pages = 16;
-	s.cfg.flags = flags | PMCRING_CFG_F_NO_SYNTH;
-	s.cfg.pid = (flags & PMCRING_CFG_F_PID) ? getpid() : 0;
-	s.cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_PMCALLOCATE) |
-		      PMCRING_TYPE_BIT(PMCRING_TYPE_PMCALLOCATEDYN);
-	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_CONFIGURE, &s.cfg));
-	s.nr_cpus = s.info.nr_cpus;
-	s.rings = calloc(s.nr_cpus, sizeof(*s.rings));
-	ASSERT_NE(NULL, s.rings);
-	for (i = 0; i < s.nr_cpus; i++)
-		ASSERT_EQ(0, rt_map(&s, i));
+	cfg.data_pages = 16;
+	cfg.flags = flags | PMCRING_CFG_F_NO_SYNTH;
+	cfg.pid = (flags & PMCRING_CFG_F_PID) ? getpid() : 0;
+	cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_PMCALLOCATE) |
+		    PMCRING_TYPE_BIT(PMCRING_TYPE_PMCALLOCATEDYN);
+	ASSERT_EQ(0, rt_open_cfg(&s, &cfg, 1));
 	if (enable)
 		ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL));
 

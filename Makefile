@@ -115,6 +115,10 @@ kmod:
 	@d=$(BUILD)/vmroot/lib/modules/$(KREL)/kernel/lib; mkdir -p $$d; \
 	 cp -f /lib/modules/$(KREL)/kernel/lib/crc7.ko* $$d/ 2>/dev/null || \
 	 echo "  NOTE    no crc7 module for $(KREL): src_records skips its module test"
+	@# bench_smoke (make check) runs B1 against the ftrace reference too.
+	$(MAKE) -C kmod/bench KDIR=$(KDIR)
+	@d=$(BUILD)/vmroot/lib/modules/$(KREL)/extra; mkdir -p $$d; \
+	 cp -f kmod/bench/pmcring_ftrace_bench.ko $$d/
 
 user:
 ifneq ($(HAVE_USER),)

@@ -28,6 +28,7 @@
 #include <linux/completion.h>
 #include <linux/ring_buffer.h>
 #include <linux/ktime.h>
+#include <linux/trace_clock.h>
 #include <linux/mutex.h>
 #include <linux/pmcring.h>
 #include "pmcring_ftrace_bench.h"
@@ -203,6 +204,37 @@ out_mask:
 	return err;
 }
 
+/*
+ * The clock alone, in the loop shape of pfb_work(): what each side's
+ * timestamp costs, so B1 can tell the clock from the ring.  Process context
+ * of the caller; the benchmark pins itself to one CPU.
+ */
+static long pfb_clock(struct pfb_clock *req)
+{
+	u64 i, t0, sink = 0;
+
+	if (req->flags || req->__reserved[0] || req->__reserved[1] ||
+	    req->clock > PFB_CLOCK_NONE || !req->count ||
+	    req->count > (1ULL << 32))
+		return -EINVAL;
+	t0 = ktime_get_ns();
+	for (i = 0; i < req->count; i++) {
+		preempt_disable();
+		if (req->clock == PFB_CLOCK_MONO)
+			sink += ktime_get_mono_fast_ns();
+		else if (req->clock == PFB_CLOCK_LOCAL)
+			sink += trace_clock_local();
+		else
+			sink += i;
+		preempt_enable();
+		if (!((i + 1) % PFB_TASK_BATCH))
+			cond_resched();
+	}
+	req->loop_ns = ktime_get_ns() - t0;
+	req->sink = sink;
+	return 0;
+}
+
 static long pfb_setup(struct pfb_setup __user *arg)
 {
 	struct pfb_setup req;
@@ -223,6 +255,7 @@ static long pfb_setup(struct pfb_setup __user *arg)
 static long pfb_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
+	struct pfb_clock clk;
 	struct pfb_run req;
 	long err;
 
@@ -246,6 +279,14 @@ static long pfb_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			break;
 		err = pfb_run(&req);
 		if (!err && copy_to_user(uarg, &req, sizeof(req)))
+			err = -EFAULT;
+		break;
+	case PFB_IOC_CLOCK:
+		err = -EFAULT;
+		if (copy_from_user(&clk, uarg, sizeof(clk)))
+			break;
+		err = pfb_clock(&clk);
+		if (!err && copy_to_user(uarg, &clk, sizeof(clk)))
 			err = -EFAULT;
 		break;
 	default:

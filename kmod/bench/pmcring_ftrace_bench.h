@@ -11,6 +11,8 @@
  *	PFB_IOC_RESET	empty it (ring_buffer_reset()), between runs
  *	PFB_IOC_RUN	count records of size bytes on each chosen CPU from a
  *			work item bound to it, like PMCRING_IOC_GENERATE
+ *	PFB_IOC_CLOCK	count reads of one clock in the same loop, on the
+ *			calling CPU: what a timestamp costs each side
  */
 #ifndef _PMCRING_FTRACE_BENCH_H
 #define _PMCRING_FTRACE_BENCH_H
@@ -37,9 +39,24 @@ struct pfb_run {
 	__u64	__reserved[2];	/* in: 0 */
 };
 
+/* PFB_IOC_CLOCK clocks */
+#define PFB_CLOCK_MONO		0	/* ktime_get_mono_fast_ns(): pmcring */
+#define PFB_CLOCK_LOCAL		1	/* trace_clock_local(): ftrace default */
+#define PFB_CLOCK_NONE		2	/* the loop alone */
+
+struct pfb_clock {
+	__u64	count;		/* in: reads */
+	__u32	clock;		/* in: PFB_CLOCK_* */
+	__u32	flags;		/* in: 0 */
+	__u64	loop_ns;	/* out: ns of the loop */
+	__u64	sink;		/* out: sum of the values read */
+	__u64	__reserved[2];	/* in: 0 */
+};
+
 #define PFB_IOC_MAGIC		0xB8
 #define PFB_IOC_SETUP		_IOW(PFB_IOC_MAGIC, 0x01, struct pfb_setup)
 #define PFB_IOC_RESET		_IO(PFB_IOC_MAGIC, 0x02)
 #define PFB_IOC_RUN		_IOWR(PFB_IOC_MAGIC, 0x03, struct pfb_run)
+#define PFB_IOC_CLOCK		_IOWR(PFB_IOC_MAGIC, 0x04, struct pfb_clock)
 
 #endif /* _PMCRING_FTRACE_BENCH_H */

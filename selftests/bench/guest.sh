@@ -82,6 +82,7 @@ step "B1 producer cost (pages $B1_PAGES, max $B1_MAX records, $B1_REPS reps)"
 $B b1 -p "$B1_PAGES" -n "$B1_MAX" -r "$B1_REPS" -s "$B1_SIZES" >$T/b1.json || fail=1
 grep '"size"' $T/b1.json | emit b1 clocksource="$(cat $CS/current_clocksource)"
 grep '"reps"' $T/b1.json | emit b1_settings
+grep '"noclock_size"' $T/b1.json | emit b1_noclock
 
 # The same with the hpet clocksource (what TCG guests fall back to when
 # the TSC is not trusted): ktime_get_mono_fast_ns() then reads the HPET.

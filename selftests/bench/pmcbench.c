@@ -178,6 +178,55 @@ static uint64_t b1_run(struct b1 *b, bool ftrace, uint32_t size,
 	return t1 - t0;
 }
 
+/*
+ * What one clock read costs in the loop of the runs (PFB_IOC_CLOCK), minus
+ * the loop alone: min over reps of ns per read.  0 if unavailable.
+ */
+static double b1_clock_ns(int fb, uint32_t clock, uint64_t count,
+			  unsigned int reps)
+{
+	double best = 0;
+	unsigned int r;
+
+	for (r = 0; r < reps; r++) {
+		struct pfb_clock c = { .count = count, .clock = clock };
+		double ns;
+
+		if (ioctl(fb, PFB_IOC_CLOCK, &c))
+			return 0;
+		ns = (double)c.loop_ns / (double)count;
+		if (!r || ns < best)
+			best = ns;
+	}
+	return best;
+}
+
+/*
+ * Split each side's cost into its timestamp and the rest (the ring): the
+ * clocks read on CPU 0 in the same loop shape, pmcring's
+ * ktime_get_mono_fast_ns() and ftrace's trace_clock_local().
+ */
+static void b1_clocks(int fb, uint64_t count, unsigned int reps,
+		      double *mono, double *local)
+{
+	cpu_set_t one, old;
+	double none;
+
+	*mono = *local = 0;
+	if (fb < 0 || sched_getaffinity(0, sizeof(old), &old))
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return;
+	none = b1_clock_ns(fb, PFB_CLOCK_NONE, count, reps);
+	*mono = b1_clock_ns(fb, PFB_CLOCK_MONO, count, reps) - none;
+	*local = b1_clock_ns(fb, PFB_CLOCK_LOCAL, count, reps) - none;
+	if (*mono < 0 || *local < 0 || none <= 0)
+		*mono = *local = 0;
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 static int cmd_b1(int argc, char **argv)
 {
 	uint32_t sizes[B1_MAX_SIZES] = { 32, 64, 256 }, pages = 4096;
@@ -185,6 +234,7 @@ static int cmd_b1(int argc, char **argv)
 	uint64_t maxcount = 200000, count[B1_MAX_SIZES], fbytes = 0;
 	double res[B1_MAX_SIZES][2][2][B1_MAX_REPS];	/* size, mode, impl */
 	double med[B1_MAX_SIZES][2][2], mn[B1_MAX_SIZES][2][2];
+	double c_mono, c_local, rp, rf;
 	struct pmcring_opts so = { .sz = sizeof(so) };
 	struct b1 b = { .fb = -1 };
 	int c, only = -1;	/* -x: 0 pmcring only, 1 ftrace only */
@@ -274,13 +324,15 @@ static int cmd_b1(int argc, char **argv)
 							   (double)count[i];
 				}
 
+	b1_clocks(b.fb, maxcount, reps, &c_mono, &c_local);
 	fprintf(pb_log, "B1 producer cost, ns/record (per CPU), median of %u "
 		"runs, %u CPUs\n", reps, b.ncpu);
 	fprintf(pb_log, "%6s %8s %10s %10s %10s %8s\n", "size", "cpus",
 		"records", "pmcring", "ftrace", "ratio");
 	fprintf(pb_out, "{\"reps\": %u, \"cpus\": %u, \"ring_pages\": %u, "
-		"\"ftrace\": %s}\n", reps, b.ncpu, pages,
-		b.fb >= 0 ? "true" : "false");
+		"\"ftrace\": %s, \"clock_mono_ns\": %.2f, "
+		"\"clock_local_ns\": %.2f}\n", reps, b.ncpu, pages,
+		b.fb >= 0 ? "true" : "false", c_mono, c_local);
 	for (i = 0; i < nsizes; i++)
 		for (m = 0; m < 2; m++) {
 			for (impl = 0; impl < 2; impl++) {
@@ -302,7 +354,20 @@ static int cmd_b1(int argc, char **argv)
 				med[i][m][1] > 0 ? med[i][m][0] / med[i][m][1] : 0,
 				mn[i][m][0], mn[i][m][1],
 				mn[i][m][1] > 0 ? mn[i][m][0] / mn[i][m][1] : 0);
+			/* the same without each side's clock reads */
+			rp = med[i][m][0] - c_mono;
+			rf = med[i][m][1] - c_local;
+			if (c_mono > 0 && rp > 0 && rf > 0)
+				fprintf(pb_out, "{\"noclock_size\": %u, "
+					"\"cpus\": \"%s\", \"pmcring_ns\": "
+					"%.2f, \"ftrace_ns\": %.2f, "
+					"\"ratio\": %.4f}\n", sizes[i],
+					m ? "all" : "1", rp, rf, rp / rf);
 		}
+	if (c_mono > 0)
+		fprintf(pb_log, "clock read, ns (CPU 0, loop subtracted): "
+			"pmcring ktime_get_mono_fast_ns %.1f, ftrace "
+			"trace_clock_local %.1f\n", c_mono, c_local);
 	if (b.fb >= 0)
 		close(b.fb);
 	pmcring_free(b.s);

@@ -55,6 +55,12 @@ bench == "b1" {
 	b1r[k] = get("ratio"); b1n[k] = get("records_per_cpu")
 	b1rm[k] = get("ratio_min")
 }
+bench == "b1_noclock" {
+	k = get("noclock_size") SUBSEP get("cpus")
+	nb1p[k] = get("pmcring_ns"); nb1f[k] = get("ftrace_ns"); nb1r[k] = get("ratio")
+	nb1any = 1
+}
+bench == "b1_settings" { cmono = get("clock_mono_ns"); clocal = get("clock_local_ns") }
 bench == "b2" {
 	m = get("mode")
 	add(b2s, m, get("seconds")); add(b2rec, m, get("generated"))
@@ -109,6 +115,27 @@ END {
 			sep = ", "
 		}
 	J = J "], \"clocksource\": \"" maincs "\""
+	if (nb1any) {
+		printf "\nB1 without the clock reads (same run): each side minus its timestamp, read\n"
+		printf "in the same loop on CPU 0: pmcring ktime_get_mono_fast_ns() %.1f ns,\n", cmono
+		printf "ftrace trace_clock_local() %.1f ns per read\n", clocal
+		printf "%6s %5s %10s %10s %8s\n", "size", "cpus", "pmcring", "ftrace", "ratio"
+		J = J ", \"noclock\": {\"clock_mono_ns\": " (cmono + 0) ", \"clock_local_ns\": " (clocal + 0) ", \"results\": ["
+		sep = ""
+		for (i = 1; i <= nsizes; i++)
+			for (c = 0; c < 2; c++) {
+				cp = c ? "all" : "1"
+				k = sizes[i] SUBSEP cp
+				if (!(k in nb1p))
+					continue
+				printf "%6d %5s %10.1f %10.1f %8.3f\n", sizes[i], cp,
+				       nb1p[k], nb1f[k], nb1r[k]
+				J = J sep sprintf("{\"size\": %d, \"cpus\": \"%s\", \"pmcring_ns\": %.2f, \"ftrace_ns\": %.2f, \"ratio\": %.4f}",
+					sizes[i], cp, nb1p[k], nb1f[k], nb1r[k])
+				sep = ", "
+			}
+		J = J "]}"
+	}
 	if (altcs != "") {
 		printf "\nB1 with the %s clocksource (same run): ns per record per CPU\n", altcs
 		printf "%6s %5s %10s %10s %10s %8s\n", "size", "cpus", "records",

@@ -163,6 +163,8 @@ run: deps
 
 # B1-B4 in the VM and the native benchmark (make -C user bench):
 # selftests/bench/run.sh, results in out/bench.json and out/bench.svg.
+# perf is B3's reference (the host's binary runs in the guest).
+bench: DEB_PKGS += linux-perf
 bench: deps
 	@$(MAKE) kmod user
 	@KVER=$(KVER) KREL=$(KREL) KDIR=$(KDIR) $(TOP)/selftests/bench/run.sh

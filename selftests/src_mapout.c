@@ -117,8 +117,9 @@ TEST(map_out_everywhere)
 	struct mrec *r = calloc(MAX_RECS, sizeof(*r));
 	long page = sysconf(_SC_PAGESIZE), ret;
 	size_t len = 2 * page;
-	unsigned int n, cpu;
+	unsigned int n;
 	uint8_t *a, *b, *c, *d;
+	struct pmcring_config cfg = { 0 };
 	struct rt_sess s;
 	pid_t pid = getpid();
 	int fd, i;
@@ -128,21 +129,12 @@ TEST(map_out_everywhere)
 	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 
-	memset(&s, 0, sizeof(s));
-	s.fd = open(PMCRING_DEV_PATH, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, s.fd);
-	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_GET_INFO, &s.info));
-	s.cfg.data_pages = 16;
-	s.cfg.flags = PMCRING_CFG_F_PID | PMCRING_CFG_F_NO_SYNTH;
-	s.cfg.pid = pid;
-	s.cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_MAP_IN) |
-		      PMCRING_TYPE_BIT(PMCRING_TYPE_MAP_OUT);
-	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_CONFIGURE, &s.cfg));
-	s.nr_cpus = s.info.nr_cpus;
-	s.rings = calloc(s.nr_cpus, sizeof(*s.rings));
-	ASSERT_NE(NULL, s.rings);
-	for (cpu = 0; cpu < s.nr_cpus; cpu++)
-		ASSERT_EQ(0, rt_map(&s, cpu));
+	cfg.data_pages = 16;
+	cfg.flags = PMCRING_CFG_F_PID | PMCRING_CFG_F_NO_SYNTH;
+	cfg.pid = pid;
+	cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_MAP_IN) |
+		    PMCRING_TYPE_BIT(PMCRING_TYPE_MAP_OUT);
+	ASSERT_EQ(0, rt_open_cfg(&s, &cfg, 1));
 	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL));
 
 	/* 1. MAP_IN of an executable file mapping, with its path. */

@@ -324,7 +324,10 @@ static int cmd_b1(int argc, char **argv)
 							   (double)count[i];
 				}
 
-	b1_clocks(b.fb, maxcount, reps, &c_mono, &c_local);
+	/* not in the one-side runs of the profile: they would show in it */
+	c_mono = c_local = 0;
+	if (only < 0)
+		b1_clocks(b.fb, maxcount, reps, &c_mono, &c_local);
 	fprintf(pb_log, "B1 producer cost, ns/record (per CPU), median of %u "
 		"runs, %u CPUs\n", reps, b.ncpu);
 	fprintf(pb_log, "%6s %8s %10s %10s %10s %8s\n", "size", "cpus",

@@ -18,22 +18,6 @@ struct image {
 	size_t		len;
 };
 
-/* Map @path; say why not when @must. */
-static int map_file(const char *path, struct image *im, bool must)
-{
-	int err = fmt_map_file(path, &im->p, &im->len);
-
-	if (err && must)
-		fprintf(stderr, "pmcring: %s: %s\n", path, strerror(-err));
-	return err;
-}
-
-static void unmap_file(struct image *im)
-{
-	fmt_unmap_file(im->p, im->len);
-	im->p = NULL;
-}
-
 struct walk {
 	int			kind;
 	struct fmt_bm_info	bi;
@@ -51,7 +35,7 @@ static int walk_path(const char *path, fmt_item_cb cb, void *ctx,
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	if (map_file(path, &im, true))
+	if (fmt_map_file(path, &im.p, &im.len, "pmcring"))
 		return 1;
 	w->kind = fmt_detect(im.p, im.len);
 	switch (w->kind) {
@@ -69,7 +53,7 @@ static int walk_path(const char *path, fmt_item_cb cb, void *ctx,
 				rc == -EINVAL ? "not a blob file name "
 				"(STREAM.DAT.T, STREAM.OFFSET.T, ...)" :
 				strerror(-rc));
-			unmap_file(&im);
+			fmt_unmap_file(im.p, im.len);
 			return 1;
 		}
 		rc = fmt_blob_read(&set, cb, ctx, &bad);
@@ -78,10 +62,10 @@ static int walk_path(const char *path, fmt_item_cb cb, void *ctx,
 	default:
 		fprintf(stderr, "pmcring: %s: not a pmclog, barman or blob file\n",
 			path);
-		unmap_file(&im);
+		fmt_unmap_file(im.p, im.len);
 		return 1;
 	}
-	unmap_file(&im);
+	fmt_unmap_file(im.p, im.len);
 	if (rc == -EINVAL) {
 		fprintf(stderr, "pmcring: %s: corrupt at offset %zu\n", path, bad);
 		return 1;
@@ -252,13 +236,13 @@ int cmd_dump(int argc, char **argv)
 		struct image im;
 
 		/* The barman header tables first, as comments. */
-		if (!map_file(argv[i], &im, false)) {
+		if (!fmt_map_file(argv[i], &im.p, &im.len, NULL)) {
 			struct fmt_bm_info bi;
 
 			if (fmt_detect(im.p, im.len) == FMT_BARMAN &&
 			    !fmt_barman_info(im.p, im.len, &bi))
 				dump_barman_header(stdout, &bi);
-			unmap_file(&im);
+			fmt_unmap_file(im.p, im.len);
 		}
 		if (walk_path(argv[i], dump_item, d, &w))
 			ret = 1;

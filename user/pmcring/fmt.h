@@ -342,8 +342,12 @@ void fmt_blob_unmap(struct fmt_blob_set *s);
 /* Format of a file image from its magic, or -1. */
 int fmt_detect(const void *buf, size_t len);
 
-/* Map all of @path read-only (*p NULL if it is empty): 0 or -errno. */
-int fmt_map_file(const char *path, const void **p, size_t *len);
+/*
+ * Map all of @path read-only (*p NULL if it is empty): 0, or -errno, which
+ * unless @who is NULL is also said on stderr as "@who: @path: error".
+ */
+int fmt_map_file(const char *path, const void **p, size_t *len,
+		 const char *who);
 void fmt_unmap_file(const void *p, size_t len);		/* p may be NULL */
 
 #endif /* PMCRING_FMT_H */

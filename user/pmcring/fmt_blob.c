@@ -387,31 +387,34 @@ static bool blob_sibling(const char *path, unsigned int ext, char *out,
 	return false;
 }
 
-int fmt_map_file(const char *path, const void **p, size_t *len)
+int fmt_map_file(const char *path, const void **p, size_t *len,
+		 const char *who)
 {
 	struct stat st;
 	void *m;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
 
 	*p = NULL;
 	*len = 0;
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		close(fd);
-		return -errno;
+	if (fd < 0 || fstat(fd, &st)) {
+		err = -errno;
+		goto out;
 	}
 	if (st.st_size > 0) {
 		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m == MAP_FAILED) {
-			close(fd);
-			return -errno;
+			err = -errno;
+			goto out;
 		}
 		*p = m;
 		*len = (size_t)st.st_size;
 	}
-	close(fd);
-	return 0;
+out:
+	if (err && who)
+		fprintf(stderr, "%s: %s: %s\n", who, path, strerror(-err));
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 int fmt_blob_map(const char *path, struct fmt_blob_set *s, char *which,
@@ -432,7 +435,7 @@ int fmt_blob_map(const char *path, struct fmt_blob_set *s, char *which,
 			snprintf(which, which_sz, "%s", path);
 			return -EINVAL;
 		}
-		err = fmt_map_file(which, p[i], len[i]);
+		err = fmt_map_file(which, p[i], len[i], NULL);
 		/* an empty DAT or OFFSET maps to nothing: not a blob set */
 		if (err && (i == BLOB_DAT || i == BLOB_OFF)) {
 			fmt_blob_unmap(s);

@@ -143,21 +143,6 @@ struct report_img {
 	size_t		len;
 };
 
-static int report_map(const char *path, struct report_img *im, bool must)
-{
-	int err = fmt_map_file(path, &im->p, &im->len);
-
-	if (err && must)
-		fprintf(stderr, "pmcring report: %s: %s\n", path, strerror(-err));
-	return err;
-}
-
-static void report_unmap(struct report_img *im)
-{
-	fmt_unmap_file(im->p, im->len);
-	im->p = NULL;
-}
-
 static int report_cmd_item(const struct fmt_item *it, void *ctx)
 {
 	struct report_cmd *c = ctx;
@@ -485,18 +470,18 @@ int cmd_report(int argc, char **argv)
 		return report_usage(0);
 	c.path = argv[optind];
 
-	if (report_map(c.path, &im, true))
+	if (fmt_map_file(c.path, &im.p, &im.len, "pmcring report"))
 		return 1;
 	c.kind = im.p ? fmt_detect(im.p, im.len) : -1;
 	if (c.kind < 0) {
 		fprintf(stderr, "pmcring report: %s: not a pmclog, barman or "
 			"blob file\n", c.path);
-		report_unmap(&im);
+		fmt_unmap_file(im.p, im.len);
 		return 1;
 	}
 	c.r = report_new(&o);
 	if (!c.r) {
-		report_unmap(&im);
+		fmt_unmap_file(im.p, im.len);
 		return 1;
 	}
 	for (i = 0, err = 0; i < npmap && !err; i++) {
@@ -533,7 +518,7 @@ int cmd_report(int argc, char **argv)
 		err = -EIO;
 out:
 	report_free(c.r);
-	report_unmap(&im);
+	fmt_unmap_file(im.p, im.len);
 	return err ? 1 : 0;
 bad:
 	fprintf(stderr, "pmcring report: bad value for an option: '%s'\n", optarg);

@@ -115,10 +115,11 @@ TEST(b1_producer_cost)
 	EXPECT_GT(jnum(out, "pmcring_ns"), 0);
 	if (strstr(out, "\"ftrace\": true")) {
 		EXPECT_GT(jnum(out, "ftrace_ns"), 0);
-		/* the clock split: both clocks measured, rows without them */
+		/* the clock split: both clocks timed, rows without them */
 		EXPECT_GT(jnum(out, "clock_mono_ns"), 0);
 		EXPECT_GT(jnum(out, "clock_local_ns"), 0);
-		EXPECT_NE(NULL, strstr(out, "\"noclock_size\": 64"));
+		if (jnum(out, "clock_mono_ns") > 0)
+			EXPECT_NE(NULL, strstr(out, "\"noclock_size\": 64"));
 	} else {
 		TH_LOG("no %s (%s): ftrace reference not measured",
 		       PFB_DEV_PATH, SMOKE_FTRACE_KO);

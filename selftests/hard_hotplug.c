@@ -13,6 +13,8 @@
  * hot-pluggable CPUs (default 3).  samples_from_cpu_onlined_later: a
  * system-wide cpu-clock counter added while a CPU is offline samples it
  * once it is back, and again after another offline/online cycle.
+ * counters_churn_during_hotplug: sessions with counters come and go while
+ * a CPU goes offline and online.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -320,6 +322,81 @@ TEST(samples_from_cpu_onlined_later)
 	}
 	EXPECT_EQ(0, rt_ioctl(w.fd, PMCRING_IOC_DISABLE, NULL));
 	rt_close(&w);
+}
+
+struct churn {
+	unsigned int	cpu;
+	volatile int	stop;
+	unsigned int	toggles;
+	int		err;
+};
+
+/* Take @cpu offline and back until told to stop. */
+static void *churn_toggle(void *p)
+{
+	struct churn *ch = p;
+
+	while (!ch->stop && !ch->err) {
+		ch->err = set_online(ch->cpu, 0);
+		if (!ch->err)
+			ch->err = set_online(ch->cpu, 1);
+		ch->toggles++;
+	}
+	return NULL;
+}
+
+/*
+ * System-wide sessions with counters made, enabled, disabled and closed
+ * while a CPU goes offline and online: the hotplug work and the sessions'
+ * own add/arm/free never race into a crash or a leaked event (the module
+ * must still unload; vmrun checks dmesg).
+ */
+TEST(counters_churn_during_hotplug)
+{
+	struct pmcring_config cfg = { 0 };
+	struct pmcring_counter ctr = { 0 };
+	struct churn ch = { 0 };
+	unsigned int c, i, added = 0;
+	char path[96];
+	pthread_t th;
+	int fd, err;
+
+	PMCRING_REQUIRE_DEV();
+	for (c = 1; c < 64 && c < (unsigned int)sysconf(_SC_NPROCESSORS_CONF); c++)
+		if (!cpu_online_path(c, path, sizeof(path)))
+			ch.cpu = c;
+	if (rt_online_cpus() < 2 || !ch.cpu)
+		SKIP(return, "needs 2+ online CPUs with hotplug");
+	ASSERT_EQ(0, pthread_create(&th, NULL, churn_toggle, &ch));
+	for (i = 0; i < 60; i++) {
+		fd = open(PMCRING_DEV_PATH, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.data_pages = 4;
+		cfg.flags = PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_NO_SYNTH;
+		cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN);
+		EXPECT_EQ(0, rt_ioctl(fd, PMCRING_IOC_CONFIGURE, &cfg));
+		ctr.type = PERF_TYPE_SOFTWARE;
+		ctr.config = i & 1 ? PERF_COUNT_SW_CPU_CLOCK :
+				     PERF_COUNT_SW_TASK_CLOCK;
+		ctr.rate = 100000;
+		ctr.pmcid = 0;
+		err = rt_ioctl(fd, PMCRING_IOC_ADD_COUNTER, &ctr);
+		EXPECT_EQ(0, err);
+		added += !err;
+		if (i % 3)
+			EXPECT_EQ(0, rt_ioctl(fd, PMCRING_IOC_ENABLE, NULL));
+		usleep(i % 5 * 2000);
+		if (i % 3 == 1)
+			EXPECT_EQ(0, rt_ioctl(fd, PMCRING_IOC_DISABLE, NULL));
+		close(fd);
+	}
+	ch.stop = 1;
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, ch.err);
+	set_online(ch.cpu, 1);
+	rt_info("counters churn: %u sessions with a counter, cpu %u toggled %u times\n",
+		added, ch.cpu, ch.toggles);
 }
 
 static void on_usr1(int sig)

@@ -179,6 +179,11 @@ bool uring_io_busy(struct uring_io *u)
 {
 	if (u->inflight)
 		reap(u);
+	/* deferred task work posts completions only when asked to */
+	if (u->inflight && (u->setup_flags & IORING_SETUP_DEFER_TASKRUN)) {
+		io_uring_get_events(&u->ring);
+		reap(u);
+	}
 	return u->inflight != 0;
 }
 

@@ -28,6 +28,27 @@ function median(s,    a, n, i, j, t) {
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
 
+# B1 rows of one table (sizes x 1/all CPUs): printed; returns their JSON
+function b1_rows(p, f, r, n, withn,    i, c, cp, k, js, sep) {
+	for (i = 1; i <= nsizes; i++)
+		for (c = 0; c < 2; c++) {
+			cp = c ? "all" : "1"
+			k = sizes[i] SUBSEP cp
+			if (!(k in p))
+				continue
+			if (withn)
+				printf "%6d %5s %10d", sizes[i], cp, n[k]
+			else
+				printf "%6d %5s", sizes[i], cp
+			printf " %10.1f %10.1f %8.3f\n", p[k], f[k], r[k]
+			js = js sep sprintf("{\"size\": %d, \"cpus\": \"%s\", ", sizes[i], cp) \
+			     (withn ? sprintf("\"records_per_cpu\": %d, ", n[k]) : "") \
+			     sprintf("\"pmcring_ns\": %.2f, \"ftrace_ns\": %.2f, \"ratio\": %.4f}", p[k], f[k], r[k])
+			sep = ", "
+		}
+	return js
+}
+
 function add(arr, k, v) { arr[k] = (k in arr) ? arr[k] " " v : v }
 function obj(line) { sub(/^\{"bench": "[a-z_0-9]*", */, "{", line); return line }
 function div(a, b) { return b + 0 ? a / b : 0 }
@@ -121,19 +142,7 @@ END {
 		printf "ftrace trace_clock_local() %.1f ns per read\n", clocal
 		printf "%6s %5s %10s %10s %8s\n", "size", "cpus", "pmcring", "ftrace", "ratio"
 		J = J ", \"noclock\": {\"clock_mono_ns\": " (cmono + 0) ", \"clock_local_ns\": " (clocal + 0) ", \"results\": ["
-		sep = ""
-		for (i = 1; i <= nsizes; i++)
-			for (c = 0; c < 2; c++) {
-				cp = c ? "all" : "1"
-				k = sizes[i] SUBSEP cp
-				if (!(k in nb1p))
-					continue
-				printf "%6d %5s %10.1f %10.1f %8.3f\n", sizes[i], cp,
-				       nb1p[k], nb1f[k], nb1r[k]
-				J = J sep sprintf("{\"size\": %d, \"cpus\": \"%s\", \"pmcring_ns\": %.2f, \"ftrace_ns\": %.2f, \"ratio\": %.4f}",
-					sizes[i], cp, nb1p[k], nb1f[k], nb1r[k])
-				sep = ", "
-			}
+		J = J b1_rows(nb1p, nb1f, nb1r, nb1p, 0)
 		J = J "]}"
 	}
 	if (altcs != "") {
@@ -141,19 +150,7 @@ END {
 		printf "%6s %5s %10s %10s %10s %8s\n", "size", "cpus", "records",
 		       "pmcring", "ftrace", "ratio"
 		J = J ", \"" altcs "\": ["
-		sep = ""
-		for (i = 1; i <= nsizes; i++)
-			for (c = 0; c < 2; c++) {
-				cp = c ? "all" : "1"
-				k = sizes[i] SUBSEP cp
-				if (!(k in ab1p))
-					continue
-				printf "%6d %5s %10d %10.1f %10.1f %8.3f\n", sizes[i], cp,
-				       ab1n[k], ab1p[k], ab1f[k], ab1r[k]
-				J = J sep sprintf("{\"size\": %d, \"cpus\": \"%s\", \"records_per_cpu\": %d, \"pmcring_ns\": %.2f, \"ftrace_ns\": %.2f, \"ratio\": %.4f}",
-					sizes[i], cp, ab1n[k], ab1p[k], ab1f[k], ab1r[k])
-				sep = ", "
-			}
+		J = J b1_rows(ab1p, ab1f, ab1r, ab1n, 1)
 		J = J "]"
 	}
 	J = J "},\n"

@@ -37,7 +37,6 @@ struct pmcring_ring *pmcring_ring_alloc(struct pmcring_session *s,
 void pmcring_ring_free(struct pmcring_ring *rb);
 struct page *pmcring_ring_page(struct pmcring_ring *rb, unsigned long pgoff);
 bool pmcring_ring_ready(struct pmcring_ring *rb);
-void pmcring_ring_sync_all(void);
 void pmcring_ring_check_abi(void);
 
 /* gen.c */

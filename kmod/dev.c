@@ -344,20 +344,16 @@ static long pmcring_dev_writelog(struct pmcring_session *s, u32 __user *arg)
 	return 0;
 }
 
-static long pmcring_dev_clock(struct pmcring_session *s, u64 __user *arg)
+static long pmcring_dev_clock(u64 __user *arg)
 {
 	u64 now = ktime_get_mono_fast_ns();
 
 	/*
-	 * (F) of the ordering contract, pairs with (E) in
-	 * pmcring_ring_reserve(): T is read before any CPU is interrupted,
-	 * and every CPU's announced writers are visible before the caller's
-	 * later load of pending_ts.  Without rings there is nothing to order.
+	 * (F) of the ordering contract: the clock read completes before the
+	 * caller's later load of pending_ts.
 	 */
-	rmb(); /* lfence: the TSC read does not pass what follows */
-	if (pmcring_dev_rings(s))
-		pmcring_ring_sync_all();
-	smp_mb(); /* (F) every CPU synchronized before we return T */
+	rmb(); /* lfence: the TSC read does not pass later loads */
+	smp_mb(); /* (F) pairs with (E) in pmcring_ring_reserve() */
 	return put_user(now, arg);
 }
 
@@ -402,7 +398,7 @@ static long pmcring_dev_ioctl(struct file *file, unsigned int cmd,
 	case PMCRING_IOC_GENERATE:
 		return pmcring_gen_ioctl(s, uarg);
 	case PMCRING_IOC_CLOCK:
-		return pmcring_dev_clock(s, uarg);
+		return pmcring_dev_clock(uarg);
 	case PMCRING_IOC_ADD_COUNTER:
 		return pmcring_dev_add_counter(s, uarg);
 	case PMCRING_IOC_FLUSH:

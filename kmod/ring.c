@@ -32,8 +32,6 @@
 #include <linux/gfp.h>
 #include <linux/topology.h>
 #include <linux/irq_work.h>
-#include <linux/cpu.h>
-#include <linux/smp.h>
 #include <linux/timekeeping.h>
 #include <linux/build_bug.h>
 #include <linux/stddef.h>
@@ -307,9 +305,8 @@ static void pmcring_ring_wakeup(struct pmcring_ring *rb, unsigned long prev,
  * perf_output_put_handle(), extended with pending_ts.
  *
  *	producer (here and reserve)		consumer (user/lib/ring.c)
- *	(E) STORE pending_ts; barrier()		(F) T = clock; IPI every CPU
- *	    READ clock (ts >= t0)		    (pmcring_ring_sync_all());
- *						    smp_mb(); LOAD pending_ts
+ *	(E) STORE pending_ts; smp_mb()		(F) T = PMCRING_IOC_CLOCK;
+ *	    READ clock (ts >= t0)		    smp_mb(); LOAD pending_ts
  *	(A) LOAD data_tail; ctrl dependency	(C) LOAD data_head (acquire)
  *	    STORE record bytes			    LOAD record bytes
  *	(B) smp_wmb(); STORE data_head		(D) smp_mb(); STORE data_tail
@@ -319,8 +316,7 @@ static void pmcring_ring_wakeup(struct pmcring_ring *rb, unsigned long prev,
  *	A pairs with D: we never overwrite bytes the consumer still reads.
  *	B pairs with C: a consumer that sees data_head sees the records.
  *	E pairs with F: if the consumer reads pending_ts == 0, every record
- *	not yet published reads its clock after T (an asymmetric barrier, as
- *	membarrier(): the interrupt F sends is this CPU's full barrier).
+ *	not yet published reads its clock after T.
  *	G pairs with H: a consumer that reads the cleared 0 sees the data_head
  *	stored before it.
  *
@@ -406,16 +402,13 @@ void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 	barrier();
 	pmcring_ring_pending(rb->prod, READ_ONCE(rb->last_ts));
 	/*
-	 * (E) pending_ts before the clock read, pairs with (F): only a
-	 * compiler barrier here.  The consumer pays the full barrier:
-	 * PMCRING_IOC_CLOCK interrupts every online CPU after reading T
-	 * (pmcring_ring_sync_all()).  The interrupt lands between two
-	 * instructions of this CPU: if after the store above, the store is
-	 * visible before the interrupt completes; if before it, the clock
-	 * read below comes after the interrupt, so after T.  Writers with
-	 * interrupts disabled or in NMI finish before it is taken.
+	 * (E) pending_ts before the clock read, pairs with (F).  A full
+	 * barrier: store-buffering needs one on each side.  (Moving it to the
+	 * consumer as an IPI to every CPU, membarrier-style, was measured:
+	 * no gain under TCG, and PMCRING_IOC_CLOCK went from 10 us to 55 us
+	 * at p50 and to 10 ms at worst, interrupting isolated CPUs.)
 	 */
-	barrier();
+	smp_mb();
 
 	for (;;) {
 		head = local_read(&rb->head);
@@ -467,29 +460,6 @@ drop:
 	local_inc(&rb->unreported);
 	pmcring_ring_exit(rb);
 	return NULL;
-}
-
-/*
- * (F) of the ordering contract, the consumer's half of the asymmetric
- * barrier that replaces a full barrier at (E) in every reservation: after
- * the caller read T, interrupt every online CPU and wait until each has
- * run pmcring_ring_sync_ipi().  On return, every pending_ts store made
- * before a CPU took the interrupt is visible, and every reservation not
- * yet announced then reads its clock after T (see pmcring_ring_reserve()).
- * Holding the hotplug lock keeps a CPU from coming online unseen.  Process
- * context; costs one interrupt per online CPU, so consumers call it only
- * when a drained CPU blocks the merge (libpmcring does).
- */
-static void pmcring_ring_sync_ipi(void *unused)
-{
-	/* Taking the interrupt and completing it is the barrier. */
-}
-
-void pmcring_ring_sync_all(void)
-{
-	cpus_read_lock();
-	on_each_cpu(pmcring_ring_sync_ipi, NULL, 1);
-	cpus_read_unlock();
 }
 
 /* Publish a record obtained from pmcring_ring_reserve(). */

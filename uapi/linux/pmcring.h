@@ -54,19 +54,18 @@
  *			one, has a timestamp below pending_ts.
  *
  *	kernel (pmcring_ring_reserve)		user (pmcring_merge_*)
- *	(E) STORE pending_ts = t0 (the ts	(F) T = PMCRING_IOC_CLOCK (reads
- *	    of the ring's last record);		    T, then interrupts every
- *	    compiler barrier only		    online CPU); smp_mb()
- *	    READ the clock: ts >= t0		    LOAD pending_ts (acquire)
- *	...commit: STORE data_head;		(H) LOAD data_head (acquire)
+ *	(E) STORE pending_ts = t0 (the ts	(F) T = PMCRING_IOC_CLOCK; smp_mb()
+ *	    of the ring's last record);		    LOAD pending_ts (acquire)
+ *	    smp_mb()				(H) LOAD data_head (acquire)
+ *	    READ the clock: ts >= t0
+ *	...commit: STORE data_head;
  *	(G) smp_wmb(); STORE pending_ts = 0
  *
- *	E pairs with F (store-buffering with an asymmetric barrier, as
- *	membarrier(): the interrupt is the writer's full barrier, so if the
- *	consumer reads 0 the writer's clock read comes after T), G pairs with
- *	H (a consumer that reads the cleared 0 also sees the data_head
- *	published before it).  Nested writers only ever lower a non-zero
- *	pending_ts, so a clear cannot hide them (see pmcring_ring_commit()).
+ *	E pairs with F (store-buffering: if the consumer reads 0 the writer's
+ *	clock read comes after T), G pairs with H (a consumer that reads the
+ *	cleared 0 also sees the data_head published before it).  Nested writers
+ *	only ever lower a non-zero pending_ts, so a clear cannot hide them
+ *	(see pmcring_ring_commit()).
  *
  * So for a drained CPU the bound is pending_ts if non-zero, else T.  A
  * record r of any CPU may be handed out once every other CPU either has a
@@ -433,10 +432,7 @@ struct pmcring_generate {
 /* USERDATA record with this value on the calling CPU (pmc_writelog(3)). */
 #define PMCRING_IOC_WRITELOG	_IOW(PMCRING_IOC_MAGIC, 0x05, __u32)
 #define PMCRING_IOC_GENERATE	_IOW(PMCRING_IOC_MAGIC, 0x06, struct pmcring_generate)
-/*
- * (F) of the ordering contract: ktime_get_mono_fast_ns(), then one
- * interrupt per online CPU if the session has rings.  Not per record.
- */
+/* ktime_get_mono_fast_ns() read as (F) of the ordering contract. */
 #define PMCRING_IOC_CLOCK	_IOR(PMCRING_IOC_MAGIC, 0x07, __u64)
 #define PMCRING_IOC_ADD_COUNTER	_IOWR(PMCRING_IOC_MAGIC, 0x08, struct pmcring_counter)
 /* Wake poll() now, whatever the watermark. */

@@ -20,7 +20,7 @@
  *
  * T is read only when a drained ring blocks a record later than the cached
  * T, and at most once per round (a round ends when pmcring_merge_next()
- * returns 0): the clock is an ioctl that may interrupt every CPU, so a
+ * returns 0): the clock is a system call (an ioctl), so a
  * consumer that keeps up with one busy CPU must not read it per record.  A
  * record later than T found in a round that already read the clock waits
  * for the next round (the caller's next wake-up, see

@@ -64,7 +64,7 @@ static int put_gen(struct pmcring_uprod *p, unsigned int cpu, uint64_t seq,
 	return 0;
 }
 
-/* Counts clock reads (the session clock is an ioctl that may IPI all CPUs). */
+/* Counts clock reads (the session clock is a system call: not per record). */
 static unsigned int clock_reads;
 
 static int counting_clock(void *ctx, uint64_t *t)

@@ -127,7 +127,7 @@ END {
 			k = sizes[i] SUBSEP cp
 			if (!(k in b1p))
 				continue
-			verdict = b1f[k] + 0 == 0 ? "no ftrace" : b1r[k] <= 0.5 ? "met" : \
+			verdict = b1f[k] + 0 == 0 ? "no ftrace" : b1r[k] + 0 <= 0.5 ? "met" : \
 				  sprintf("missed by %.2fx", b1r[k] / 0.5)
 			printf "%6d %5s %10d %10.1f %10.1f %8.3f %9.3f  %s\n", sizes[i], cp,
 			       b1n[k], b1p[k], b1f[k], b1r[k], b1rm[k], verdict
@@ -209,7 +209,7 @@ END {
 		printf "\nB4 merge latency, commit -> write done (default settings, %d records, %.0f rec/s)\n", \
 		       lrec[b], ldr[b]
 		printf "p50 %.3f ms   p99 %.3f ms   max %.3f ms   (goal p99 < 10 ms: %s)\n", \
-		       l50[b], l99[b], lmax[b], l99[b] < 10 ? "met" : \
+		       l50[b], l99[b], lmax[b], l99[b] + 0 < 10 ? "met" : \
 		       sprintf("missed by %.1f ms", l99[b] - 10)
 		J = J sprintf("  \"b4\": {\"irq_batch\": %d, \"records\": %d, \"p50_ms\": %.4f, \"p99_ms\": %.4f, \"max_ms\": %.4f, \"handout_p99_ms\": %.4f, \"poll_late_p99_ms\": %.4f, \"poll_late_max_ms\": %.4f, \"poll_5ms\": %s},\n",
 			b, lrec[b], l50[b], l99[b], lmax[b], lh99[b], lpl99[b], lplmax[b], w5 ? w5 : "null")
@@ -245,7 +245,7 @@ END {
 		if (pk in slow)
 			printf "%s %s Hz: pmcring overhead %+.0f%%, perf %+.0f%%: goal (pmcring <= perf) %s\n", \
 			       kk[1], kk[3], 100 * (slow[b3keys[i]] - 1), 100 * (slow[pk] - 1),
-			       slow[b3keys[i]] <= slow[pk] ? "met" : "missed"
+			       slow[b3keys[i]] + 0 <= slow[pk] + 0 ? "met" : "missed"
 	}
 
 	# ---- native ----

@@ -11,28 +11,41 @@
 
 TEST(interleaved_intact)
 {
-	int online = rt_online_cpus(), cpu;
+	int online = rt_online_cpus(), cpu, attempt;
 	const uint64_t count = 8000;
+	uint64_t fewest = 0;
 	struct rt_sess s;
 
 	PMCRING_REQUIRE_DEV();
-	/* 8000 * 2 * 48 bytes fit in 256 pages: no drop. */
-	ASSERT_EQ(0, rt_open(&s, 256, 0, 1));
-	ASSERT_EQ(0, rt_generate(s.fd, count, 48, PMCRING_GEN_F_ALL, NULL, 0, 4));
-	for (cpu = 0; cpu < online; cpu++) {
-		struct rt_stats st = { .size = 48 };
+	/*
+	 * Every run must be intact.  That the timer really fired inside the
+	 * task stream depends on timing (an emulated CPU may run the whole
+	 * stream between two ticks): try a few runs for it.
+	 */
+	for (attempt = 0; attempt < 5 && fewest <= 2; attempt++) {
+		fewest = UINT64_MAX;
+		/* 8000 * 2 * 48 bytes fit in 256 pages: no drop. */
+		ASSERT_EQ(0, rt_open(&s, 256, 0, 1));
+		ASSERT_EQ(0, rt_generate(s.fd, count, 48, PMCRING_GEN_F_ALL,
+					 NULL, 0, 4));
+		for (cpu = 0; cpu < online; cpu++) {
+			struct rt_stats st = { .size = 48 };
 
-		ASSERT_LE(0, rt_drain(&s.rings[cpu], &st)) TH_LOG("%s", st.err);
-		EXPECT_EQ(count, st.gen[PMCRING_GEN_CTX_TASK]);
-		EXPECT_EQ(count, st.gen[PMCRING_GEN_CTX_HARDIRQ]);
-		EXPECT_EQ(0, st.missing);
-		EXPECT_EQ(0, rt_prod(&s.rings[cpu].prod->lost));
-		/* The timer fired while the task stream was running. */
-		EXPECT_LT(2, st.interleaved) TH_LOG("cpu %d", cpu);
-		rt_info("cpu %d: %llu context switches in the ring\n",
-			       cpu, (unsigned long long)st.interleaved);
+			ASSERT_LE(0, rt_drain(&s.rings[cpu], &st))
+				TH_LOG("%s", st.err);
+			EXPECT_EQ(count, st.gen[PMCRING_GEN_CTX_TASK]);
+			EXPECT_EQ(count, st.gen[PMCRING_GEN_CTX_HARDIRQ]);
+			EXPECT_EQ(0, st.missing);
+			EXPECT_EQ(0, rt_prod(&s.rings[cpu].prod->lost));
+			rt_info("run %d, cpu %d: %llu context switches in the ring\n",
+				attempt, cpu, (unsigned long long)st.interleaved);
+			if (st.interleaved < fewest)
+				fewest = st.interleaved;
+		}
+		rt_close(&s);
 	}
-	rt_close(&s);
+	/* The timer fired while the task stream was running, on every CPU. */
+	EXPECT_LT(2, fewest) TH_LOG("%d runs", attempt);
 }
 
 struct consumer {

@@ -20,6 +20,10 @@
  *	settings) with writev() to FILE; the delay of a record is
  *	CLOCK_MONOTONIC after its write completed minus its timestamp.  p50/p99/max, rates, drops.
  *	-F: fill the rings first (task context) and time the consumer alone.
+ *   pmcbench clock [-n N]
+ *	What one PMCRING_IOC_CLOCK costs the merge: N calls 200 us apart on an
+ *	idle machine, then N more while every CPU generates in task context;
+ *	p50/p99/max in us.
  *   pmcbench count FILE	GENERATED and total records of a pmclog file
  *   pmcbench raw FILE BYTES	sequential write of BYTES in 1 MiB writes
  *   pmcbench time CMD...	run CMD, report its wall time
@@ -38,6 +42,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -649,6 +654,89 @@ static int cmd_lat(int argc, char **argv)
 
 /* ---- helpers for B2 / B3 ------------------------------------------------ */
 
+/* p50/p99/max of n PMCRING_IOC_CLOCK calls, us; 0 or -errno */
+static int clock_lat(struct pmcring *s, unsigned int n, double q[3])
+{
+	const struct timespec gap = { 0, 200000 };
+	uint64_t *d = calloc(n, sizeof(*d)), T, t0;
+	unsigned int i;
+
+	if (!d)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		t0 = now_ns();
+		if (pmcring_clock(s, &T)) {
+			free(d);
+			return -errno;
+		}
+		d[i] = now_ns() - t0;
+		nanosleep(&gap, NULL);
+	}
+	qsort(d, n, sizeof(*d), cmp_u64);
+	q[0] = (double)d[n / 2] / 1e3;
+	q[1] = (double)d[(uint64_t)n * 99 / 100] / 1e3;
+	q[2] = (double)d[n - 1] / 1e3;
+	free(d);
+	return 0;
+}
+
+static void clock_stop(int sig)
+{
+	(void)sig;	/* only interrupts the generator's ioctl */
+}
+
+static int cmd_clock(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = clock_stop };
+	struct pmcring_opts so = { .sz = sizeof(so), .data_pages = 64 };
+	struct gen_thread gt = { 0 };
+	unsigned int n = 500;
+	double idle[3], busy[3];
+	pthread_t th;
+	int c, err;
+
+	while ((c = getopt(argc, argv, "n:")) != -1) {
+		if (c != 'n')
+			return 2;
+		n = (unsigned int)strtoul(optarg, NULL, 0);
+	}
+	if (!n)
+		return 2;
+	gt.s = pmcring_new(&so);
+	if (!gt.s) {
+		fprintf(stderr, "clock: pmcring_new: %s\n", strerror(errno));
+		return 1;
+	}
+	err = clock_lat(gt.s, n, idle);
+	if (!err) {
+		/* every CPU generating (into full rings) until the signal */
+		sigaction(SIGUSR1, &sa, NULL);
+		gt.g = (struct pmcring_generate){ .count = 4000000,
+			.size = 64, .flags = PMCRING_GEN_F_TASK };
+		if (pthread_create(&th, NULL, gen_main, &gt)) {
+			err = -EAGAIN;
+		} else {
+			err = clock_lat(gt.s, n, busy);
+			pthread_kill(th, SIGUSR1);
+			pthread_join(th, NULL);
+		}
+	}
+	pmcring_free(gt.s);
+	if (err) {
+		fprintf(stderr, "clock: %s\n", strerror(-err));
+		return 1;
+	}
+	fprintf(pb_log, "PMCRING_IOC_CLOCK, us: idle p50 %.1f p99 %.1f max %.1f; "
+		"generating p50 %.1f p99 %.1f max %.1f\n", idle[0], idle[1],
+		idle[2], busy[0], busy[1], busy[2]);
+	fprintf(pb_out, "{\"calls\": %u, \"idle_p50_us\": %.2f, "
+		"\"idle_p99_us\": %.2f, \"idle_max_us\": %.2f, "
+		"\"busy_p50_us\": %.2f, \"busy_p99_us\": %.2f, "
+		"\"busy_max_us\": %.2f}\n", n, idle[0], idle[1], idle[2],
+		busy[0], busy[1], busy[2]);
+	return 0;
+}
+
 static int cmd_count(int argc, char **argv)
 {
 	uint64_t gen = 0, all = 0, drop = 0;
@@ -836,6 +924,8 @@ int pmcbench_main(int argc, char **argv, FILE *out, FILE *log)
 		return cmd_b1(argc, argv);
 	if (!strcmp(argv[0], "lat"))
 		return cmd_lat(argc, argv);
+	if (!strcmp(argv[0], "clock"))
+		return cmd_clock(argc, argv);
 	if (!strcmp(argv[0], "count"))
 		return cmd_count(argc, argv);
 	if (!strcmp(argv[0], "raw"))

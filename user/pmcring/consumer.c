@@ -6,9 +6,10 @@
  * data_tail moved past it (pmcring_cpu_buf_consume(), (D) of the ordering
  * contract).
  *
- * With io_uring a batch of OUT_DATA writes only (pmclog) is left in flight
- * while the merge fills the next one; the next one is submitted after the
- * first completed, so the file is always a valid prefix.  A batch is run
+ * With io_uring a batch is left in flight while the merge fills the next
+ * one; the next one is submitted after the first completed, so the files
+ * are always a valid prefix.  Writers never change bytes a queued batch
+ * points to (the barman header is copied into the batch).  A batch is run
  * when it holds half of some ring (with the one in flight), so producers
  * keep room to write while the consumer writes.
  */
@@ -66,6 +67,7 @@ int consumer_init(struct consumer *c, struct pmcring_merge *m,
 		if (err)
 			goto err;
 		c->use_uring = true;
+		c->cb[0].b.landed = c->cb[1].b.landed = false;
 	}
 	return 0;
 err:
@@ -127,17 +129,6 @@ static int land(struct consumer *c)
 	return 0;
 }
 
-/* Only OUT_DATA ranges: nothing a writer may rewrite while in flight. */
-static bool data_only(const struct out_batch *b)
-{
-	unsigned int i;
-
-	for (i = 0; i < b->nr_puts; i++)
-		if (b->puts[i].phase != OUT_DATA)
-			return false;
-	return true;
-}
-
 /*
  * Write the batch being filled out (or start writing it), then give back
  * the ring space it covered once it is on disk.  @wait: return only once
@@ -163,7 +154,7 @@ static int consumer_run(struct consumer *c, bool wait)
 	err = land(c);
 	if (err)
 		return err;
-	if (!wait && data_only(&cb->b)) {
+	if (!wait) {
 		uring_io_start(&c->u, &cb->b);
 		c->fly = cb;
 		c->fill = cb == &c->cb[0] ? &c->cb[1] : &c->cb[0];
@@ -193,10 +184,17 @@ static int consumer_take(struct consumer *c, const struct pmcring_record *r)
 	};
 	int err = fmt_record(c->w, &c->fill->b, &fr);
 
-	if (err == -EAGAIN) {
+	if (err == -EAGAIN) {	/* the batch is full */
 		err = consumer_run(c, false);
 		if (!err)
 			err = fmt_record(c->w, &c->fill->b, &fr);
+	}
+	if (err == -EAGAIN) {	/* it wants every batch on disk (blob roll) */
+		err = land(c);
+		c->fill->b.landed = true;
+		if (!err)
+			err = fmt_record(c->w, &c->fill->b, &fr);
+		c->fill->b.landed = !c->use_uring;
 	}
 	if (err)
 		return err;
@@ -214,11 +212,11 @@ static int consumer_take(struct consumer *c, const struct pmcring_record *r)
 	return 0;
 }
 
-int consumer_drain(struct consumer *c, uint64_t *n)
+int consumer_drain(struct consumer *c, uint64_t max, uint64_t *n)
 {
 	struct pmcring_record r;
 	uint64_t taken = 0;
-	int ret, err;
+	int ret = 0, err;
 
 	/* the batch in flight may be done: give its space back first */
 	if (c->fly && !uring_io_busy(&c->u)) {
@@ -226,7 +224,7 @@ int consumer_drain(struct consumer *c, uint64_t *n)
 		if (err)
 			return err;
 	}
-	for (;;) {
+	while (!max || taken < max) {
 		ret = pmcring_merge_next(c->m, &r);
 		if (ret <= 0)
 			break;
@@ -240,7 +238,16 @@ int consumer_drain(struct consumer *c, uint64_t *n)
 		*n = taken;
 	if (ret < 0)
 		return ret;
-	return out_batch_empty(&c->fill->b) ? 0 : consumer_run(c, false);
+	if (out_batch_empty(&c->fill->b))
+		return 0;
+	/*
+	 * While a batch is being written this one keeps filling: it goes out
+	 * when that one lands (a completion ends consumer_wait()).  So slow
+	 * writes make larger batches, not more of them.
+	 */
+	if (c->fly && uring_io_busy(&c->u))
+		return 0;
+	return consumer_run(c, false);
 }
 
 uint64_t consumer_timeout_ns(struct consumer *c)

@@ -23,6 +23,7 @@ struct uring_io {
 	bool		ready;		/* poll fired since the last wait */
 	bool		hup;		/* POLLHUP seen */
 	struct out_batch *fly;		/* batch whose writes are in flight */
+	unsigned int	phase;		/* its phase being written */
 	unsigned int	inflight;	/* its writes not complete yet */
 	int		err;		/* its first error */
 };
@@ -31,7 +32,7 @@ int uring_io_init(struct uring_io *u, int poll_fd);
 void uring_io_exit(struct uring_io *u);
 /* Run @b (both phases) to completion, after the batch in flight. */
 int uring_io_run(struct uring_io *u, struct out_batch *b);
-/* Submit the OUT_DATA writes of @b and return; nothing may be in flight. */
+/* Start writing @b (u->fly) and return; nothing may be in flight. */
 int uring_io_start(struct uring_io *u, struct out_batch *b);
 /* Still writing the batch in flight?  Reaps completions, never waits. */
 bool uring_io_busy(struct uring_io *u);
@@ -84,8 +85,13 @@ int consumer_init(struct consumer *c, struct pmcring_merge *m,
 		  int poll_fd);
 void consumer_fini(struct consumer *c);
 int consumer_begin(struct consumer *c);
-/* Take every record the merge can hand out now; *n: how many. */
-int consumer_drain(struct consumer *c, uint64_t *n);
+/*
+ * Take the records the merge can hand out now, at most @max (0: no limit;
+ * producers may refill the rings as fast as they are drained, the
+ * consumer's own writes included, so a caller with other work to check
+ * bounds each call); *n: how many.
+ */
+int consumer_drain(struct consumer *c, uint64_t max, uint64_t *n);
 /* Write the end (CLOSELOG, final headers); everything is on disk after. */
 int consumer_end(struct consumer *c, uint64_t ts);
 /* Wait until the batch in flight (if any) is on disk. */

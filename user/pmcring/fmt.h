@@ -9,9 +9,12 @@
  * pointing either straight into the ring (zero copy) or into the batch's
  * staging arena.  The consumer then runs the batch, with io_uring or with
  * pwritev(), and only after that advances the rings' data_tail.  A batch has
- * two phases: phase OUT_DATA completes before phase OUT_META starts, so
- * metadata (blob OFFSET/TIMING/TYPE, the barman header) never points at bytes
- * that are not on disk yet, whatever moment the process is killed.
+ * three phases, each complete before the next starts: OUT_DATA (records,
+ * frames, blob DAT), OUT_META (blob TIMING/TYPE) and OUT_COMMIT (what makes
+ * the rest visible to a reader: blob OFFSET, the barman header).  Inside a
+ * phase the writes of one file run one after the other in file order, so a
+ * file never has a hole, whatever moment the process is killed, and a
+ * reader never follows an index entry to bytes that are not there.
  */
 #ifndef PMCRING_FMT_H
 #define PMCRING_FMT_H
@@ -27,7 +30,7 @@
 
 /* ---- output batches (out.c) ---- */
 
-enum { OUT_DATA, OUT_META, OUT_NR_PHASES };
+enum { OUT_DATA, OUT_META, OUT_COMMIT, OUT_NR_PHASES };
 
 /* Largest iovec array of one write (IOV_MAX on Linux). */
 #define OUT_MAX_IOV	1024u
@@ -72,6 +75,9 @@ struct out_batch {
 	uint64_t	bytes;		/* bytes queued */
 	uint64_t	records;	/* input records taken into this batch */
 	const char	*err_path;	/* file of the last failed write */
+	bool		landed;		/* no other batch is being written:
+					 * a writer may close files
+					 */
 };
 
 int out_batch_init(struct out_batch *b, unsigned int max_puts, size_t arena);

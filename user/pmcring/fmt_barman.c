@@ -208,7 +208,8 @@ static int barman_record(struct fmt_writer *w, struct out_batch *b,
 	char text[64];
 	size_t tl;
 
-	if (!out_batch_room(b, 2, 8 + PMCRING_RECORD_MAX))
+	/* the frame, and the header copy of barman_flush() */
+	if (!out_batch_room(b, 2, 8 + PMCRING_RECORD_MAX + bm->l.size))
 		return -EAGAIN;
 	switch (r->type) {
 	case PMCRING_TYPE_PROC_CREATE:
@@ -287,12 +288,21 @@ annotation:
 static int barman_flush(struct fmt_writer *w, struct out_batch *b)
 {
 	struct barman *bm = w->priv;
+	void *copy;
 
 	if (!bm || !bm->dirty)
 		return 0;
 	fmt_put64(bm->hdr, 24, bm->last_ts);
+	/*
+	 * A copy: the batch may be written while the next one is merged,
+	 * which changes bm->hdr.  barman_record() keeps room for it.
+	 */
+	copy = out_alloc(b, bm->l.size);
+	if (!copy)
+		return -ENOBUFS;
+	memcpy(copy, bm->hdr, bm->l.size);
 	bm->dirty = false;
-	return out_put_at(b, &bm->f, OUT_META, 0, bm->hdr, bm->l.size);
+	return out_put_at(b, &bm->f, OUT_COMMIT, 0, copy, bm->l.size);
 }
 
 static int barman_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts)

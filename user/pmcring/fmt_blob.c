@@ -10,9 +10,12 @@
  * Messages are the binary pmclog records (type 's'), or with --blob-json one
  * flat NUL-terminated JSON object each (type 'j'), which LDMS's
  * ldms-csv-from-blobs reads.  Unlike LDMS's writer, offsets restart at 8 in
- * every new file set when files roll.  DAT bytes are queued in the data
- * phase, the index files in the metadata phase, so OFFSET never points past
- * what DAT holds.
+ * every new file set when files roll.  Write order, each step complete
+ * before the next (fmt.h): DAT (OUT_DATA), then TIMING and TYPE (OUT_META),
+ * then OFFSET (OUT_COMMIT).  So after a kill at any moment OFFSET never
+ * points past what DAT holds and never has more entries than TIMING and
+ * TYPE: every OFFSET entry is a whole message, which is what LDMS's
+ * reader, counting OFFSET entries, needs.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -180,11 +183,14 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 	for (i = 0; i < w->o.nr_streams; i++)
 		if (blob_wants(w, i, r->type) && blob_must_roll(w, i, len, &rt))
 			roll = true;
-	/* Old files are closed on a roll: nothing may be queued for them. */
+	/*
+	 * Old files are closed on a roll: nothing may be queued or in flight
+	 * for them (the consumer sets b->landed once all is on disk).
+	 */
 	/* per stream: 4 magics on a roll, 4 ranges, index entries */
 	if (!out_batch_room(b, 8 * w->o.nr_streams + 1,
 			    len + w->o.nr_streams * 32) ||
-	    (roll && b->nr_puts))
+	    (roll && (b->nr_puts || !b->landed)))
 		return -EAGAIN;
 	if (w->o.blob_json) {
 		void *copy = out_alloc(b, len);
@@ -211,12 +217,12 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		typ = out_alloc(b, 1);
 		*typ = w->o.blob_json ? 'j' : 's';
 		err = out_put(b, &bs->f[BLOB_DAT], OUT_DATA, msg, len);
-		if (!err)
-			err = out_put(b, &bs->f[BLOB_OFF], OUT_META, &idx[0], 8);
 		if (!err && w->o.blob_timing)
 			err = out_put(b, &bs->f[BLOB_TIM], OUT_META, &idx[1], 16);
 		if (!err)
 			err = out_put(b, &bs->f[BLOB_TYP], OUT_META, typ, 1);
+		if (!err)
+			err = out_put(b, &bs->f[BLOB_OFF], OUT_COMMIT, &idx[0], 8);
 		if (err)
 			return err;
 		bs->msgs++;

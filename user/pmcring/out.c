@@ -23,6 +23,7 @@ int out_batch_init(struct out_batch *b, unsigned int max_puts, size_t arena)
 	}
 	b->max_puts = max_puts;
 	b->arena_size = arena;
+	b->landed = true;	/* run synchronously unless a consumer says not */
 	return 0;
 }
 

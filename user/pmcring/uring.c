@@ -100,12 +100,60 @@ static int submit_op(struct uring_io *u, struct out_batch *b, unsigned int i)
 	return 0;
 }
 
+/* Do ops @i and @j write the same file in the same phase? */
+static bool same_run(const struct out_batch *b, unsigned int i, unsigned int j)
+{
+	return b->ops[i].phase == b->ops[j].phase && b->ops[i].f == b->ops[j].f;
+}
+
+/*
+ * Submit the first op from @i on with bytes left that belongs to op @i's
+ * file and phase (ops are sorted by phase, then file, then file order).
+ */
+static int submit_from(struct uring_io *u, unsigned int i)
+{
+	struct out_batch *b = u->fly;
+	unsigned int j;
+
+	for (j = i; j < b->nr_ops && same_run(b, i, j); j++)
+		if (b->ops[j].len)
+			return submit_op(u, b, j);
+	return 0;
+}
+
+/*
+ * Start the current phase of the batch in flight: the first op of each
+ * file.  The others follow one by one as their predecessor completes
+ * (handle_cqe()), so every file grows without holes.  Phases without ops
+ * are skipped; past the last phase the batch is complete.
+ */
+static int start_phase(struct uring_io *u)
+{
+	struct out_batch *b = u->fly;
+	unsigned int i;
+	int err;
+
+	for (; u->phase < OUT_NR_PHASES; u->phase++) {
+		for (i = 0; i < b->nr_ops; i++) {
+			if (b->ops[i].phase != u->phase ||
+			    (i > 0 && same_run(b, i - 1, i)))
+				continue;	/* not a file's first op */
+			err = submit_from(u, i);
+			if (err)
+				return err;
+		}
+		if (u->inflight)
+			return 0;
+	}
+	return 0;
+}
+
 /* A completion: the poll's, or a write of the batch in flight (u->fly). */
 static void handle_cqe(struct uring_io *u, const struct io_uring_cqe *cqe)
 {
 	uint64_t tag = io_uring_cqe_get_data64(cqe);
 	struct out_batch *b = u->fly;
-	int res = cqe->res, ret;
+	int res = cqe->res, ret = 0;
 
 	if (tag == TAG_POLL) {
 		poll_cqe(u, cqe);
@@ -120,12 +168,16 @@ static void handle_cqe(struct uring_io *u, const struct io_uring_cqe *cqe)
 		return;
 	}
 	out_op_advance(b, &b->ops[tag], (size_t)res);
-	if (b->ops[tag].len && !u->err) {
-		/* short write: the rest, in a new submission */
-		ret = submit_op(u, b, (unsigned int)tag);
-		if (ret)
-			u->err = ret;
+	if (u->err)
+		return;		/* let the others land, start nothing new */
+	/* the rest of a short write, or the next op of the file */
+	ret = submit_from(u, (unsigned int)tag);
+	if (!ret && !u->inflight) {
+		u->phase++;
+		ret = start_phase(u);
 	}
+	if (ret)
+		u->err = ret;
 }
 
 static void reap(struct uring_io *u)
@@ -136,23 +188,6 @@ static void reap(struct uring_io *u)
 		handle_cqe(u, cqe);
 		io_uring_cqe_seen(&u->ring, cqe);
 	}
-}
-
-/* Submit every op of @phase of @b (u->fly). */
-static int submit_phase(struct uring_io *u, struct out_batch *b,
-			unsigned int phase)
-{
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < b->nr_ops; i++) {
-		if (b->ops[i].phase != phase || !b->ops[i].len)
-			continue;
-		ret = submit_op(u, b, i);
-		if (ret)
-			return ret;
-	}
-	return 0;
 }
 
 int uring_io_finish(struct uring_io *u)
@@ -184,6 +219,9 @@ bool uring_io_busy(struct uring_io *u)
 		io_uring_get_events(&u->ring);
 		reap(u);
 	}
+	/* the next op or phase was queued by reap(): send it off */
+	if (u->inflight && io_uring_sq_ready(&u->ring))
+		io_uring_submit(&u->ring);
 	return u->inflight != 0;
 }
 
@@ -196,7 +234,8 @@ int uring_io_start(struct uring_io *u, struct out_batch *b)
 	out_batch_prepare(b);
 	u->fly = b;
 	u->err = 0;
-	err = submit_phase(u, b, OUT_DATA);
+	u->phase = 0;
+	err = start_phase(u);
 	if (!err) {
 		err = io_uring_submit(&u->ring);
 		err = err < 0 ? err : 0;
@@ -208,22 +247,12 @@ int uring_io_start(struct uring_io *u, struct out_batch *b)
 
 int uring_io_run(struct uring_io *u, struct out_batch *b)
 {
-	unsigned int phase;
 	int err = uring_io_finish(u);
 
 	if (err)
 		return err;
-	out_batch_prepare(b);
-	for (phase = 0; phase < OUT_NR_PHASES; phase++) {
-		u->fly = b;
-		err = submit_phase(u, b, phase);
-		if (err)
-			u->err = u->err ? u->err : err;
-		err = uring_io_finish(u);
-		if (err)
-			return err;
-	}
-	return 0;
+	uring_io_start(u, b);
+	return uring_io_finish(u);
 }
 
 int uring_io_wait(struct uring_io *u, uint64_t timeout_ns)

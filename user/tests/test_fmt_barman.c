@@ -172,7 +172,7 @@ int main(void)
 	REQUIRE(!fmt_flush(w, &b), "flush");
 	out_batch_prepare(&b);
 	for (i = 0; i < b.nr_ops; i++)
-		if (b.ops[i].phase == OUT_META)
+		if (b.ops[i].phase != OUT_DATA)
 			b.ops[i].len = 0;	/* the kill */
 	run(&b);
 	got = read_file(path, &len);

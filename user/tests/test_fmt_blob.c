@@ -335,7 +335,7 @@ static void test_kill(const char *dir, const struct ring_recs *rr)
 		feed(w, &b, &rr->r[i]);
 	out_batch_prepare(&b);
 	for (i = 0; i < b.nr_ops; i++)
-		if (b.ops[i].phase == OUT_META)
+		if (b.ops[i].phase != OUT_DATA)
 			b.ops[i].len = 0;
 	run(&b);
 	load_set(&s, dir, "kill", 1700000000);

@@ -114,7 +114,7 @@ static bool record(enum fmt_kind kind, const char *path, bool uring)
 				ts++, i);
 		}
 		t = mono_ns();
-		err = consumer_drain(&c, &n);
+		err = consumer_drain(&c, 0, &n);
 		drain_ns += mono_ns() - t;
 		REQUIRE(!err, "drain: %s", strerror(-err));
 		total += n;

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,11 +35,22 @@
 /* Status line period: at most 4 times a second. */
 #define STATUS_NS	250000000ull
 
-static volatile sig_atomic_t stop_signal;
+/* Records taken per consumer_drain() call between two stop checks. */
+#define DRAIN_MAX	4096u
+/* How long a command may take to exit after the signal it was sent. */
+#define CHILD_GRACE_MS	10000u
 
-static void on_signal(int sig)
+static volatile sig_atomic_t stop_signal, nr_signals, signal_from_tty;
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
-	stop_signal = sig;
+	(void)uc;
+	if (!stop_signal) {
+		stop_signal = sig;
+		/* ^C: the kernel sent it to the whole foreground group */
+		signal_from_tty = si && si->si_code == SI_KERNEL;
+	}
+	nr_signals++;
 }
 
 static uint64_t now_ns(clockid_t clk)
@@ -90,10 +102,45 @@ static const char *default_output(enum fmt_kind kind)
 	}
 }
 
+/* The module's limits (GET_INFO on a fresh fd), for error messages. */
+static bool module_info(struct pmcring_info *info)
+{
+	int fd = open(PMCRING_DEV_PATH, O_RDWR | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	memset(info, 0, sizeof(*info));
+	ok = ioctl(fd, PMCRING_IOC_GET_INFO, info) == 0;
+	close(fd);
+	return ok;
+}
+
 /* Why pmcring_new() failed, in words a user can act on. */
 static void session_error(const struct rec_opts *o, int err)
 {
+	struct pmcring_info info;
+
 	switch (err) {
+	case EINVAL:
+		if (o->buffer_pages && module_info(&info) &&
+		    (o->buffer_pages < info.min_data_pages ||
+		     o->buffer_pages > info.max_data_pages)) {
+			fprintf(stderr, "pmcring: --buffer-pages %u: the module "
+				"takes %u to %u pages per CPU (a power of two)\n",
+				o->buffer_pages, info.min_data_pages,
+				info.max_data_pages);
+			break;
+		}
+		fprintf(stderr, "pmcring: the module refused the session's "
+			"configuration (EINVAL): is it older than this pmcring? "
+			"(modinfo pmcring, dmesg)\n");
+		break;
+	case ENOMEM:
+		fprintf(stderr, "pmcring: not enough memory for the rings "
+			"(the module lends all sessions' rings at most half of "
+			"RAM): try a smaller --buffer-pages\n");
+		break;
 	case ENOENT:
 	case ENODEV:
 	case ENXIO:
@@ -184,6 +231,38 @@ static bool child_poll(struct child *ch)
 	    waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid)
 		ch->exited = true;
 	return ch->exited;
+}
+
+/*
+ * The recording has ended: wait for the command, which was sent @sig (or
+ * got it from the terminal), at most CHILD_GRACE_MS, then kill it.
+ */
+static void child_reap(struct child *ch, int sig)
+{
+	unsigned int ms;
+
+	for (ms = 0; !child_poll(ch) && ms < CHILD_GRACE_MS; ms += 10)
+		usleep(10000);
+	if (child_poll(ch))
+		return;
+	fprintf(stderr, "pmcring: the command did not exit within %u s of "
+		"SIG%s: killing it\n", CHILD_GRACE_MS / 1000, sigabbrev_np(sig) ?
+		sigabbrev_np(sig) : "?");
+	kill(ch->pid, SIGKILL);
+	if (waitpid(ch->pid, &ch->status, 0) == ch->pid)
+		ch->exited = true;
+}
+
+/* The command's status as a shell gives it: 128 + signal when killed. */
+static int child_status(const struct child *ch)
+{
+	if (!ch->exited)
+		return 0;
+	if (WIFEXITED(ch->status))
+		return WEXITSTATUS(ch->status);
+	if (WIFSIGNALED(ch->status))
+		return 128 + WTERMSIG(ch->status);
+	return 1;
 }
 
 /* --generate: the deterministic load, from a thread so the rings drain. */
@@ -345,11 +424,64 @@ struct recorder {
 	uint64_t		t_enable;	/* CLOCK_MONOTONIC ns */
 };
 
-/* Drain until stopped; then disable and take what is left. */
-static int record_loop(struct recorder *r)
+/* Why recording ends (enum stop_why); the first one wins. */
+enum stop_why { STOP_NONE, STOP_SIGNAL, STOP_DURATION, STOP_CHILD,
+		STOP_PID_GONE, STOP_HUP, STOP_GENERATED };
+
+static enum stop_why stop_check(struct recorder *r, uint64_t end_at)
+{
+	if (stop_signal)
+		return STOP_SIGNAL;
+	if (r->ch.pid > 0 && child_poll(&r->ch))
+		return STOP_CHILD;
+	if (r->o.pid && kill(r->o.pid, 0) && errno == ESRCH)
+		return STOP_PID_GONE;
+	if (end_at && now_ns(CLOCK_MONOTONIC) >= end_at)
+		return STOP_DURATION;
+	if (consumer_hup(&r->c))
+		return STOP_HUP;
+	if (r->gen_started && __atomic_load_n(&r->gen.done, __ATOMIC_ACQUIRE))
+		return STOP_GENERATED;
+	return STOP_NONE;
+}
+
+/*
+ * The command gets the signal that stopped the recording (SIGTERM for
+ * --duration), as `timeout` and `perf record` do; not a ^C, which the
+ * terminal sent it already.  Returns the signal it was sent, or 0.
+ */
+static int stop_child(struct recorder *r, enum stop_why why)
+{
+	int sig;
+
+	if (r->ch.pid <= 0 || r->ch.exited)
+		return 0;
+	if (why == STOP_SIGNAL)
+		sig = stop_signal;
+	else if (why == STOP_DURATION)
+		sig = SIGTERM;
+	else
+		return 0;
+	if (!(why == STOP_SIGNAL && signal_from_tty))
+		kill(r->ch.pid, sig);
+	return sig;
+}
+
+/*
+ * Drain until a stop condition holds, checked between drains of at most
+ * DRAIN_MAX records: the rings may refill as fast as they are drained (a
+ * system-wide session records the consumer's own writes), so the stop must
+ * not wait for them to run dry.  Then DISABLE: when it returns every record
+ * of the session is committed (pmcring_dev_disable()), so the final drain
+ * ends, within one set of full rings; a second signal cuts it short.  The
+ * end of the file (CLOSELOG, the final header) is written either way.
+ */
+static int record_loop(struct recorder *r, int *child_sig)
 {
 	struct status st = { 0 };
-	uint64_t n, end_at = 0, idle = 0;
+	uint64_t n = 0, end_at = 0, idle = 0;
+	enum stop_why why = STOP_NONE;
+	sig_atomic_t sigs;
 	int err = 0, ret;
 
 	st.on = !r->o.quiet && isatty(STDERR_FILENO);
@@ -357,34 +489,34 @@ static int record_loop(struct recorder *r)
 	if (r->o.duration_ms)
 		end_at = st.start + r->o.duration_ms * 1000000ull;
 	for (;;) {
-		err = consumer_drain(&r->c, &n);
+		err = consumer_drain(&r->c, DRAIN_MAX, &n);
 		if (err)
 			break;
 		status_update(&st, &r->c, total_lost(r->s), false);
-		if (stop_signal || (r->ch.pid > 0 && child_poll(&r->ch)) ||
-		    (r->o.pid && kill(r->o.pid, 0) && errno == ESRCH) ||
-		    (end_at && now_ns(CLOCK_MONOTONIC) >= end_at) ||
-		    consumer_hup(&r->c) ||
-		    (r->gen_started && __atomic_load_n(&r->gen.done,
-						       __ATOMIC_ACQUIRE)))
+		why = stop_check(r, end_at);
+		if (why != STOP_NONE)
 			break;
+		if (n == DRAIN_MAX)
+			continue;	/* more is ready: no wait */
 		ret = consumer_wait(&r->c, consumer_timeout_ns(&r->c));
 		if (ret < 0) {
 			err = ret;
 			break;
 		}
 	}
+	sigs = nr_signals;
+	*child_sig = stop_child(r, why);
 	pmcring_disable(r->s);
-	/*
-	 * Records committed before DISABLE are all visible now or soon (an
-	 * interrupted writer finishes); stop after two empty rounds.
-	 */
-	while (!err && idle < 2) {
-		err = consumer_drain(&r->c, &n);
+	/* an interrupted writer may publish a little late: two empty rounds */
+	while (!err && idle < 2 && nr_signals == sigs) {
+		err = consumer_drain(&r->c, DRAIN_MAX, &n);
 		idle = n ? 0 : idle + 1;
 		if (!n)
 			consumer_wait(&r->c, 1000000);
 	}
+	if (nr_signals != sigs)
+		fprintf(stderr, "%spmcring: stopped at once: records not yet "
+			"drained are not in the file\n", st.shown ? "\n" : "");
 	if (!err) {
 		uint64_t end_ts = 0;
 
@@ -514,7 +646,7 @@ static void record_cleanup(struct recorder *r)
 {
 	if (r->gen_started)
 		pthread_join(r->gen.th, NULL);
-	/* A command still running (--duration, a signal) is left running. */
+	/* A command that was never told to start exits without exec. */
 	if (r->ch.pid > 0 && !r->ch.exited && r->ch.go_fd >= 0)
 		child_abort(&r->ch);
 	if (r->c_inited)
@@ -528,7 +660,9 @@ static void record_cleanup(struct recorder *r)
 int cmd_record(int argc, char **argv)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_sigaction = on_signal,
+				.sa_flags = SA_SIGINFO };
+	int child_sig = 0;
 	char err[256];
 	int ret;
 
@@ -554,7 +688,7 @@ int cmd_record(int argc, char **argv)
 	if (!ret)
 		ret = record_start(r);
 	if (!ret) {
-		int e = record_loop(r);
+		int e = record_loop(r, &child_sig);
 
 		if (e) {
 			write_error(&r->fo, &r->c, e);
@@ -575,6 +709,16 @@ int cmd_record(int argc, char **argv)
 			(double)r->c.st.records / secs,
 			(double)r->c.st.bytes / secs / 1e6,
 			r->c.use_uring ? "io_uring" : "read/write", lost);
+	}
+	/* The exit status is the command's, as with time(1), unless we failed. */
+	if (r->ch.pid > 0 && r->ch.go_fd < 0) {
+		if (!child_sig && !child_poll(&r->ch)) {	/* we failed */
+			child_sig = SIGTERM;
+			kill(r->ch.pid, child_sig);
+		}
+		child_reap(&r->ch, child_sig);
+		if (!ret)
+			ret = child_status(&r->ch);
 	}
 	record_cleanup(r);
 	free(r);

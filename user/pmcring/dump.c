@@ -6,7 +6,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <glob.h>
 #include <inttypes.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <libpmcring.h>
 
@@ -25,7 +27,7 @@ struct walk {
 };
 
 /* Walk the records of @path; prints problems, returns 0, or 1 on error. */
-static int walk_path(const char *path, fmt_item_cb cb, void *ctx,
+static int walk_file(const char *path, fmt_item_cb cb, void *ctx,
 		     struct walk *w)
 {
 	struct fmt_blob_set set;
@@ -81,6 +83,42 @@ static int walk_path(const char *path, fmt_item_cb cb, void *ctx,
 		fprintf(stderr, "pmcring: %s: no CLOSELOG "
 			"(the recording was cut short)\n", path);
 	return 0;
+}
+
+/*
+ * A file, or a blob directory: what `record -F blob -o DIR` made (its
+ * container subdirectories) or one container, every file set in name order
+ * (stream, then time).
+ */
+static int walk_path(const char *path, fmt_item_cb cb, void *ctx,
+		     struct walk *w)
+{
+	static const char *const pats[] = { "%s/*.DAT.*", "%s/*/*.DAT.*" };
+	char pat[4200];
+	struct stat st;
+	unsigned int i;
+	size_t k;
+	glob_t g;
+	int ret = 0;
+
+	if (stat(path, &st) || !S_ISDIR(st.st_mode))
+		return walk_file(path, cb, ctx, w);
+	for (i = 0; i < 2; i++) {
+		snprintf(pat, sizeof(pat), pats[i], path);
+		if (glob(pat, 0, NULL, &g) == 0)
+			break;
+		globfree(&g);
+	}
+	if (i == 2) {
+		fprintf(stderr, "pmcring: %s: a directory without blob files "
+			"(STREAM.DAT.T, or CONTAINER/STREAM.DAT.T)\n", path);
+		return 1;
+	}
+	for (k = 0; k < g.gl_pathc; k++)
+		if (walk_file(g.gl_pathv[k], cb, ctx, w))
+			ret = 1;
+	globfree(&g);
+	return ret;
 }
 
 static const char *const bm_names[] = {
@@ -207,7 +245,7 @@ static int sub_usage(const char *cmd, int help)
 		"\n"
 		"%s a pmclog, barman or LDMS blob file; the format comes from\n"
 		"its magic.  A blob file set is named by any of its files\n"
-		"(STREAM.DAT.T, .OFFSET.T, ...).\n"
+		"(STREAM.DAT.T, .OFFSET.T, ...) or by its directory (all sets).\n"
 		"\n"
 		"  -h, --help   this text\n", cmd,
 		!strcmp(cmd, "dump") ?

@@ -194,49 +194,90 @@ int fmt_rec_check(const void *p, size_t avail, uint32_t *len)
 	return 0;
 }
 
-/* Key/value emitter for text ("k=v ") and JSON ("\"k\":v,"). */
+/*
+ * Key/value emitter for text ("k=v ") and JSON ("\"k\":v,").  The blob
+ * JSON writer runs it for every record, so it appends by hand: no printf.
+ * Output is cut at sz - 1 bytes and always NUL-terminated.
+ */
 struct em {
 	char	*buf;
 	size_t	sz, n;
 	bool	json;
 };
 
-static void em_raw(struct em *e, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void em_raw(struct em *e, const char *fmt, ...)
+static void em_put(struct em *e, const char *p, size_t len)
 {
-	va_list ap;
-	int r;
-
-	if (e->n >= e->sz)
+	if (e->n + 1 >= e->sz)
 		return;
-	va_start(ap, fmt);
-	r = vsnprintf(e->buf + e->n, e->sz - e->n, fmt, ap);
-	va_end(ap);
-	if (r > 0)
-		e->n += (size_t)r < e->sz - e->n ? (size_t)r : e->sz - e->n - 1;
+	if (len > e->sz - 1 - e->n)
+		len = e->sz - 1 - e->n;
+	memcpy(e->buf + e->n, p, len);
+	e->n += len;
+	e->buf[e->n] = '\0';
+}
+
+static void em_c(struct em *e, char c)
+{
+	em_put(e, &c, 1);
+}
+
+static void em_dec(struct em *e, uint64_t v)
+{
+	char t[20];
+	size_t i = sizeof(t);
+
+	do {
+		t[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	em_put(e, t + i, sizeof(t) - i);
+}
+
+static void em_hex(struct em *e, uint64_t v, unsigned int min_digits)
+{
+	static const char digits[] = "0123456789abcdef";
+	char t[16];
+	size_t i = sizeof(t);
+
+	do {
+		t[--i] = digits[v & 15];
+		v >>= 4;
+	} while (v || sizeof(t) - i < min_digits);
+	em_put(e, t + i, sizeof(t) - i);
 }
 
 static void em_key(struct em *e, const char *k)
 {
-	if (e->json)
-		em_raw(e, "%s\"%s\":", e->n > 1 ? "," : "", k);
-	else
-		em_raw(e, "%s%s=", e->n ? " " : "", k);
+	if (e->json) {
+		if (e->n > 1)
+			em_c(e, ',');
+		em_c(e, '"');
+		em_put(e, k, strlen(k));
+		em_put(e, "\":", 2);
+	} else {
+		if (e->n)
+			em_c(e, ' ');
+		em_put(e, k, strlen(k));
+		em_c(e, '=');
+	}
 }
 
 static void em_u(struct em *e, const char *k, uint64_t v)
 {
 	em_key(e, k);
-	em_raw(e, "%" PRIu64, v);
+	em_dec(e, v);
 }
 
 /* Addresses, flags: hex in text, a number in JSON. */
 static void em_x(struct em *e, const char *k, uint64_t v)
 {
 	em_key(e, k);
-	em_raw(e, e->json ? "%" PRIu64 : "0x%" PRIx64, v);
+	if (e->json) {
+		em_dec(e, v);
+	} else {
+		em_put(e, "0x", 2);
+		em_hex(e, v, 1);
+	}
 }
 
 /*
@@ -245,23 +286,35 @@ static void em_x(struct em *e, const char *k, uint64_t v)
  */
 static void em_s(struct em *e, const char *k, const char *s, size_t max)
 {
-	size_t i;
+	size_t i, run;
 
 	em_key(e, k);
-	em_raw(e, "\"");
+	em_c(e, '"');
 	for (i = 0; i < max && s[i]; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (e->json && c == ',')
-			em_raw(e, ";");
-		else if (c == '"' || c == '\\')
-			em_raw(e, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			em_raw(e, e->json ? "\\u%04x" : "\\x%02x", c);
-		else
-			em_raw(e, "%c", c);
+		/* plain characters go out in one piece */
+		for (run = 0; i + run < max && s[i + run] &&
+		     (unsigned char)s[i + run] >= 0x20 &&
+		     (unsigned char)s[i + run] < 0x7f && s[i + run] != '"' &&
+		     s[i + run] != '\\' && !(e->json && s[i + run] == ','); run++)
+			;
+		if (run) {
+			em_put(e, s + i, run);
+			i += run - 1;
+			continue;
+		}
+		if (e->json && c == ',') {
+			em_c(e, ';');
+		} else if (c == '"' || c == '\\') {
+			em_c(e, '\\');
+			em_c(e, (char)c);
+		} else {
+			em_put(e, e->json ? "\\u" : "\\x", 2);
+			em_hex(e, c, e->json ? 4 : 2);
+		}
 	}
-	em_raw(e, "\"");
+	em_c(e, '"');
 }
 
 static void em_field(struct em *e, const struct rec_field *f,
@@ -309,11 +362,14 @@ static void em_fields(struct em *e, const uint8_t *r, uint32_t len)
 		em_u(e, "npc", n);
 		/* One string, ';' separated: no ',' for ldms-csv-from-blobs. */
 		em_key(e, "pc");
-		em_raw(e, "\"");
-		for (i = 0; i < n; i++)
-			em_raw(e, "%s0x%" PRIx64, i ? ";" : "",
-			       fmt_get64(r, 32 + 8 * i));
-		em_raw(e, "\"");
+		em_c(e, '"');
+		for (i = 0; i < n; i++) {
+			if (i)
+				em_c(e, ';');
+			em_put(e, "0x", 2);
+			em_hex(e, fmt_get64(r, 32 + 8 * i), 1);
+		}
+		em_c(e, '"');
 		break;
 	case V_GEN:
 		em_u(e, "len", len);
@@ -345,14 +401,14 @@ size_t fmt_rec_json(char *buf, size_t sz, const void *rec, uint32_t len,
 
 	if (sz < 2)
 		return 0;
-	em_raw(&e, "{");
+	em_c(&e, '{');
 	em_s(&e, "type", fmt_type_name(type) ? fmt_type_name(type) : "?", 32);
 	em_u(&e, "ts", fmt_get64(rec, 8));
 	em_u(&e, "sec", (uint64_t)rt->tv_sec);
 	em_u(&e, "usec", (uint64_t)rt->tv_nsec / 1000);
 	em_u(&e, "cpu", cpu);
 	em_fields(&e, rec, len);
-	em_raw(&e, "}");
+	em_c(&e, '}');
 	/* The NUL ends the message: ldms-csv-from-blobs splits on it. */
 	return e.n + 1 <= sz ? e.n + 1 : sz;
 }

@@ -101,6 +101,7 @@ static void batch_done(struct consumer *c, struct consumer_batch *cb)
 	unsigned int i;
 
 	c->st.bytes += cb->b.bytes;
+	c->st.items += cb->b.items;
 	c->st.batches++;
 	out_batch_reset(&cb->b);
 	for (i = 0; i < c->nr_bufs; i++) {

@@ -44,6 +44,7 @@ int uring_io_wait(struct uring_io *u, uint64_t timeout_ns);
 struct consumer_stats {
 	uint64_t	records;	/* records taken from the rings */
 	uint64_t	bytes;		/* bytes written to files */
+	uint64_t	items;		/* records/frames/messages written */
 	uint64_t	drops;		/* DROPNOTIFY records seen */
 	uint64_t	batches;
 };

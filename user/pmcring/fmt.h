@@ -74,6 +74,10 @@ struct out_batch {
 	size_t		arena_used, arena_size;
 	uint64_t	bytes;		/* bytes queued */
 	uint64_t	records;	/* input records taken into this batch */
+	uint64_t	items;		/* what the file holds of them: pmclog
+					 * records, barman frames, blob
+					 * messages (as `pmcring stat` counts)
+					 */
 	const char	*err_path;	/* file of the last failed write */
 	bool		landed;		/* no other batch is being written:
 					 * a writer may close files

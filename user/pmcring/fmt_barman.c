@@ -281,6 +281,7 @@ annotation:
 	default:
 		return 0;
 	}
+	b->items++;
 	return out_put(b, &bm->f, OUT_DATA, p - 8, 8 + fmt_get64(p - 8, 0));
 }
 

@@ -226,6 +226,7 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		if (err)
 			return err;
 		bs->msgs++;
+		b->items++;
 	}
 	return 0;
 }

@@ -104,6 +104,7 @@ static int pmclog_begin(struct fmt_writer *w, struct out_batch *b)
 	if (!buf)
 		return -ENOBUFS;
 	fmt_pmclog_initialize(buf, &w->o);
+	b->items++;
 	return out_put(b, f, OUT_DATA, buf, PMCRING_SIZE_INITIALIZE);
 }
 
@@ -129,6 +130,7 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 			return 0;
 		buf = out_alloc(b, PMCRING_SIZE_PMCALLOCATEDYN);
 		fmt_pmclog_allocdyn(buf, r->data, &w->o);
+		b->items++;
 		return out_put(b, f, OUT_DATA, buf,
 			       PMCRING_SIZE_PMCALLOCATEDYN);
 	case PMCRING_TYPE_GENERATED:
@@ -141,6 +143,7 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 			return 0;
 		break;
 	}
+	b->items++;
 	return out_put_ring(b, f, r->data, r->len);
 }
 
@@ -152,6 +155,7 @@ static int pmclog_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts)
 		return -EAGAIN;
 	buf = out_alloc(b, PMCRING_SIZE_CLOSELOG);
 	fmt_pmclog_closelog(buf, ts);
+	b->items++;
 	return out_put(b, &((struct pmclog *)w->priv)->f, OUT_DATA, buf,
 		       PMCRING_SIZE_CLOSELOG);
 }

@@ -45,6 +45,7 @@ void out_batch_reset(struct out_batch *b)
 	b->arena_used = 0;
 	b->bytes = 0;
 	b->records = 0;
+	b->items = 0;
 }
 
 bool out_batch_empty(const struct out_batch *b)

@@ -703,9 +703,10 @@ int cmd_record(int argc, char **argv)
 		uint64_t lost = total_lost(r->s);
 
 		fprintf(stderr, "pmcring: %" PRIu64 " records, %" PRIu64
-			" bytes written to %s in %.3f s (%.0f records/s, "
-			"%.1f MB/s, %s); %" PRIu64 " lost\n", r->c.st.records,
-			r->c.st.bytes, r->fo.path, secs,
+			" bytes written to %s (%" PRIu64 " in the file) in "
+			"%.3f s (%.0f records/s, %.1f MB/s, %s); %" PRIu64
+			" lost\n", r->c.st.records, r->c.st.bytes, r->fo.path,
+			r->c.st.items, secs,
 			(double)r->c.st.records / secs,
 			(double)r->c.st.bytes / secs / 1e6,
 			r->c.use_uring ? "io_uring" : "read/write", lost);

@@ -24,7 +24,9 @@
 # (the VM runner's share: slow writes, each a round trip to the host) the
 # -a cells with SIGINT and SIGKILL run once more with their files there:
 # that is where a system-wide recording used to record its own writes
-# faster than it drained them and never stopped.
+# faster than it drained them and never stopped.  There also a second
+# SIGINT 50 ms after the first ("int2") must end the final drain at once
+# and still leave a complete file (the trailer is written).
 lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
 . "$lib/pmcring_test.sh"
 
@@ -130,6 +132,7 @@ cell()
 	t0=$(now)
 	case $stop in
 	int)	kill -INT $rec ;;
+	int2)	kill -INT $rec; sleep 0.05; kill -INT $rec ;;
 	term)	kill -TERM $rec ;;
 	kill)	kill -KILL $rec ;;
 	exit)	if [ -n "$victim" ]; then
@@ -214,7 +217,7 @@ for m in $(awk '$3 == "9p" { print $2 }' /proc/mounts); do
 done
 if [ -n "$where" ]; then
 	for fmt in ${MATRIX_FORMATS:-pmclog barman blob json}; do
-		for stop in int kill; do
+		for stop in int int2 kill; do
 			cell $fmt all $stop
 		done
 	done

@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Description: `pmcring record`'s early errors name their cause and fix,
+# and its exit status is the command's, as with time(1): --buffer-pages
+# outside the module's range is refused with the range, a missing
+# /dev/pmcring says how to load the module, a command that cannot be run
+# exits 127, a command's own status passes through.
+lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
+. "$lib/pmcring_test.sh"
+
+require_dev
+require_cmd pmcring
+make_tmpdir
+
+# expect STATUS PATTERN ARGS...: record ARGS exits STATUS, stderr has PATTERN
+expect()
+{
+	want=$1 pat=$2
+	shift 2
+	pmcring record -o "$dir/out" "$@" >"$dir/out.txt" 2>"$dir/err.txt"
+	rc=$?
+	[ "$rc" = "$want" ] ||
+		{ cat "$dir/err.txt"; fail "record $*: exit $rc, want $want"; }
+	if [ -n "$pat" ] && ! grep -q -- "$pat" "$dir/err.txt"; then
+		cat "$dir/err.txt"
+		fail "record $*: no '$pat' on stderr"
+	fi
+	echo "# record $*: exit $rc: $(head -n 1 "$dir/err.txt")"
+}
+
+expect 1 "buffer-pages 1: the module takes 2 to [0-9]* pages per CPU" \
+	--buffer-pages 1 -a --duration 0.1
+expect 127 "cannot run /nonexistent/cmd" -- /nonexistent/cmd
+expect 5 "" -- sh -c 'exit 5'
+expect 0 "" -- true
+expect 137 "" -- sh -c 'kill -KILL $$'
+
+# The device node moved away: the message says how to get the module.
+mv /dev/pmcring "$dir/pmcring.dev" || fail "cannot move /dev/pmcring"
+trap 'mv "$dir/pmcring.dev" /dev/pmcring 2>/dev/null; rm -rf "$dir"' EXIT
+expect 1 "not found: load the module" -a --duration 0.1
+mv "$dir/pmcring.dev" /dev/pmcring
+echo "ok: errors say what to do; the command's status passes through"

@@ -39,6 +39,10 @@ struct out_file {
 	int		fd;
 	uint64_t	off;		/* where the next append goes */
 	char		*path;		/* for messages */
+	/* its last range in a batch: later bytes right after it extend it */
+	const struct out_batch *last_b;
+	uint64_t	last_gen;
+	unsigned int	last_put;
 };
 
 /* One byte range queued for a file. */
@@ -79,6 +83,7 @@ struct out_batch {
 					 * messages (as `pmcring stat` counts)
 					 */
 	const char	*err_path;	/* file of the last failed write */
+	uint64_t	gen;		/* counts resets: tells batches apart */
 	bool		landed;		/* no other batch is being written:
 					 * a writer may close files
 					 */
@@ -102,6 +107,8 @@ int out_put(struct out_batch *b, struct out_file *f, unsigned int phase,
  * records make one iovec, not one each.
  */
 #define OUT_COPY_MAX	512u
+/* Keep only @len bytes of the last out_alloc() (at @p) of @b. */
+void out_trim(struct out_batch *b, const void *p, size_t len);
 int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
 		 size_t len);
 /* Write @len bytes at @p at offset @off of @f (f->off does not move). */
@@ -169,6 +176,8 @@ int fmt_types_parse(const char *list, uint64_t *mask);
  * is corrupt.
  */
 int fmt_rec_check(const void *p, size_t avail, uint32_t *len);
+/* @v in decimal at @buf (up to 20 bytes, no NUL); returns the length. */
+size_t fmt_dec(char *buf, uint64_t v);
 /* "pid=12 tid=13 ..." into @buf; returns the length written. */
 size_t fmt_rec_text(char *buf, size_t sz, const void *rec, uint32_t len);
 /* One flat JSON object of scalars, NUL included in the returned length. */

@@ -37,8 +37,24 @@ static const char blob_magic[BLOB_NR_FILES][8] = {
 	"blobdat", "bloboff", "blobtim", "blobtyp",
 };
 
+/*
+ * Index entries of one file are staged side by side in the batch's arena,
+ * BLOB_SLAB_ENTRIES at a time, so they go out as one range, not one per
+ * message.
+ */
+#define BLOB_SLAB_ENTRIES	512u
+static const size_t blob_entry[BLOB_NR_FILES] = { 0, 8, 16, 1 };
+
+struct blob_slab {
+	const struct out_batch	*b;
+	uint64_t		gen;
+	uint8_t			*p;
+	unsigned int		left;
+};
+
 struct blob_stream {
 	struct out_file	f[BLOB_NR_FILES];
+	struct blob_slab slab[BLOB_NR_FILES];
 	int64_t		t;		/* $t of the open file set */
 	uint64_t	msgs;		/* messages in the open file set */
 	uint64_t	first_sec;	/* realtime second of its first message */
@@ -47,7 +63,6 @@ struct blob_stream {
 struct blob {
 	struct blob_stream	s[FMT_MAX_STREAMS];
 	char			dir[4096];
-	char			json[FMT_JSON_MAX];
 };
 
 static int mkdir_p(char *path)
@@ -131,6 +146,27 @@ static int blob_begin(struct fmt_writer *w, struct out_batch *b)
 	return 0;
 }
 
+/* Room for one entry of index file @k in @b (out_batch_room() kept it). */
+static void *blob_entry_alloc(struct blob_stream *bs, struct out_batch *b,
+			      unsigned int k)
+{
+	struct blob_slab *sl = &bs->slab[k];
+	void *p;
+
+	if (sl->b != b || sl->gen != b->gen || !sl->left) {
+		sl->p = out_alloc(b, blob_entry[k] * BLOB_SLAB_ENTRIES);
+		if (!sl->p)
+			return NULL;
+		sl->b = b;
+		sl->gen = b->gen;
+		sl->left = BLOB_SLAB_ENTRIES;
+	}
+	p = sl->p;
+	sl->p += blob_entry[k];
+	sl->left--;
+	return p;
+}
+
 static bool blob_wants(const struct fmt_writer *w, unsigned int i,
 		       uint32_t type)
 {
@@ -170,15 +206,23 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 	size_t len = r->len;
 	bool roll = false;
 	unsigned int i;
-	uint64_t *idx;
+	uint64_t *off, *tim;
 	uint8_t *typ;
+	char *json = NULL;
 	int err;
 
+	/* per stream: 4 magics on a roll, 4 ranges, index slabs */
+	if (!out_batch_room(b, 8 * w->o.nr_streams + 1,
+			    (w->o.blob_json ? FMT_JSON_MAX : 0) +
+			    w->o.nr_streams * 25 * (BLOB_SLAB_ENTRIES + 1)))
+		return -EAGAIN;
 	fmt_realtime(&w->o, r->ts, &rt);
-	if (w->o.blob_json) {
-		len = fmt_rec_json(bl->json, sizeof(bl->json), r->data, r->len,
-				   r->cpu, &rt);
-		msg = bl->json;
+	if (w->o.blob_json) {	/* made in the arena: no copy */
+		json = out_alloc(b, FMT_JSON_MAX);
+		len = fmt_rec_json(json, FMT_JSON_MAX, r->data, r->len, r->cpu,
+				   &rt);
+		out_trim(b, json, len);
+		msg = json;
 	}
 	for (i = 0; i < w->o.nr_streams; i++)
 		if (blob_wants(w, i, r->type) && blob_must_roll(w, i, len, &rt))
@@ -187,16 +231,10 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 	 * Old files are closed on a roll: nothing may be queued or in flight
 	 * for them (the consumer sets b->landed once all is on disk).
 	 */
-	/* per stream: 4 magics on a roll, 4 ranges, index entries */
-	if (!out_batch_room(b, 8 * w->o.nr_streams + 1,
-			    len + w->o.nr_streams * 32) ||
-	    (roll && (b->nr_puts || !b->landed)))
+	if (roll && (b->nr_puts || !b->landed)) {
+		if (json)
+			out_trim(b, json, 0);
 		return -EAGAIN;
-	if (w->o.blob_json) {
-		void *copy = out_alloc(b, len);
-
-		memcpy(copy, msg, len);
-		msg = copy;
 	}
 	for (i = 0; i < w->o.nr_streams; i++) {
 		struct blob_stream *bs = &bl->s[i];
@@ -210,19 +248,23 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		}
 		if (!bs->msgs)
 			bs->first_sec = (uint64_t)rt.tv_sec;
-		idx = out_alloc(b, 3 * sizeof(*idx));
-		idx[0] = htole64(bs->f[BLOB_DAT].off);
-		idx[1] = htole64((uint64_t)rt.tv_sec);
-		idx[2] = htole64((uint64_t)rt.tv_nsec / 1000);
-		typ = out_alloc(b, 1);
+		off = blob_entry_alloc(bs, b, BLOB_OFF);
+		typ = blob_entry_alloc(bs, b, BLOB_TYP);
+		tim = w->o.blob_timing ? blob_entry_alloc(bs, b, BLOB_TIM) : NULL;
+		if (!off || !typ || (w->o.blob_timing && !tim))
+			return -ENOBUFS;
+		*off = htole64(bs->f[BLOB_DAT].off);
 		*typ = w->o.blob_json ? 'j' : 's';
 		err = out_put(b, &bs->f[BLOB_DAT], OUT_DATA, msg, len);
-		if (!err && w->o.blob_timing)
-			err = out_put(b, &bs->f[BLOB_TIM], OUT_META, &idx[1], 16);
+		if (!err && tim) {
+			tim[0] = htole64((uint64_t)rt.tv_sec);
+			tim[1] = htole64((uint64_t)rt.tv_nsec / 1000);
+			err = out_put(b, &bs->f[BLOB_TIM], OUT_META, tim, 16);
+		}
 		if (!err)
 			err = out_put(b, &bs->f[BLOB_TYP], OUT_META, typ, 1);
 		if (!err)
-			err = out_put(b, &bs->f[BLOB_OFF], OUT_COMMIT, &idx[0], 8);
+			err = out_put(b, &bs->f[BLOB_OFF], OUT_COMMIT, off, 8);
 		if (err)
 			return err;
 		bs->msgs++;

@@ -46,6 +46,7 @@ void out_batch_reset(struct out_batch *b)
 	b->bytes = 0;
 	b->records = 0;
 	b->items = 0;
+	b->gen++;
 }
 
 bool out_batch_empty(const struct out_batch *b)
@@ -72,15 +73,32 @@ void *out_alloc(struct out_batch *b, size_t len)
 	return p;
 }
 
+void out_trim(struct out_batch *b, const void *p, size_t len)
+{
+	b->arena_used = (size_t)((const char *)p - b->arena) + len;
+}
+
 int out_put_at(struct out_batch *b, struct out_file *f, unsigned int phase,
 	       uint64_t off, const void *p, size_t len)
 {
-	struct out_put *last = b->nr_puts ? &b->puts[b->nr_puts - 1] : NULL;
+	struct out_put *last = NULL;
 
 	if (!len)
 		return 0;
 	b->bytes += len;
-	/* The common case: the same file, on in file and in memory. */
+	/*
+	 * The common case: on in file and in memory from the file's last
+	 * range of this batch (writers of several files interleave them).
+	 */
+	if (f->last_b == b && f->last_gen == b->gen && f->last_put < b->nr_puts)
+		last = &b->puts[f->last_put];
+	if (last && last->f == f && last->phase == phase && !last->ring &&
+	    last->off + last->len == off &&
+	    (const char *)last->p + last->len == (const char *)p) {
+		last->len += len;
+		return 0;
+	}
+	last = b->nr_puts ? &b->puts[b->nr_puts - 1] : NULL;
 	if (last && last->f == f && last->phase == phase &&
 	    last->off + last->len == off &&
 	    (const char *)last->p + last->len == (const char *)p) {
@@ -91,6 +109,9 @@ int out_put_at(struct out_batch *b, struct out_file *f, unsigned int phase,
 		b->bytes -= len;
 		return -ENOBUFS;
 	}
+	f->last_b = b;
+	f->last_gen = b->gen;
+	f->last_put = b->nr_puts;
 	b->puts[b->nr_puts] = (struct out_put){
 		.f = f, .off = off, .p = p, .len = len, .phase = phase,
 		.seq = b->nr_puts, .ring = false,

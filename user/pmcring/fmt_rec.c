@@ -216,21 +216,71 @@ static void em_put(struct em *e, const char *p, size_t len)
 	e->buf[e->n] = '\0';
 }
 
-static void em_c(struct em *e, char c)
+static inline void em_c(struct em *e, char c)
 {
-	em_put(e, &c, 1);
+	if (e->n + 1 >= e->sz)
+		return;
+	e->buf[e->n++] = c;
+	e->buf[e->n] = '\0';
+}
+
+/* A short NUL-terminated string (a key), byte by byte: no calls. */
+static inline void em_str(struct em *e, const char *s)
+{
+	char *buf = e->buf;	/* locals: char stores may alias *e */
+	size_t n = e->n, last = e->sz - 1;
+
+	if (!e->sz)
+		return;
+	while (*s && n < last)
+		buf[n++] = *s++;
+	buf[n] = '\0';
+	e->n = n;
+}
+
+/* Two digits at a time: half the divisions. */
+static const char dec_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233"
+	"34353637383940414243444546474849505152535455565758596061626364656667"
+	"6869707172737475767778798081828384858687888990919293949596979899";
+
+/* @v in decimal, ending at @end (at least 20 bytes before it); the start. */
+static char *dec_back(char *end, uint64_t v)
+{
+	while (v >= 100) {
+		end -= 2;
+		memcpy(end, dec_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		end -= 2;
+		memcpy(end, dec_pairs + 2 * v, 2);
+	} else {
+		*--end = (char)('0' + v);
+	}
+	return end;
+}
+
+size_t fmt_dec(char *buf, uint64_t v)
+{
+	char t[20], *p = dec_back(t + sizeof(t), v);
+
+	memcpy(buf, p, (size_t)(t + sizeof(t) - p));
+	return (size_t)(t + sizeof(t) - p);
 }
 
 static void em_dec(struct em *e, uint64_t v)
 {
-	char t[20];
-	size_t i = sizeof(t);
+	char t[20], *p = dec_back(t + sizeof(t), v);
+	size_t len = (size_t)(t + sizeof(t) - p);
 
-	do {
-		t[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	em_put(e, t + i, sizeof(t) - i);
+	if (e->n + len < e->sz) {	/* the common case: room */
+		memcpy(e->buf + e->n, p, len);
+		e->n += len;
+		e->buf[e->n] = '\0';
+		return;
+	}
+	em_put(e, p, len);
 }
 
 static void em_hex(struct em *e, uint64_t v, unsigned int min_digits)
@@ -249,15 +299,13 @@ static void em_hex(struct em *e, uint64_t v, unsigned int min_digits)
 static void em_key(struct em *e, const char *k)
 {
 	if (e->json) {
-		if (e->n > 1)
-			em_c(e, ',');
-		em_c(e, '"');
-		em_put(e, k, strlen(k));
-		em_put(e, "\":", 2);
+		em_str(e, e->n > 1 ? ",\"" : "\"");
+		em_str(e, k);
+		em_str(e, "\":");
 	} else {
 		if (e->n)
 			em_c(e, ' ');
-		em_put(e, k, strlen(k));
+		em_str(e, k);
 		em_c(e, '=');
 	}
 }

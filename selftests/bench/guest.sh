@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# VM side of `make bench` (POSIX sh, busybox): run B1-B4 and append one
+# VM side of `make bench` (POSIX sh, busybox): run B1-B5 and append one
 # flat JSON object per measurement to DIR/results.jsonl.  DIR (shared with
 # the host) holds pmcbench, pmcring_ftrace_bench.ko and perf/ (the host's
 # perf with its libraries and loader); all scratch files go to /tmp (tmpfs).
@@ -9,6 +9,7 @@
 # Usage: guest.sh DIR
 # Sizes (environment, set by run.sh): B1_PAGES B1_MAX B1_REPS B2_N B2_SIZE
 # B2_REPS B3_PIPE B3_FORK B3_REPS B4_N SWEEP (irq batches of the rate sweep)
+# B5_N B5_PAGES B5_REPS B5_RATES B5_SECS; ONLY=b5 runs B5 alone
 set -u
 
 D=$1
@@ -77,6 +78,57 @@ if [ -x "$D/perf/perf" ]; then
 	PERF="$T/perf/ld.so --library-path $T/perf/lib $T/perf/perf"
 	$PERF --version >/dev/null 2>&1 || { echo "# bench: perf does not run" >&2; PERF=; }
 fi
+# -- B5 writers: every output format against pmclog, same run --
+B5_FMTS="pmclog barman blob json"
+b5_args()
+{
+	case $1 in
+	json) echo "--format blob --blob-json" ;;
+	*) echo "--format $1" ;;
+	esac
+}
+# b5_run FMT KIND ARGS...: one recording of generated records to tmpfs
+b5_run()
+{
+	fmt=$1 kind=$2
+	shift 2
+	rm -rf $T/b5.out
+	# shellcheck disable=SC2046
+	$B time pmcring record $(b5_args "$fmt") -o $T/b5.out "$@" \
+		>$T/b5.time 2>$T/b5.err || { cat $T/b5.err >&2; fail=1; return; }
+	# "pmcring: R records, B bytes written to F (I in the file) in ...; L lost"
+	sed -n 's/^pmcring: \([0-9]*\) records, \([0-9]*\) bytes .*; \([0-9]*\) lost$/{"records": \1, "bytes": \2, "lost": \3}/p' \
+		$T/b5.err | tail -n 1 | sed "s/}\$/, \"seconds\": $(json $T/b5.time seconds)}/" |
+		emit "$kind" fmt="$fmt" rep="$rep" rate="${rate:-0}"
+	rm -rf $T/b5.out
+}
+b5()
+{
+	step "B5 writers: $B5_N records per CPU into rings that hold them ($B5_PAGES pages), x $B5_REPS"
+	rep=0
+	while [ $rep -lt "$B5_REPS" ]; do
+		for fmt in $B5_FMTS; do
+			b5_run $fmt b5 --buffer-pages "$B5_PAGES" --generate "$B5_N,$B5_SIZE"
+		done
+		rep=$((rep + 1))
+	done
+	step "B5 offered rates $B5_RATES records/s per CPU for $B5_SECS s, default rings"
+	rep=0
+	for rate in $B5_RATES; do
+		for fmt in $B5_FMTS; do
+			b5_run $fmt b5_rate --generate "$((rate * B5_SECS)),$B5_SIZE,$rate"
+		done
+	done
+	rate=
+}
+: "${B5_N:=100000}" "${B5_PAGES:=2048}" "${B5_REPS:=3}" "${B5_SIZE:=64}"
+: "${B5_RATES:=5000 10000 20000 40000 80000}" "${B5_SECS:=2}"
+if [ "${ONLY:-}" = b5 ]; then
+	b5
+	rm -rf $T
+	exit $fail
+fi
+
 # -- B1 producer cost --
 step "B1 producer cost (pages $B1_PAGES, max $B1_MAX records, $B1_REPS reps)"
 $B b1 -p "$B1_PAGES" -n "$B1_MAX" -r "$B1_REPS" -s "$B1_SIZES" >$T/b1.json || fail=1
@@ -222,6 +274,8 @@ while [ $rep -lt "$B3_REPS" ]; do
 	done
 	rep=$((rep + 1))
 done
+
+b5
 
 grep -q '^pmcring_ftrace_bench ' /proc/modules && rmmod pmcring_ftrace_bench
 rm -rf $T

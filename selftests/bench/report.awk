@@ -94,6 +94,18 @@ bench == "b2" {
 bench == "b2_raw" { add(b2raw, get("mode"), get("mb_s")) }
 bench == "b2_alone" { al_rps = get("drained_rps"); al_mbs = get("mb_s"); al_n = get("records"); al_s = get("seconds") }
 bench == "b2_alone_raw" { al_raw = get("mb_s") }
+bench == "b5" {
+	fm = get("fmt")
+	if (!(fm in b5seen)) { b5seen[fm] = 1; b5fmt[++nb5] = fm }
+	add(b5rps, fm, div(get("records"), get("seconds")))
+	add(b5lost, fm, get("lost"))
+}
+bench == "b5_rate" {
+	fm = get("fmt"); r = get("rate") + 0
+	if (!(fm in b5seen)) { b5seen[fm] = 1; b5fmt[++nb5] = fm }
+	if (!(r in b5rseen)) { b5rseen[r] = 1; b5rate[++nb5r] = r }
+	b5rl[fm, r] = get("lost") + 0
+}
 bench == "lat" {
 	b = get("irq_batch")
 	lat[++nlat] = b
@@ -246,6 +258,39 @@ END {
 			printf "%s %s Hz: pmcring overhead %+.0f%%, perf %+.0f%%: goal (pmcring <= perf) %s\n", \
 			       kk[1], kk[3], 100 * (slow[b3keys[i]] - 1), 100 * (slow[pk] - 1),
 			       slow[b3keys[i]] + 0 <= slow[pk] + 0 ? "met" : "missed"
+	}
+
+	# ---- B5 ----
+	if (nb5) {
+		printf "\nB5 writers: pmcring record --generate into rings that hold every record, files on tmpfs\n"
+		printf "(records/s: median of the drain rates; lossless: highest offered rate per CPU, default rings, with 0 lost)\n"
+		printf "%-8s %12s %10s %14s\n", "format", "records/s", "/pmclog", "lossless r/s"
+		J = J "  \"b5\": ["
+		sep = ""
+		base = median(b5rps["pmclog"])
+		for (i = 1; i <= nb5; i++) {
+			fm = b5fmt[i]
+			b5ll[fm] = 0
+			for (j = 1; j <= nb5r; j++)
+				if (((fm, b5rate[j]) in b5rl) && !b5rl[fm, b5rate[j]] &&
+				    b5rate[j] > b5ll[fm])
+					b5ll[fm] = b5rate[j]
+			v = median(b5rps[fm])
+			printf "%-8s %12.0f %10.3f %14d\n", fm, v, div(v, base), b5ll[fm]
+			J = J sep sprintf("{\"format\": \"%s\", \"records_per_s\": %.0f, \"ratio_to_pmclog\": %.4f, \"lossless_rate_per_cpu\": %d, \"lost_in_drain_runs\": %d}",
+				fm, v, div(v, base), b5ll[fm], median(b5lost[fm]))
+			sep = ", "
+		}
+		J = J "],\n"
+		for (i = 1; i <= nb5; i++) {
+			fm = b5fmt[i]
+			if (fm == "pmclog")
+				continue
+			v = div(median(b5rps[fm]), base)
+			printf "%s: %.2f of pmclog's records/s: goal (>= 0.5) %s; lossless up to %d/s per CPU vs pmclog's %d: goal (>=) %s\n", \
+			       fm, v, (v >= 0.5 ? "met" : "missed"), b5ll[fm], b5ll["pmclog"],
+			       (b5ll[fm] >= b5ll["pmclog"] ? "met" : "missed")
+		}
 	}
 
 	# ---- native ----

@@ -28,7 +28,8 @@ MEM=${BENCH_MEM:-2048}
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	SIZES=(B1_PAGES=256 B1_MAX=5000 B1_REPS=3 B2_N=20000 B2_REPS=1
-	       B3_PIPE=2000 B3_FORK=30 B3_REPS=1 B4_N=2000 "SWEEP=1 16")
+	       B3_PIPE=2000 B3_FORK=30 B3_REPS=1 B4_N=2000 "SWEEP=1 16"
+	       B5_N=20000 B5_PAGES=512 B5_REPS=1 "B5_RATES=5000 20000" B5_SECS=1)
 else
 	SIZES=(B1_PAGES=4096 B1_MAX=100000 B1_REPS=9 B2_N=200000 B2_REPS=3
 	       B3_PIPE=3000 B3_FORK=100 B3_REPS=3 B4_N=20000
@@ -77,6 +78,7 @@ if [ "${BENCH_NO_VM:-0}" != 1 ]; then
 	envs=()
 	for kv in "${SIZES[@]}"; do envs+=(--env "$kv"); done
 	[ -n "${PROFILE:-}" ] && envs+=(--env "PROFILE=$PROFILE")
+	[ -n "${BENCH_ONLY:-}" ] && envs+=(--env "ONLY=$BENCH_ONLY")
 	# Trust the TSC as real hardware does: without it a TCG guest keeps
 	# time with the HPET and every clock read is an emulated MMIO access.
 	# B1 also runs once with the hpet clocksource to show that cost.

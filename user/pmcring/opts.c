@@ -238,6 +238,7 @@ static int parse_generate(struct rec_opts *o, const char *arg)
 {
 	char buf[64], *comma;
 	uint64_t size;
+	char *rate;
 
 	if (strlen(arg) >= sizeof(buf))
 		return -EINVAL;
@@ -246,6 +247,13 @@ static int parse_generate(struct rec_opts *o, const char *arg)
 	if (!comma)
 		return -EINVAL;
 	*comma = '\0';
+	rate = strchr(comma + 1, ',');
+	if (rate) {
+		*rate = '\0';
+		if (parse_u64(rate + 1, 100000000, false, &o->gen_rate) ||
+		    !o->gen_rate)
+			return -EINVAL;
+	}
 	if (parse_u64(buf, UINT32_MAX, false, &o->gen_count) || !o->gen_count ||
 	    parse_u64(comma + 1, PMCRING_RECORD_MAX, false, &size) ||
 	    size < 16 || size % 8)
@@ -353,8 +361,8 @@ static int parse_one(struct rec_opts *o, int c, const char *arg, char *err,
 		return 0;
 	case OPT_GENERATE:
 		if (parse_generate(o, arg))
-			return fail(err, sz, "--generate: N,SIZE with SIZE 16..%u "
-				    "a multiple of 8", PMCRING_RECORD_MAX);
+			return fail(err, sz, "--generate: N,SIZE[,RATE] with SIZE "
+				    "16..%u a multiple of 8", PMCRING_RECORD_MAX);
 		return 0;
 	default:
 		return fail(err, sz, "unknown option (see pmcring record --help)");

@@ -39,6 +39,7 @@ struct rec_opts {
 	uint64_t	roll_secs;
 	uint64_t	gen_count;	/* hidden --generate N,SIZE */
 	uint32_t	gen_size;
+	uint64_t	gen_rate;	/* ,RATE: records per CPU and second */
 };
 
 /* Default sampling frequency when neither -c nor -f is given. */

@@ -269,16 +269,39 @@ static int child_status(const struct child *ch)
 struct gen {
 	struct pmcring		*s;
 	struct pmcring_generate	g;
+	uint64_t		rate;	/* records per CPU and second, 0: all */
 	pthread_t		th;
 	volatile int		done;
 	int			err;
 };
 
+/* Paced generation: a share of the records every GEN_TICK_NS. */
+#define GEN_TICK_NS	10000000ull
+
 static void *gen_main(void *arg)
 {
 	struct gen *gen = arg;
+	struct pmcring_generate g = gen->g;
+	uint64_t left = gen->g.count, chunk, next;
+	struct timespec ts;
 
-	gen->err = pmcring_generate(gen->s, &gen->g);
+	if (!gen->rate) {
+		gen->err = pmcring_generate(gen->s, &gen->g);
+		goto out;
+	}
+	chunk = gen->rate * GEN_TICK_NS / 1000000000ull;
+	chunk = chunk ? chunk : 1;
+	next = now_ns(CLOCK_MONOTONIC);
+	while (left && !gen->err) {
+		g.count = left < chunk ? left : chunk;
+		gen->err = pmcring_generate(gen->s, &g);
+		left -= g.count;
+		next += GEN_TICK_NS * g.count / chunk;
+		ts.tv_sec = (time_t)(next / 1000000000ull);
+		ts.tv_nsec = (long)(next % 1000000000ull);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+out:
 	__atomic_store_n(&gen->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -632,6 +655,7 @@ static int record_start(struct recorder *r)
 		r->gen.s = r->s;
 		r->gen.g.count = r->o.gen_count;
 		r->gen.g.size = r->o.gen_size;
+		r->gen.rate = r->o.gen_rate;
 		r->gen.g.flags = PMCRING_GEN_F_TASK;
 		if (pthread_create(&r->gen.th, NULL, gen_main, &r->gen)) {
 			fprintf(stderr, "pmcring: cannot start the generator\n");

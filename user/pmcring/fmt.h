@@ -96,6 +96,11 @@ void out_batch_reset(struct out_batch *b);
 bool out_batch_room(const struct out_batch *b, unsigned int puts, size_t stage);
 bool out_batch_empty(const struct out_batch *b);
 void *out_alloc(struct out_batch *b, size_t len);	/* NULL: full */
+/*
+ * Unaligned, right after the previous allocation: byte streams (barman
+ * frames, JSON messages) that follow on in memory go out as one range.
+ */
+void *out_alloc_bytes(struct out_batch *b, size_t len);
 /* Append @len bytes at @p to @f (moves f->off). -ENOBUFS: batch full. */
 int out_put(struct out_batch *b, struct out_file *f, unsigned int phase,
 	    const void *p, size_t len);

@@ -184,7 +184,7 @@ static int barman_begin(struct fmt_writer *w, struct out_batch *b)
 static uint8_t *bm_frame(struct barman *bm, struct out_batch *b, uint32_t type,
 			 const struct fmt_rec *r, size_t len)
 {
-	uint8_t *p = out_alloc(b, 8 + len);
+	uint8_t *p = out_alloc_bytes(b, 8 + len);
 
 	if (!p)
 		return NULL;

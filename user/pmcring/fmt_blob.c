@@ -218,7 +218,7 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		return -EAGAIN;
 	fmt_realtime(&w->o, r->ts, &rt);
 	if (w->o.blob_json) {	/* made in the arena: no copy */
-		json = out_alloc(b, FMT_JSON_MAX);
+		json = out_alloc_bytes(b, FMT_JSON_MAX);
 		len = fmt_rec_json(json, FMT_JSON_MAX, r->data, r->len, r->cpu,
 				   &rt);
 		out_trim(b, json, len);

@@ -73,6 +73,17 @@ void *out_alloc(struct out_batch *b, size_t len)
 	return p;
 }
 
+void *out_alloc_bytes(struct out_batch *b, size_t len)
+{
+	void *p;
+
+	if (b->arena_used + len > b->arena_size)
+		return NULL;
+	p = b->arena + b->arena_used;
+	b->arena_used += len;
+	return p;
+}
+
 void out_trim(struct out_batch *b, const void *p, size_t len)
 {
 	b->arena_used = (size_t)((const char *)p - b->arena) + len;

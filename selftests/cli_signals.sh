@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Description: SIGINT or SIGTERM stop `pmcring record` cleanly (exit 0,
-# CLOSELOG last, final barman header); SIGKILL at a random moment leaves
+# Description: SIGINT or SIGTERM stop `pmcring record` cleanly (CLOSELOG
+# last, final barman header; the recorded command gets the signal and its
+# status, 130 or 143, is record's); SIGKILL at a random moment leaves
 # files that `pmcring dump` reads to their last whole record, sorted, in
 # every format (a blob OFFSET never points past its DAT, a barman header
 # never describes frames that are not there).
@@ -31,10 +32,15 @@ start() {
 	sleep 2
 }
 
-for sig in INT TERM; do
+# record passes the signal on to the command and exits with its status
+for sig in INT:130 TERM:143; do
+	want=${sig#*:}
+	sig=${sig%:*}
 	start pmclog "$dir/$sig.pmclog"
 	kill -"$sig" "$rec"
-	wait "$rec" || { cat "$dir/rec.log"; fail "SIG$sig: record exited $?"; }
+	wait "$rec"
+	rc=$?
+	[ "$rc" = "$want" ] || { cat "$dir/rec.log"; fail "SIG$sig: record exited $rc, want $want"; }
 	pmcring dump "$dir/$sig.pmclog" >"$dir/$sig.txt" 2>"$dir/$sig.err" ||
 		fail "SIG$sig: dump"
 	[ -s "$dir/$sig.err" ] && { cat "$dir/$sig.err"; fail "SIG$sig: file not complete"; }
@@ -46,7 +52,9 @@ wait
 
 start barman "$dir/int.barman"
 kill -INT "$rec"
-wait "$rec" || fail "SIGINT barman: exit $?"
+wait "$rec"
+rc=$?
+[ "$rc" = 130 ] || fail "SIGINT barman: exit $rc, want 130"
 pmcring dump "$dir/int.barman" >"$dir/int.txt" 2>&1 || fail "SIGINT barman: dump"
 grep -q '^# barman .*last_ts=' "$dir/int.txt" || fail "SIGINT barman: header"
 [ "$(bm_last_ts "$dir/int.txt")" -ge "$(bm_last_frame "$dir/int.txt")" ] ||

@@ -25,11 +25,11 @@ for fmt in pmclog blob barman; do
 		mount -t tmpfs -o size=32k tmpfs "$mnt"
 		command -v pmcring-workload >/dev/null ||
 			skip "pmcring-workload not on PATH"
-		pmcring record --quiet -F barman -o "$mnt/out" -- \
+		pmcring record --quiet --format barman -o "$mnt/out" -- \
 			pmcring-workload -d 4 -t 2 >"$dir/rec.log" 2>&1
 	else
 		# 4 MiB of generated records per CPU: far more than fits
-		pmcring record --quiet -F "$fmt" -o "$mnt/out" \
+		pmcring record --quiet --format "$fmt" -o "$mnt/out" \
 			--buffer-pages 64 --generate 65536,64 >"$dir/rec.log" 2>&1
 	fi
 	rc=$?

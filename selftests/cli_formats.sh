@@ -53,13 +53,13 @@ grep -q " PMCALLOCATE " "$dir/pmclog.txt" && fail "pmclog: PMCALLOCATE written (
 dup=$(grep " PMCALLOCATEDYN " "$dir/pmclog.txt" | awk '{ print $4 }' | sort | uniq -d)
 [ -z "$dup" ] || fail "pmclog: several PMCALLOCATEDYN for $dup"
 
-record barman -F barman -o "$dir/w.barman"
+record barman --format barman -o "$dir/w.barman"
 check barman "$dir/w.barman"
 has "$dir/barman.txt" SAMPLE_WITH_PC TASK_SWITCH
 grep -q '^# task .*name="pmcring-worklo' "$dir/barman.txt" || fail "barman: no task_info of the workload"
 grep -q '^# mmap ' "$dir/barman.txt" || fail "barman: no mmap_layout"
 
-record blob -F blob -o "$dir/blob" --container c --timing \
+record blob --format blob -o "$dir/blob" --container c --timing \
 	--stream all --stream sched:proccsw,thr_create,thr_exit
 dat=$(ls "$dir"/blob/c/all.DAT.*)
 check blob "$dat"
@@ -69,7 +69,7 @@ check blob-sched "$sdat"
 grep -v " PROCCSW \| THR_CREATE \| THR_EXIT " "$dir/blob-sched.txt" &&
 	fail "sched stream holds other types"
 
-record json -F blob -o "$dir/json" --blob-json
+record json --format blob -o "$dir/json" --blob-json
 jdat=$(ls "$dir"/json/pmcring/all.DAT.*)
 check json "$jdat"
 has "$dir/json.txt" CALLCHAIN PROCCSW

@@ -26,7 +26,7 @@ sorted() {
 
 # start FMT OUT: record the workload in the background; $rec is its pid
 start() {
-	pmcring record --quiet -F "$1" -o "$2" -- pmcring-workload -d 4 -t 2 \
+	pmcring record --quiet --format "$1" -o "$2" -- pmcring-workload -d 4 -t 2 \
 		>"$dir/rec.log" 2>&1 &
 	rec=$!
 	sleep 2

@@ -26,7 +26,7 @@ for fmt in pmclog blob; do
 		[ "$mode" = no-uring ] && flag=--no-uring
 		out=$dir/$mode.$fmt
 		# shellcheck disable=SC2086
-		pmcring record --quiet $flag -F "$fmt" -o "$out" \
+		pmcring record --quiet $flag --format "$fmt" -o "$out" \
 			--buffer-pages 1024 --generate $n,64 >"$dir/rec.log" 2>&1 ||
 			{ cat "$dir/rec.log"; grep -q "generate: Operation not permitted" \
 				"$dir/rec.log" && skip "GENERATE needs CAP_SYS_ADMIN"; \

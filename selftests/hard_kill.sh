@@ -85,7 +85,7 @@ while [ $i -lt "$ROUNDS" ]; do
 	esac
 	out=$DIR/k$i.$fmt
 	delay=$(rnd 500)
-	pmcring record -q -F "$fmt" -o "$out" --buffer-pages 4 \
+	pmcring record -q --format "$fmt" -o "$out" --buffer-pages 4 \
 		--generate 100000,64 >"$DIR/rec.log" 2>&1 &
 	pid=$!
 	usleep $((delay * 1000)) 2>/dev/null || sleep "0.$(printf '%03d' "$delay")"

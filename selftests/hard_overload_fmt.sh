@@ -36,7 +36,7 @@ fail=0
 for fmt in pmclog barman blob; do
 	n=$((n + 1))
 	out=$DIR/o.$fmt
-	if ! pmcring record -F "$fmt" -o "$out" --buffer-pages 4 \
+	if ! pmcring record --format "$fmt" -o "$out" --buffer-pages 4 \
 			--generate "$N,$SIZE" >"$DIR/rec.out" 2>"$DIR/rec.err"; then
 		sed 's/^/# /' "$DIR/rec.err"
 		echo "not ok $n $fmt: pmcring record failed"

@@ -240,7 +240,7 @@ b3_one()
 	bare)
 		$B csw "$wl" "$n" >$T/b3.json ;;
 	pmcring)
-		pmcring record -q -e cpu-clock -f "$hz" -o $T/b3.out -- \
+		pmcring record -q -e cpu-clock -F "$hz" -o $T/b3.out -- \
 			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
 	perf)
 		# shellcheck disable=SC2046

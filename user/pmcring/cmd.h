@@ -3,6 +3,20 @@
 #ifndef PMCRING_CMD_H
 #define PMCRING_CMD_H
 
+#include <stdio.h>
+#include <linux/pmcring.h>
+
+#ifndef PMCRING_VERSION
+#define PMCRING_VERSION "unknown"
+#endif
+
+/* `pmcring --version`, `pmcring record --version`, ... */
+static inline void cmd_version(FILE *f)
+{
+	fprintf(f, "pmcring %s (module ABI %u)\n", PMCRING_VERSION,
+		PMCRING_ABI_VERSION);
+}
+
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_stat(int argc, char **argv);

@@ -16,14 +16,24 @@ static void usage(FILE *f)
 		"  stat     print counts per type and CPU of a file\n"
 		"  report   print a symbolized profile, folded stacks, flame graph\n"
 		"\n"
-		"`pmcring COMMAND --help` describes each command; see pmcring(1).\n");
+		"`pmcring COMMAND --help` describes each command; see pmcring(1).\n"
+		"`pmcring --version` prints the version.\n");
 }
 
 int main(int argc, char **argv)
 {
+	int i;
+
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
+	}
+	/* --version anywhere before a COMMAND's "--", as perf takes it */
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--version")) {
+			cmd_version(stdout);
+			return 0;
+		}
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);

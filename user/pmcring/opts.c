@@ -61,7 +61,7 @@ void rec_usage(FILE *f)
 "Record a session into a pmclog (default), barman or LDMS blob file.\n"
 "With COMMAND: run it and record it (and its children) until it exits.\n"
 "\n"
-"  -F, --format FMT        pmclog (default), barman or blob\n"
+"      --format FMT        pmclog (default), barman or blob\n"
 "  -o, --output PATH       output file (blob: directory); default\n"
 "                          pmcring.pmclog, pmcring.barman, pmcring.blob\n"
 "  -a, --all-cpus          record the whole system (CAP_PERFMON)\n"
@@ -69,9 +69,11 @@ void rec_usage(FILE *f)
 "  -e, --event EV[,EV]     sampling events (cycles, instructions,\n"
 "                          cpu-clock, ...; default cycles, or cpu-clock\n"
 "                          without a PMU; 'none' for no sampling)\n"
-"  -c, --period N          sample every N events\n"
-"  -f, --freq HZ           sample HZ times a second (default %u)\n"
-"  -g, --callchain-depth N frames per sample (default 128, max 512)\n"
+"  -c, --count N           sample every N events (also --period)\n"
+"  -F, --freq HZ           sample HZ times a second (default %u)\n"
+"  -g                      call chains (the default, as with pmcstat)\n"
+"      --call-graph MODE   fp[,DEPTH] (frame pointers, default depth\n"
+"                          128, max 512) or none (the sampled PC only)\n"
 "      --types LIST        record types to record (callchain,proccsw,...\n"
 "                          or all; default all)\n"
 "      --buffer-pages N    ring data pages per CPU, a power of two\n"
@@ -94,24 +96,28 @@ void rec_usage(FILE *f)
 "                          (k, M, G suffixes)\n"
 "      --roll-time S       start new files every S seconds\n"
 "\n"
-"  -h, --help              this text\n", REC_DEFAULT_FREQ);
+"  -h, --help              this text\n"
+"      --version           pmcring's version\n", REC_DEFAULT_FREQ);
 }
 
 enum {
 	OPT_TYPES = 256, OPT_BUFFER_PAGES, OPT_DURATION, OPT_NO_URING,
 	OPT_BM_CHANNEL, OPT_PATH, OPT_CONTAINER, OPT_STREAM, OPT_BLOB_JSON,
-	OPT_TIMING, OPT_ROLL_SIZE, OPT_ROLL_TIME, OPT_GENERATE,
+	OPT_TIMING, OPT_ROLL_SIZE, OPT_ROLL_TIME, OPT_GENERATE, OPT_FORMAT,
+	OPT_CALL_GRAPH, OPT_DEPTH, OPT_VERSION,
 };
 
 static const struct option longopts[] = {
-	{ "format", required_argument, NULL, 'F' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "output", required_argument, NULL, 'o' },
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "event", required_argument, NULL, 'e' },
+	{ "count", required_argument, NULL, 'c' },
 	{ "period", required_argument, NULL, 'c' },
-	{ "freq", required_argument, NULL, 'f' },
-	{ "callchain-depth", required_argument, NULL, 'g' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "callchain-depth", required_argument, NULL, OPT_DEPTH },
 	{ "types", required_argument, NULL, OPT_TYPES },
 	{ "buffer-pages", required_argument, NULL, OPT_BUFFER_PAGES },
 	{ "duration", required_argument, NULL, OPT_DURATION },
@@ -127,6 +133,7 @@ static const struct option longopts[] = {
 	{ "roll-time", required_argument, NULL, OPT_ROLL_TIME },
 	{ "generate", required_argument, NULL, OPT_GENERATE },	/* tests */
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -262,13 +269,25 @@ static int parse_generate(struct rec_opts *o, const char *arg)
 	return 0;
 }
 
+static int parse_depth(struct rec_opts *o, const char *arg, char *err,
+		       size_t sz)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, PMCRING_CALLCHAIN_DEPTH_MAX, false, &v) || !v)
+		return fail(err, sz, "call chain depth '%s': 1..%u", arg,
+			    PMCRING_CALLCHAIN_DEPTH_MAX);
+	o->callchain_depth = (uint32_t)v;
+	return 0;
+}
+
 static int parse_one(struct rec_opts *o, int c, const char *arg, char *err,
 		     size_t sz)
 {
 	uint64_t v;
 
 	switch (c) {
-	case 'F':
+	case OPT_FORMAT:
 		if (!strcmp(arg, "pmclog"))
 			o->kind = FMT_PMCLOG;
 		else if (!strcmp(arg, "barman"))
@@ -276,7 +295,7 @@ static int parse_one(struct rec_opts *o, int c, const char *arg, char *err,
 		else if (!strcmp(arg, "blob"))
 			o->kind = FMT_BLOB;
 		else
-			return fail(err, sz, "-F: unknown format '%s' "
+			return fail(err, sz, "--format: unknown format '%s' "
 				    "(pmclog, barman or blob)", arg);
 		return 0;
 	case 'o':
@@ -299,17 +318,35 @@ static int parse_one(struct rec_opts *o, int c, const char *arg, char *err,
 		if (parse_u64(arg, UINT64_MAX, false, &o->period) || !o->period)
 			return fail(err, sz, "-c: bad period '%s'", arg);
 		return 0;
-	case 'f':
+	case 'F':
+		/* the old meaning, before perf's spelling */
+		if (!strcmp(arg, "pmclog") || !strcmp(arg, "barman") ||
+		    !strcmp(arg, "blob"))
+			return fail(err, sz, "-F is the sampling frequency, as in "
+				    "perf record: the output format is "
+				    "--format %s", arg);
 		if (parse_u64(arg, 1000000, false, &o->freq) || !o->freq)
-			return fail(err, sz, "-f: bad frequency '%s' "
+			return fail(err, sz, "-F: bad frequency '%s' "
 				    "(1..1000000)", arg);
 		return 0;
+	case 'f':
+		return fail(err, sz, "-f: the sampling frequency is -F/--freq "
+			    "%s, as in perf record", arg);
 	case 'g':
-		if (parse_u64(arg, PMCRING_CALLCHAIN_DEPTH_MAX, false, &v) || !v)
-			return fail(err, sz, "-g: depth 1..%u",
-				    PMCRING_CALLCHAIN_DEPTH_MAX);
-		o->callchain_depth = (uint32_t)v;
+		o->callchain_depth = 0;		/* the default depth */
 		return 0;
+	case OPT_CALL_GRAPH:
+		if (!strcmp(arg, "none")) {
+			o->callchain_depth = 1;	/* the sampled PC only */
+			return 0;
+		}
+		if (strncmp(arg, "fp", 2) || (arg[2] && arg[2] != ','))
+			return fail(err, sz, "--call-graph: '%s': fp[,DEPTH] or "
+				    "none (pmcring walks frame pointers only)",
+				    arg);
+		return arg[2] ? parse_depth(o, arg + 3, err, sz) : 0;
+	case OPT_DEPTH:
+		return parse_depth(o, arg, err, sz);
 	case OPT_TYPES:
 		if (fmt_types_parse(arg, &o->types))
 			return fail(err, sz, "--types: unknown type in '%s'", arg);
@@ -379,14 +416,21 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 	optind = 0;		/* full getopt reset (GNU) */
 	opterr = 0;
 	/* '+': stop at the first non-option, the COMMAND */
-	while ((c = getopt_long(argc, argv, "+F:o:ap:e:c:f:g:qh", longopts,
+	while ((c = getopt_long(argc, argv, "+F:o:ap:e:c:f:gqh", longopts,
 				NULL)) != -1) {
 		if (c == 'h')
 			return 1;
+		if (c == OPT_VERSION)
+			return 3;
+		/* "-g 64" was a depth: not a command named 64 */
+		if (c == 'g' && optind < argc && argv[optind][0] &&
+		    strspn(argv[optind], "0123456789") == strlen(argv[optind]))
+			return fail(err, errsz, "-g takes no depth (as in perf "
+				    "record): --call-graph fp,%s", argv[optind]);
 		if (c == '?' || c == ':')
 			return fail(err, errsz, "%s '%s' (see pmcring record "
 				    "--help)", c == ':' || (optopt &&
-				    strchr("Fopecfg", optopt)) ?
+				    strchr("Fopecf", optopt)) ?
 				    "missing argument for" : "unknown option",
 				    argv[optind - 1 < argc ? optind - 1 : 0]);
 		ret = parse_one(o, c, optarg, err, errsz);
@@ -400,7 +444,7 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 			return fail(err, errsz, "empty COMMAND");
 	}
 	if (o->period && o->freq)
-		return fail(err, errsz, "-c and -f exclude each other");
+		return fail(err, errsz, "-c and -F exclude each other");
 	if ((o->system_wide ? 1 : 0) + (o->pid ? 1 : 0) + (o->cmd ? 1 : 0) > 1)
 		return fail(err, errsz, "-a, -p and COMMAND exclude each other");
 	if (!o->system_wide && !o->pid && !o->cmd && !o->gen_count)
@@ -409,7 +453,7 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 	if (o->kind != FMT_BLOB && (o->container || o->nr_streams ||
 				    o->blob_json || o->timing ||
 				    o->roll_bytes || o->roll_secs))
-		return fail(err, errsz, "blob options need -F blob");
+		return fail(err, errsz, "blob options need --format blob");
 	if (o->kind == FMT_BLOB && !o->nr_streams) {
 		o->streams[0].name = strdup("all");
 		if (!o->streams[0].name)

@@ -22,7 +22,7 @@ struct rec_opts {
 	unsigned int	nr_events;
 	bool		events_given;	/* -e given (else: the default) */
 	uint64_t	period;		/* -c */
-	uint64_t	freq;		/* -f */
+	uint64_t	freq;		/* -F */
 	uint64_t	types;		/* --types; 0: all */
 	uint32_t	buffer_pages;	/* 0: library default */
 	uint64_t	duration_ms;	/* 0: until the command exits / signal */
@@ -47,7 +47,7 @@ struct rec_opts {
 
 /*
  * Parse `record`'s arguments (argv[0] is "record").  0: go; 1: --help was
- * asked; -EINVAL: @err says what is wrong (exit 2).
+ * asked; 3: --version; -EINVAL: @err says what is wrong (exit 2).
  */
 int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 		   size_t errsz);

@@ -695,13 +695,15 @@ int cmd_record(int argc, char **argv)
 	r->ch.go_fd = -1;
 	ret = rec_opts_parse(&r->o, argc, argv, err, sizeof(err));
 	if (ret) {
+		if (ret == 3)
+			cmd_version(stdout);
 		if (ret == 1)
 			rec_usage(stdout);
 		else
 			fprintf(stderr, "pmcring record: %s\n", err);
 		rec_opts_free(&r->o);
 		free(r);
-		return ret == 1 ? 0 : 2;
+		return ret == 1 || ret == 3 ? 0 : 2;
 	}
 	/* no SA_RESTART: a signal ends the wait at once */
 	sigaction(SIGINT, &sa, NULL);

@@ -38,11 +38,11 @@ int main(void)
 	char err[256];
 	int r;
 
-	r = parse(&o, err, "-F", "blob", "-o", "/d", "--container", "app",
+	r = parse(&o, err, "--format", "blob", "-o", "/d", "--container", "app",
 		  "--stream", "sched:proccsw,thr_create", "--stream", "callchain",
 		  "--blob-json", "--timing", "--roll-size", "64M",
 		  "--roll-time", "30", "-e", "cycles,cpu-clock", "-c", "10000",
-		  "-g", "64", "--types", "callchain,proccsw", "--buffer-pages",
+		  "--call-graph", "fp,64", "--types", "callchain,proccsw", "--buffer-pages",
 		  "256", "--duration", "1.5", "--no-uring", "-q", "--",
 		  "prog", "-x", "arg", (char *)NULL);
 	CHECK(r == 0, "full line: %d %s", r, err);
@@ -66,7 +66,7 @@ int main(void)
 	rec_opts_free(&o);
 
 	/* the command starts at the first non-option, its options stay its own */
-	r = parse(&o, err, "-F", "blob", "ls", "-l", (char *)NULL);
+	r = parse(&o, err, "--format", "blob", "ls", "-l", (char *)NULL);
 	CHECK(r == 0 && o.cmd_argc == 2 && o.nr_streams == 1 &&
 	      !strcmp(o.streams[0].name, "all") &&
 	      o.streams[0].types == PMCRING_TYPES_ALL, "blob default stream");
@@ -81,29 +81,62 @@ int main(void)
 	r = parse(&o, err, "-h", (char *)NULL);
 	CHECK(r == 1, "help");
 	rec_opts_free(&o);
+	r = parse(&o, err, "--version", (char *)NULL);
+	CHECK(r == 3, "version");
+	rec_opts_free(&o);
 
-	BAD("-F", "perf", "-a");
+	/* perf record's spellings */
+	r = parse(&o, err, "-F", "999", "-g", "--", "cmd", (char *)NULL);
+	CHECK(r == 0 && o.freq == 999 && o.callchain_depth == 0 &&
+	      o.cmd_argc == 1, "-F 999 -g -- cmd: %d %s", r, err);
+	rec_opts_free(&o);
+	r = parse(&o, err, "--count", "5000", "--call-graph", "fp", "-a",
+		  (char *)NULL);
+	CHECK(r == 0 && o.period == 5000 && o.callchain_depth == 0,
+	      "--count, --call-graph fp: %d %s", r, err);
+	rec_opts_free(&o);
+	r = parse(&o, err, "--call-graph", "none", "-a", (char *)NULL);
+	CHECK(r == 0 && o.callchain_depth == 1, "--call-graph none");
+	rec_opts_free(&o);
+	r = parse(&o, err, "--freq", "77", "--period", "9", "-a", (char *)NULL);
+	CHECK(r < 0 && strstr(err, "exclude"), "freq and period: %s", err);
+	rec_opts_free(&o);
+	/* the old spellings: refused, with the new one in the message */
+	r = parse(&o, err, "-F", "barman", "-a", (char *)NULL);
+	CHECK(r < 0 && strstr(err, "--format barman"), "-F barman: %s", err);
+	rec_opts_free(&o);
+	r = parse(&o, err, "-g", "64", "-a", (char *)NULL);
+	CHECK(r < 0 && strstr(err, "--call-graph fp,64"), "-g 64: %s", err);
+	rec_opts_free(&o);
+	r = parse(&o, err, "-f", "100", "-a", (char *)NULL);
+	CHECK(r < 0 && strstr(err, "-F/--freq"), "-f 100: %s", err);
+	rec_opts_free(&o);
+	r = parse(&o, err, "--call-graph", "dwarf", "-a", (char *)NULL);
+	CHECK(r < 0 && strstr(err, "fp[,DEPTH]"), "--call-graph dwarf: %s", err);
+	rec_opts_free(&o);
+
+	BAD("--format", "perf", "-a");
 	BAD("-a", "-p", "12");
 	BAD("-a", "--", "true");
-	BAD("-c", "10", "-f", "10", "-a");
+	BAD("-c", "10", "-F", "10", "-a");
 	BAD("-e", "bogus", "-a");
 	BAD("-p", "0");
 	BAD("-p", "-3");
-	BAD("-f", "0", "-a");
+	BAD("-F", "0", "-a");
 	BAD("--buffer-pages", "3", "-a");
 	BAD("--duration", "-1", "-a");
 	BAD("--duration", "abc", "-a");
 	BAD("--types", "callchain,,proccsw", "-a");
 	BAD("--types", "nosuch", "-a");
-	BAD("-F", "blob", "--stream", "x/y", "-a");
-	BAD("-F", "blob", "--stream", "foo", "-a");
-	BAD("-F", "blob", "--stream", "s:bad", "-a");
-	BAD("-F", "blob", "--roll-size", "10Q", "-a");
-	BAD("-F", "blob", "--container", "..", "-a");
+	BAD("--format", "blob", "--stream", "x/y", "-a");
+	BAD("--format", "blob", "--stream", "foo", "-a");
+	BAD("--format", "blob", "--stream", "s:bad", "-a");
+	BAD("--format", "blob", "--roll-size", "10Q", "-a");
+	BAD("--format", "blob", "--container", "..", "-a");
 	BAD("--blob-json", "-a");
 	BAD("--generate", "10,12");
 	BAD("--generate", "10");
-	BAD("-g", "513", "-a");
+	BAD("--call-graph", "fp,513", "-a");
 	BAD("--nosuch", "-a");
 	BAD("-o");
 	BAD("-a", "--duration");

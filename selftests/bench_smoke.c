@@ -177,7 +177,7 @@ TEST(b3_workloads)
 	const char *pipe_args[] = { "csw", "pipe", "200", NULL };
 	const char *fork_args[] = { "csw", "fork", "5", NULL };
 	const char *rec[] = { "time", "pmcring", "record", "-q", "-e",
-			      "cpu-clock", "-f", "1000", "-o", SMOKE_FILE, "--",
+			      "cpu-clock", "-F", "1000", "-o", SMOKE_FILE, "--",
 			      "/proc/self/exe", "csw", "pipe", "200", NULL };
 	struct stat st;
 	char *out = NULL;

@@ -126,6 +126,7 @@ static int pmcring_dev_open(struct inode *inode, struct file *file)
 	init_waitqueue_head(&s->wq);
 	atomic_set(&s->poll_flush, 0);
 	s->cred = get_cred(file->f_cred);
+	s->file = file;
 	s->kaddr_ok = file_ns_capable(file, &init_user_ns, CAP_SYSLOG);
 	file->private_data = s;
 	return nonseekable_open(inode, file);

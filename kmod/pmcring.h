@@ -56,6 +56,12 @@ struct pmcring_session {
 	bool			kaddr_ok;	/* opener may see kernel addresses */
 	atomic_t		poll_flush;	/* FLUSH: EPOLLIN once */
 	const struct cred	*cred;		/* opener's credentials */
+	/*
+	 * The session's own file: capability checks go through
+	 * file_ns_capable(file, ...), i.e. security_capable() on f_cred, so
+	 * LSMs see them.  Not a reference: the file owns the session.
+	 */
+	struct file		*file;
 	struct pmcring_src_state *src;		/* owned by the sources */
 };
 

@@ -27,6 +27,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 #include <linux/vmalloc.h>
 #include "src.h"
 
@@ -138,58 +139,69 @@ static int pmcring_src_sysctl(const char *path, int fallback)
 }
 
 /*
- * Capability @cap of @cred in the initial user namespace: what cap_capable()
- * decides for init_user_ns.  security_capable() is not exported, so LSMs are
- * not consulted when the credentials are not the caller's own.
+ * Capability @cap of the session's opener in @ns: security_capable() on the
+ * file's f_cred through file_ns_capable(), as perf_event_open() asks
+ * capable() of its caller.  The LSMs see every check; the caller's own
+ * credentials play no part (an fd passed to a less privileged process
+ * passes the opener's rights, like a perf event fd).
  */
-static bool pmcring_src_capable(const struct cred *cred, int cap)
+static bool pmcring_src_capable_ns(const struct pmcring_session *s,
+				   struct user_namespace *ns, int cap)
 {
-	if (cred == current_cred())
-		return ns_capable_noaudit(&init_user_ns, cap);
-	return cred->user_ns == &init_user_ns &&
-	       cap_raised(cred->cap_effective, cap);
+	return file_ns_capable(s->file, ns, cap);
 }
 
-static bool pmcring_src_perfmon(const struct cred *cred)
+static bool pmcring_src_capable(const struct pmcring_session *s, int cap)
 {
-	return pmcring_src_capable(cred, CAP_PERFMON) ||
-	       pmcring_src_capable(cred, CAP_SYS_ADMIN);
+	return pmcring_src_capable_ns(s, &init_user_ns, cap);
+}
+
+/* perfmon_capable() of the opener. */
+static bool pmcring_src_perfmon(const struct pmcring_session *s)
+{
+	return pmcring_src_capable(s, CAP_PERFMON) ||
+	       pmcring_src_capable(s, CAP_SYS_ADMIN);
 }
 
 /*
  * __ptrace_may_access(task, PTRACE_MODE_READ_REALCREDS) as far as a module
- * can reproduce it (ptrace_may_access() is not exported): the caller's real
+ * can reproduce it (ptrace_may_access() is not exported): the opener's real
  * uid/gid match all of the target's ids and the target is dumpable, or the
- * caller has CAP_SYS_PTRACE.
+ * opener has CAP_SYS_PTRACE in the target's user namespace
+ * (ptrace_has_cap()).
  */
-static bool pmcring_src_may_trace(const struct cred *cred,
+static bool pmcring_src_may_trace(const struct pmcring_session *s,
 				  struct task_struct *task)
 {
+	const struct cred *cred = s->cred;
+	struct user_namespace *tns;
 	const struct cred *tcred;
 	struct mm_struct *mm;
 	bool ok;
 
-	if (pmcring_src_capable(cred, CAP_SYS_PTRACE))
-		return true;
 	rcu_read_lock();
 	tcred = __task_cred(task);
 	ok = uid_eq(cred->uid, tcred->euid) && uid_eq(cred->uid, tcred->suid) &&
 	     uid_eq(cred->uid, tcred->uid) && gid_eq(cred->gid, tcred->egid) &&
 	     gid_eq(cred->gid, tcred->sgid) && gid_eq(cred->gid, tcred->gid);
+	tns = get_user_ns(tcred->user_ns);
 	rcu_read_unlock();
+	if (ok) {
+		task_lock(task);
+		mm = task->mm;
+		if (!mm || get_dumpable(mm) != SUID_DUMP_USER)
+			ok = false;
+		task_unlock(task);
+	}
 	if (!ok)
-		return false;
-	task_lock(task);
-	mm = task->mm;
-	if (!mm || get_dumpable(mm) != SUID_DUMP_USER)
-		ok = false;
-	task_unlock(task);
+		ok = pmcring_src_capable_ns(s, tns, CAP_SYS_PTRACE);
+	put_user_ns(tns);
 	return ok;
 }
 
 /* config.pid (caller's pid namespace) to a global tgid, with the checks. */
-static int pmcring_src_target(const struct cred *cred, pid_t nr, int paranoid,
-			      bool privileged, pid_t *tgid)
+static int pmcring_src_target(const struct pmcring_session *s, pid_t nr,
+			      int paranoid, bool privileged, pid_t *tgid)
 {
 	struct task_struct *task;
 	struct pid *pid;
@@ -205,7 +217,7 @@ static int pmcring_src_target(const struct cred *cred, pid_t nr, int paranoid,
 	if (task->flags & PF_KTHREAD)
 		err = -EINVAL;
 	else if (!privileged && (paranoid > 2 ||
-				 !pmcring_src_may_trace(cred, task)))
+				 !pmcring_src_may_trace(s, task)))
 		err = -EACCES;
 	*tgid = task_tgid_nr(task);
 	put_task_struct(task);
@@ -215,7 +227,6 @@ static int pmcring_src_target(const struct cred *cred, pid_t nr, int paranoid,
 int pmcring_src_configure(struct pmcring_session *s,
 			  const struct pmcring_config *cfg)
 {
-	const struct cred *cred = s->cred ? s->cred : current_cred();
 	struct pmcring_src_state *st;
 	int paranoid, kptr, err;
 	bool privileged;
@@ -228,11 +239,11 @@ int pmcring_src_configure(struct pmcring_session *s,
 		return -EINVAL;
 	paranoid = pmcring_src_sysctl("/proc/sys/kernel/perf_event_paranoid", 3);
 	kptr = pmcring_src_sysctl("/proc/sys/kernel/kptr_restrict", 2);
-	privileged = pmcring_src_perfmon(cred);
+	privileged = pmcring_src_perfmon(s);
 	if ((cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE) && !privileged)
 		return -EACCES;
 	if (cfg->flags & PMCRING_CFG_F_PID) {
-		err = pmcring_src_target(cred, cfg->pid, paranoid, privileged,
+		err = pmcring_src_target(s, cfg->pid, paranoid, privileged,
 					 &tgid);
 		if (err)
 			return err;
@@ -255,7 +266,7 @@ int pmcring_src_configure(struct pmcring_session *s,
 	st->depth = cfg->callchain_depth ? : PMCRING_SRC_DEFAULT_DEPTH;
 	/* perf_allow_kernel() and kallsyms_show_value() together. */
 	s->kaddr_ok = privileged ||
-		      (kptr < 2 && pmcring_src_capable(cred, CAP_SYSLOG)) ||
+		      (kptr < 2 && pmcring_src_capable(s, CAP_SYSLOG)) ||
 		      (kptr == 0 && paranoid <= 1);
 	pmcring_src_release(s);	/* frees targets too, not just st */
 	s->src = st;

@@ -22,6 +22,7 @@
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/ptrace.h>
+#include <linux/security.h>
 #include <linux/sched/coredump.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -229,7 +230,7 @@ int pmcring_src_configure(struct pmcring_session *s,
 {
 	struct pmcring_src_state *st;
 	int paranoid, kptr, err;
-	bool privileged;
+	bool privileged, locked;
 	pid_t tgid = 0;
 
 	if ((cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE) &&
@@ -240,6 +241,8 @@ int pmcring_src_configure(struct pmcring_session *s,
 	paranoid = pmcring_src_sysctl("/proc/sys/kernel/perf_event_paranoid", 3);
 	kptr = pmcring_src_sysctl("/proc/sys/kernel/kptr_restrict", 2);
 	privileged = pmcring_src_perfmon(s);
+	/* -EPERM under lockdown=confidentiality (LOCKDOWN_PERF) */
+	locked = security_locked_down(LOCKDOWN_PERF) != 0;
 	if ((cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE) && !privileged)
 		return -EACCES;
 	if (cfg->flags & PMCRING_CFG_F_PID) {
@@ -264,10 +267,18 @@ int pmcring_src_configure(struct pmcring_session *s,
 	st->target = tgid;
 	st->system_wide = cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE;
 	st->depth = cfg->callchain_depth ? : PMCRING_SRC_DEFAULT_DEPTH;
+	/*
+	 * perf_allow_kernel(): kernel-mode samples need paranoid <= 1 or
+	 * CAP_PERFMON.  Under lockdown nobody gets kernel samples or
+	 * addresses, whatever the capabilities (stricter than perf, which
+	 * only refuses PERF_SAMPLE_REGS_INTR then).
+	 */
+	st->kernel_ok = !locked && (privileged || paranoid <= 1);
 	/* perf_allow_kernel() and kallsyms_show_value() together. */
-	s->kaddr_ok = privileged ||
-		      (kptr < 2 && pmcring_src_capable(s, CAP_SYSLOG)) ||
-		      (kptr == 0 && paranoid <= 1);
+	s->kaddr_ok = !locked &&
+		      (privileged ||
+		       (kptr < 2 && pmcring_src_capable(s, CAP_SYSLOG)) ||
+		       (kptr == 0 && paranoid <= 1));
 	pmcring_src_release(s);	/* frees targets too, not just st */
 	s->src = st;
 	return 0;

@@ -35,6 +35,12 @@ struct pmcring_src_state {
 	u32			nr_counters;	/* written under s->lock */
 	u32			pmcid;		/* first counter's id, or 0 */
 	bool			system_wide;
+	/*
+	 * May sample the kernel (perf_allow_kernel(): paranoid <= 1 or
+	 * CAP_PERFMON, and no lockdown): else every counter is created with
+	 * exclude_kernel and exclude_hv.
+	 */
+	bool			kernel_ok;
 	bool			hooked;		/* holds hook references */
 	struct pmcring_src_counter *counters[PMCRING_SRC_MAX_COUNTERS];
 };

@@ -62,6 +62,15 @@ struct pmcring_session {
 	 * LSMs see them.  Not a reference: the file owns the session.
 	 */
 	struct file		*file;
+	/*
+	 * Locked memory charged at CONFIGURE (dev.c): user_pages to the
+	 * opener's user->locked_vm within the mlock_kb allowance, mm_pages
+	 * beyond it to mm->locked_vm of the CONFIGURE caller (RLIMIT_MEMLOCK).
+	 */
+	struct user_struct	*user;
+	unsigned long		user_pages;
+	struct mm_struct	*mm;
+	unsigned long		mm_pages;
 	struct pmcring_src_state *src;		/* owned by the sources */
 };
 

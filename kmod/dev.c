@@ -20,6 +20,7 @@
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/cred.h>
+#include <linux/pid_namespace.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/user.h>
 #include <linux/capability.h>
@@ -193,6 +194,7 @@ static int pmcring_dev_open(struct inode *inode, struct file *file)
 	atomic_set(&s->poll_flush, 0);
 	s->cred = get_cred(file->f_cred);
 	s->file = file;
+	s->pid_ns = get_pid_ns(task_active_pid_ns(current));
 	s->kaddr_ok = file_ns_capable(file, &init_user_ns, CAP_SYSLOG);
 	file->private_data = s;
 	return nonseekable_open(inode, file);
@@ -260,6 +262,7 @@ static int pmcring_dev_release(struct inode *inode, struct file *file)
 		pmcring_pages_uncharge(pmcring_session_pages(s->data_pages));
 	pmcring_mlock_uncharge(s);
 	put_cred(s->cred);
+	put_pid_ns(s->pid_ns);
 	mutex_destroy(&s->lock);
 	kfree(s);
 	return 0;

@@ -63,6 +63,12 @@ struct pmcring_session {
 	 */
 	struct file		*file;
 	/*
+	 * Pid namespace of the opener (referenced): pids in records and
+	 * config.pid are numbers of this namespace, as a perf event's
+	 * event->ns.
+	 */
+	struct pid_namespace	*pid_ns;
+	/*
 	 * Locked memory charged at CONFIGURE (dev.c): user_pages to the
 	 * opener's user->locked_vm within the mlock_kb allowance, mm_pages
 	 * beyond it to mm->locked_vm of the CONFIGURE caller (RLIMIT_MEMLOCK).

@@ -200,27 +200,69 @@ static bool pmcring_src_may_trace(const struct pmcring_session *s,
 	return ok;
 }
 
-/* config.pid (caller's pid namespace) to a global tgid, with the checks. */
+/*
+ * What a per-pid target must pass, at CONFIGURE and again at each step that
+ * widens what is recorded (ENABLE, ADD_COUNTER), with the opener's
+ * credentials: a live user process the opener may trace.
+ */
+static int pmcring_src_target_check(const struct pmcring_session *s,
+				    struct task_struct *task, int paranoid,
+				    bool privileged)
+{
+	if (task->flags & PF_KTHREAD)
+		return -EINVAL;
+	if (!atomic_read(&task->signal->live))
+		return -ESRCH;		/* every thread exited: a zombie */
+	if (!privileged && (paranoid > 2 || !pmcring_src_may_trace(s, task)))
+		return -EACCES;
+	return 0;
+}
+
+/*
+ * config.pid, a number in the opener's pid namespace (not the caller's), to
+ * the struct pid of its process, with the checks.
+ */
 static int pmcring_src_target(const struct pmcring_session *s, pid_t nr,
-			      int paranoid, bool privileged, pid_t *tgid)
+			      int paranoid, bool privileged, struct pid **tpid)
 {
 	struct task_struct *task;
-	struct pid *pid;
-	int err = 0;
+	int err;
 
 	if (nr <= 0)
 		return -EINVAL;
-	pid = find_get_pid(nr);
-	task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
-	put_pid(pid);
+	rcu_read_lock();
+	task = pid_task(find_pid_ns(nr, s->pid_ns), PIDTYPE_PID);
+	if (task)
+		get_task_struct(task);
+	rcu_read_unlock();
 	if (!task)
 		return -ESRCH;
-	if (task->flags & PF_KTHREAD)
-		err = -EINVAL;
-	else if (!privileged && (paranoid > 2 ||
-				 !pmcring_src_may_trace(s, task)))
-		err = -EACCES;
-	*tgid = task_tgid_nr(task);
+	err = pmcring_src_target_check(s, task, paranoid, privileged);
+	if (!err)
+		*tpid = get_task_pid(task, PIDTYPE_TGID);
+	put_task_struct(task);
+	return err;
+}
+
+/*
+ * ENABLE and ADD_COUNTER: the target is still the process CONFIGURE
+ * checked (a struct pid, never a number: a reused number is a new struct
+ * pid), and the opener may still trace it.  ESRCH once it is gone.
+ */
+static int pmcring_src_target_recheck(struct pmcring_session *s)
+{
+	struct pmcring_src_state *st = s->src;
+	struct task_struct *task;
+	int paranoid, err;
+
+	if (!st->target_pid)
+		return 0;
+	task = get_pid_task(st->target_pid, PIDTYPE_TGID);
+	if (!task)
+		return -ESRCH;
+	paranoid = pmcring_src_sysctl("/proc/sys/kernel/perf_event_paranoid", 3);
+	err = pmcring_src_target_check(s, task, paranoid,
+				       pmcring_src_perfmon(s));
 	put_task_struct(task);
 	return err;
 }
@@ -230,8 +272,8 @@ int pmcring_src_configure(struct pmcring_session *s,
 {
 	struct pmcring_src_state *st;
 	int paranoid, kptr, err;
+	struct pid *tpid = NULL;
 	bool privileged, locked;
-	pid_t tgid = 0;
 
 	if ((cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE) &&
 	    (cfg->flags & PMCRING_CFG_F_PID))
@@ -247,24 +289,23 @@ int pmcring_src_configure(struct pmcring_session *s,
 		return -EACCES;
 	if (cfg->flags & PMCRING_CFG_F_PID) {
 		err = pmcring_src_target(s, cfg->pid, paranoid, privileged,
-					 &tgid);
+					 &tpid);
 		if (err)
 			return err;
 	}
 
 	st = kzalloc(sizeof(*st), GFP_KERNEL);
 	if (!st)
-		return -ENOMEM;
-	if (tgid) {
+		goto err_pid;
+	if (tpid) {
 		st->targets = vzalloc(BITS_TO_LONGS(PMCRING_SRC_PID_BITS) *
 				      sizeof(long));
-		if (!st->targets) {
-			kfree(st);
-			return -ENOMEM;
-		}
+		if (!st->targets)
+			goto err_st;
 	}
 	st->s = s;
-	st->target = tgid;
+	st->target_pid = tpid;
+	st->ns_only = !privileged && s->pid_ns != &init_pid_ns;
 	st->system_wide = cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE;
 	st->depth = cfg->callchain_depth ? : PMCRING_SRC_DEFAULT_DEPTH;
 	/*
@@ -282,6 +323,12 @@ int pmcring_src_configure(struct pmcring_session *s,
 	pmcring_src_release(s);	/* frees targets too, not just st */
 	s->src = st;
 	return 0;
+
+err_st:
+	kfree(st);
+err_pid:
+	put_pid(tpid);
+	return -ENOMEM;
 }
 
 /* ---- enable / disable ---- */
@@ -305,7 +352,7 @@ static void pmcring_src_attach_record(struct pmcring_session *s,
 {
 	struct pmcring_src_state *st = s->src;
 	struct pmcring_rec_pmcattach rec = {
-		.pl_pid = st->target,
+		.pl_pid = pid_nr_ns(st->target_pid, s->pid_ns),
 	};
 	struct task_struct *task;
 	const char *path = "";
@@ -316,12 +363,7 @@ static void pmcring_src_attach_record(struct pmcring_session *s,
 		return;
 	if (type == PMCRING_TYPE_PMCATTACH) {
 		buf = kmalloc(PATH_MAX, GFP_KERNEL);
-		rcu_read_lock();
-		task = pid_task(find_pid_ns(st->target, &init_pid_ns),
-				PIDTYPE_PID);
-		if (task)
-			get_task_struct(task);
-		rcu_read_unlock();
+		task = get_pid_task(st->target_pid, PIDTYPE_TGID);
 		if (task && buf)
 			pmcring_src_exe_path(task, buf, PATH_MAX, &path);
 		if (task)
@@ -349,6 +391,9 @@ int pmcring_src_enable(struct pmcring_session *s)
 
 	if (!st)
 		return -EINVAL;
+	err = pmcring_src_target_recheck(s);
+	if (err)
+		return err;
 	/*
 	 * Forget processes of an earlier enable (their pids may have been
 	 * reused); the tree is added again once the fork probe is on.
@@ -369,7 +414,7 @@ int pmcring_src_enable(struct pmcring_session *s)
 	/* After the fork probe is on: no descendant can slip through. */
 	if (st->targets)
 		pmcring_src_targets_fill(s);
-	if (st->target)
+	if (st->target_pid)
 		pmcring_src_attach_record(s, PMCRING_TYPE_PMCATTACH);
 	if (!(s->flags & PMCRING_CFG_F_NO_SYNTH))
 		pmcring_src_synthesize(s);
@@ -396,7 +441,7 @@ void pmcring_src_disable(struct pmcring_session *s)
 	pmcring_src_sched_put(s);
 	st->hooked = false;
 	mutex_unlock(&pmcring_src_mutex);
-	if (st->target)
+	if (st->target_pid)
 		pmcring_src_attach_record(s, PMCRING_TYPE_PMCDETACH);
 }
 
@@ -405,9 +450,13 @@ long pmcring_src_add_counter(struct pmcring_session *s,
 {
 	struct pmcring_src_counter *ctr;
 	struct pmcring_counter c;
+	int err;
 
 	if (!s->src)
 		return -EINVAL;
+	err = pmcring_src_target_recheck(s);
+	if (err)
+		return err;
 	if (copy_from_user(&c, arg, sizeof(c)))
 		return -EFAULT;
 	ctr = pmcring_src_counter_new(s, &c);
@@ -429,6 +478,7 @@ void pmcring_src_release(struct pmcring_session *s)
 	if (!st)
 		return;
 	pmcring_src_counters_free(s);
+	put_pid(st->target_pid);
 	vfree(st->targets);
 	kfree(st);
 	s->src = NULL;

@@ -8,6 +8,7 @@
 #define _PMCRING_SRC_H
 
 #include <linux/bitops.h>
+#include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/threads.h>
 #include "pmcring.h"
@@ -30,7 +31,16 @@ struct pmcring_src_state {
 	 * fork/exit probes, tested locklessly in any context including NMI.
 	 */
 	unsigned long		*targets;
-	pid_t			target;		/* tgid of config.pid, init ns */
+	/*
+	 * The target process itself: checked again at ENABLE and ADD_COUNTER
+	 * (ESRCH once it is gone), so a reused number is never followed.
+	 */
+	struct pid		*target_pid;
+	/*
+	 * Follow only tasks visible in the opener's pid namespace: set for a
+	 * session without CAP_PERFMON whose opener is not in the initial one.
+	 */
+	bool			ns_only;
 	u32			depth;		/* CALLCHAIN frames, <= 512 */
 	u32			nr_counters;	/* written under s->lock */
 	u32			pmcid;		/* first counter's id, or 0 */
@@ -63,6 +73,22 @@ static inline bool pmcring_src_wanted(unsigned int type)
  * Does session @s follow task @t?  System-wide sessions follow every task;
  * per-pid sessions the tgids in their target set; others none.  Any context.
  */
+/*
+ * pid (tgid) and tid of @t in the pid namespace of @s's opener, 0 when @t
+ * is outside it: perf_event_pid() and perf_event_tid().  Any context.
+ */
+static inline u32 pmcring_src_pid(const struct pmcring_session *s,
+				  struct task_struct *t)
+{
+	return __task_pid_nr_ns(t, PIDTYPE_TGID, s->pid_ns);
+}
+
+static inline u32 pmcring_src_tid(const struct pmcring_session *s,
+				  struct task_struct *t)
+{
+	return __task_pid_nr_ns(t, PIDTYPE_PID, s->pid_ns);
+}
+
 static inline bool pmcring_src_follows(const struct pmcring_session *s,
 				       struct task_struct *t)
 {
@@ -74,8 +100,11 @@ static inline bool pmcring_src_follows(const struct pmcring_session *s,
 	if (!st->targets)
 		return false;
 	tgid = task_tgid_nr(t);
-	return tgid > 0 && tgid < PMCRING_SRC_PID_BITS &&
-	       test_bit(tgid, st->targets);
+	if (tgid <= 0 || tgid >= PMCRING_SRC_PID_BITS ||
+	    !test_bit(tgid, st->targets))
+		return false;
+	/* Outside the opener's namespace: nothing of it, paths included. */
+	return !st->ns_only || pmcring_src_pid(s, t);
 }
 
 /*

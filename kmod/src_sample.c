@@ -207,8 +207,8 @@ static void pmcring_src_overflow(struct perf_event *ev,
 				   PMCRING_SIZE_CALLCHAIN_MIN + 8 * n, &wr);
 	if (!rec)
 		return;
-	rec->pl_pid = task_tgid_nr(current);
-	rec->pl_tid = task_pid_nr(current);
+	rec->pl_pid = pmcring_src_pid(s, current);
+	rec->pl_tid = pmcring_src_tid(s, current);
 	rec->pl_pmcid = c->pmcid;
 	rec->pl_cpuflags = (smp_processor_id() << 16) | flags;
 	memcpy(rec->pl_pc, pc, 8 * n);

@@ -62,14 +62,14 @@ static void pmcring_src_probe_switch(void *data, bool preempt,
 		return;
 
 	rec.pl_value = now >= since ? now - since : 0;
-	rec.pl_pid = task_tgid_nr(prev);
-	rec.pl_tid = task_pid_nr(prev);
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
 		if (!pmcring_session_wants(s, PMCRING_TYPE_PROCCSW) ||
 		    !pmcring_src_follows(s, prev))
 			continue;
 		rec.pl_pmcid = s->src->pmcid;
+		rec.pl_pid = pmcring_src_pid(s, prev);
+		rec.pl_tid = pmcring_src_tid(s, prev);
 		pmcring_src_emit(s, PMCRING_TYPE_PROCCSW,
 				 PMCRING_SIZE_PROCCSW, &rec);
 	}
@@ -82,8 +82,8 @@ static void pmcring_src_fork_records(struct pmcring_session *s,
 {
 	if (!thread && pmcring_session_wants(s, PMCRING_TYPE_PROCFORK)) {
 		struct pmcring_rec_procfork rec = {
-			.pl_oldpid = task_tgid_nr(parent),
-			.pl_newpid = task_tgid_nr(child),
+			.pl_oldpid = pmcring_src_pid(s, parent),
+			.pl_newpid = pmcring_src_pid(s, child),
 		};
 
 		pmcring_src_emit(s, PMCRING_TYPE_PROCFORK,
@@ -91,8 +91,8 @@ static void pmcring_src_fork_records(struct pmcring_session *s,
 	}
 	if (thread && pmcring_session_wants(s, PMCRING_TYPE_THR_CREATE)) {
 		struct pmcring_rec_thr_create rec = {
-			.pl_tid = task_pid_nr(child),
-			.pl_pid = task_tgid_nr(child),
+			.pl_tid = pmcring_src_tid(s, child),
+			.pl_pid = pmcring_src_pid(s, child),
 		};
 
 		pmcring_src_comm(rec.pl_tdname, child);
@@ -128,9 +128,7 @@ static void pmcring_src_probe_fork(void *data, struct task_struct *parent,
 static void pmcring_src_probe_exec(void *data, struct task_struct *p,
 				   pid_t old_pid, struct linux_binprm *bprm)
 {
-	struct pmcring_rec_proc_create rec = {
-		.pl_pid = task_tgid_nr(p),
-	};
+	struct pmcring_rec_proc_create rec = { };
 	struct pmcring_session *s;
 
 	if (!(READ_ONCE(pmcring_src_want) &
@@ -144,6 +142,7 @@ static void pmcring_src_probe_exec(void *data, struct task_struct *p,
 			continue;
 		/* PROCEXEC and MAP_IN of the new image */
 		pmcring_src_map_exec(s, p, bprm->file);
+		rec.pl_pid = pmcring_src_pid(s, p);
 		if (pmcring_session_wants(s, PMCRING_TYPE_PROC_CREATE))
 			pmcring_src_emit(s, PMCRING_TYPE_PROC_CREATE,
 					 PMCRING_SIZE_PROC_CREATE, &rec);
@@ -154,14 +153,14 @@ static void pmcring_src_probe_exec(void *data, struct task_struct *p,
 static void pmcring_src_exit_records(struct pmcring_session *s,
 				     struct task_struct *p, bool group_dead)
 {
-	struct pmcring_rec_thr_exit thr = { .pl_tid = task_pid_nr(p) };
+	struct pmcring_rec_thr_exit thr = { .pl_tid = pmcring_src_tid(s, p) };
 	struct pmcring_rec_procexit pe = {
 		.pl_pmcid = s->src->pmcid,
-		.pl_pid = task_tgid_nr(p),
+		.pl_pid = pmcring_src_pid(s, p),
 		.pl_value = READ_ONCE(p->signal->sum_sched_runtime) +
 			    p->se.sum_exec_runtime,
 	};
-	struct pmcring_rec_sysexit se = { .pl_pid = task_tgid_nr(p) };
+	struct pmcring_rec_sysexit se = { .pl_pid = pmcring_src_pid(s, p) };
 
 	if (pmcring_session_wants(s, PMCRING_TYPE_THR_EXIT))
 		pmcring_src_emit(s, PMCRING_TYPE_THR_EXIT,
@@ -323,13 +322,13 @@ void pmcring_src_sched_exit(void)
 	tracepoint_synchronize_unregister();
 }
 
-/* Is @p the target or one of its descendants?  Under RCU. */
-static bool pmcring_src_descends(struct task_struct *p, pid_t target)
+/* Is @p the target process or one of its descendants?  Under RCU. */
+static bool pmcring_src_descends(struct task_struct *p, struct pid *target)
 {
 	unsigned int depth = 0;
 
 	for (; p && !is_idle_task(p) && depth < 4096; depth++) {
-		if (task_tgid_nr(p) == target)
+		if (task_tgid(p) == target)
 			return true;
 		if (p == p->real_parent || task_pid_nr(p) == 1)
 			break;
@@ -353,7 +352,7 @@ void pmcring_src_targets_fill(struct pmcring_session *s)
 	for_each_process(p) {
 		tgid = task_tgid_nr(p);
 		if (tgid < PMCRING_SRC_PID_BITS &&
-		    pmcring_src_descends(p, st->target))
+		    pmcring_src_descends(p, st->target_pid))
 			set_bit(tgid, st->targets);
 	}
 	rcu_read_unlock();

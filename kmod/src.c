@@ -306,6 +306,7 @@ int pmcring_src_configure(struct pmcring_session *s,
 	st->s = s;
 	st->target_pid = tpid;
 	st->ns_only = !privileged && s->pid_ns != &init_pid_ns;
+	st->perfmon = privileged;
 	st->system_wide = cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE;
 	st->depth = cfg->callchain_depth ? : PMCRING_SRC_DEFAULT_DEPTH;
 	/*
@@ -329,6 +330,36 @@ err_st:
 err_pid:
 	put_pid(tpid);
 	return -ENOMEM;
+}
+
+/*
+ * Revocation at exec, as perf's: begin_new_exec() calls
+ * perf_event_exit_task() when the new image leaves the task non-dumpable
+ * (setuid, setgid, file capabilities, an unreadable image).  A session
+ * without CAP_PERFMON stops following such a task from this exec on: no
+ * PROCEXEC, MAP_IN, samples, switches or exit of it, nor of the children it
+ * forks.  One PMCDETACH record with its pid marks the drop.  From the exec
+ * tracepoint (p == current, preemption disabled), after the new
+ * credentials were committed.
+ */
+bool pmcring_src_exec_revoke(struct pmcring_session *s, struct task_struct *p)
+{
+	struct pmcring_src_state *st = s->src;
+	struct pmcring_rec_pmcdetach rec = {
+		.pl_pmcid = st->pmcid,
+		.pl_pid = pmcring_src_pid(s, p),
+	};
+	pid_t tgid = task_tgid_nr(p);
+
+	if (st->perfmon || !st->targets || !p->mm ||
+	    get_dumpable(p->mm) == SUID_DUMP_USER)
+		return false;
+	/* The samplers test the bit locklessly; they see it clear from now. */
+	clear_bit(tgid, st->targets);
+	if (pmcring_session_wants(s, PMCRING_TYPE_PMCDETACH))
+		pmcring_src_emit(s, PMCRING_TYPE_PMCDETACH,
+				 PMCRING_SIZE_PMCDETACH, &rec);
+	return true;
 }
 
 /* ---- enable / disable ---- */

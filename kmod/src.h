@@ -41,6 +41,7 @@ struct pmcring_src_state {
 	 * session without CAP_PERFMON whose opener is not in the initial one.
 	 */
 	bool			ns_only;
+	bool			perfmon;	/* opener had CAP_PERFMON */
 	u32			depth;		/* CALLCHAIN frames, <= 512 */
 	u32			nr_counters;	/* written under s->lock */
 	u32			pmcid;		/* first counter's id, or 0 */
@@ -120,6 +121,9 @@ void pmcring_src_emit_task(struct pmcring_session *s, unsigned int type,
 /* A record with a trailing NUL-terminated path (PMCATTACH, PROCEXEC, MAP_IN). */
 void pmcring_src_emit_path(struct pmcring_session *s, unsigned int type,
 			   const void *fixed, u32 fixed_len, const char *path);
+
+/* src.c: a followed task exec'd a non-dumpable image; true if dropped. */
+bool pmcring_src_exec_revoke(struct pmcring_session *s, struct task_struct *p);
 
 /* src_sample.c */
 int pmcring_src_sample_init(void);

@@ -131,14 +131,11 @@ static void pmcring_src_probe_exec(void *data, struct task_struct *p,
 	struct pmcring_rec_proc_create rec = { };
 	struct pmcring_session *s;
 
-	if (!(READ_ONCE(pmcring_src_want) &
-	      (PMCRING_SRC_T(PROCEXEC) | PMCRING_SRC_T(PROC_CREATE) |
-	       PMCRING_SRC_T(MAP_IN))))
-		return;
+	/* No early return on the wanted types: revocation is for everyone. */
 	pmcring_src_comm(rec.pl_pcomm, p);
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
-		if (!pmcring_src_follows(s, p))
+		if (!pmcring_src_follows(s, p) || pmcring_src_exec_revoke(s, p))
 			continue;
 		/* PROCEXEC and MAP_IN of the new image */
 		pmcring_src_map_exec(s, p, bprm->file);
@@ -217,7 +214,7 @@ static struct pmcring_src_tp pmcring_src_tps[] = {
 	  PMCRING_SRC_T(PROCFORK) | PMCRING_SRC_T(THR_CREATE), true },
 	{ "sched_process_exec", pmcring_src_probe_exec,
 	  PMCRING_SRC_T(PROCEXEC) | PMCRING_SRC_T(PROC_CREATE) |
-	  PMCRING_SRC_T(MAP_IN), false },
+	  PMCRING_SRC_T(MAP_IN), true },
 	{ "sched_process_exit", pmcring_src_probe_exit,
 	  PMCRING_SRC_T(PROCEXIT) | PMCRING_SRC_T(THR_EXIT) |
 	  PMCRING_SRC_T(SYSEXIT), true },

@@ -29,7 +29,6 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/user_namespace.h>
-#include <linux/vmalloc.h>
 #include "src.h"
 
 /* Serializes hook attach/detach and pmcring_src_want. */
@@ -298,10 +297,10 @@ int pmcring_src_configure(struct pmcring_session *s,
 	if (!st)
 		goto err_pid;
 	if (tpid) {
-		st->targets = vzalloc(BITS_TO_LONGS(PMCRING_SRC_PID_BITS) *
-				      sizeof(long));
+		st->targets = kmalloc(sizeof(*st->targets), GFP_KERNEL);
 		if (!st->targets)
 			goto err_st;
+		xa_init(st->targets);
 	}
 	st->s = s;
 	st->target_pid = tpid;
@@ -355,7 +354,7 @@ bool pmcring_src_exec_revoke(struct pmcring_session *s, struct task_struct *p)
 	    get_dumpable(p->mm) == SUID_DUMP_USER)
 		return false;
 	/* The samplers test the bit locklessly; they see it clear from now. */
-	clear_bit(tgid, st->targets);
+	pmcring_src_target_del(st, tgid);
 	if (pmcring_session_wants(s, PMCRING_TYPE_PMCDETACH))
 		pmcring_src_emit(s, PMCRING_TYPE_PMCDETACH,
 				 PMCRING_SIZE_PMCDETACH, &rec);
@@ -430,7 +429,7 @@ int pmcring_src_enable(struct pmcring_session *s)
 	 * reused); the tree is added again once the fork probe is on.
 	 */
 	if (st->targets)
-		bitmap_zero(st->targets, PMCRING_SRC_PID_BITS);
+		xa_destroy(st->targets);
 	mutex_lock(&pmcring_src_mutex);
 	err = pmcring_src_sched_get(s);
 	if (err)
@@ -510,7 +509,9 @@ void pmcring_src_release(struct pmcring_session *s)
 		return;
 	pmcring_src_counters_free(s);
 	put_pid(st->target_pid);
-	vfree(st->targets);
+	if (st->targets)
+		xa_destroy(st->targets);
+	kfree(st->targets);
 	kfree(st);
 	s->src = NULL;
 }

@@ -11,14 +11,13 @@
 #include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/threads.h>
+#include <linux/xarray.h>
 #include "pmcring.h"
 
 /* Counters one session may allocate; pmcid = index + 1, 0 = none. */
 #define PMCRING_SRC_MAX_COUNTERS	8
 /* CALLCHAIN depth when the configuration says 0. */
 #define PMCRING_SRC_DEFAULT_DEPTH	128
-/* Pids a per-pid session can follow: one bit per pid of the init ns. */
-#define PMCRING_SRC_PID_BITS		PID_MAX_LIMIT
 
 struct pmcring_src_counter;
 
@@ -27,10 +26,14 @@ struct pmcring_src_state {
 	struct pmcring_session	*s;
 	/*
 	 * tgids (init pid ns) followed by a PMCRING_CFG_F_PID session; NULL
-	 * for other sessions.  Set and cleared with atomic bitops by the
-	 * fork/exit probes, tested locklessly in any context including NMI.
+	 * for other sessions.  An xarray: its memory grows with the number of
+	 * processes followed, not one bit per possible pid.  Stored and erased
+	 * by the fork/exec/exit probes and the tree walk (task context, the
+	 * xarray's spinlock, GFP_ATOMIC: a process forked when no memory is
+	 * left is not followed), read locklessly with xa_load() in any
+	 * context including NMI (nodes are freed after an RCU grace period).
 	 */
-	unsigned long		*targets;
+	struct xarray		*targets;
 	/*
 	 * The target process itself: checked again at ENABLE and ADD_COUNTER
 	 * (ESRCH once it is gone), so a reused number is never followed.
@@ -101,11 +104,25 @@ static inline bool pmcring_src_follows(const struct pmcring_session *s,
 	if (!st->targets)
 		return false;
 	tgid = task_tgid_nr(t);
-	if (tgid <= 0 || tgid >= PMCRING_SRC_PID_BITS ||
-	    !test_bit(tgid, st->targets))
+	if (tgid <= 0 || !xa_load(st->targets, tgid))
 		return false;
 	/* Outside the opener's namespace: nothing of it, paths included. */
 	return !st->ns_only || pmcring_src_pid(s, t);
+}
+
+/* Follow @tgid from now on (per-pid sessions). */
+static inline void pmcring_src_target_add(struct pmcring_src_state *st,
+					  pid_t tgid)
+{
+	if (tgid > 0)
+		xa_store(st->targets, tgid, xa_mk_value(1),
+			 GFP_ATOMIC | __GFP_NOWARN);
+}
+
+static inline void pmcring_src_target_del(struct pmcring_src_state *st,
+					  pid_t tgid)
+{
+	xa_erase(st->targets, tgid);
 }
 
 /*

@@ -116,9 +116,8 @@ static void pmcring_src_probe_fork(void *data, struct task_struct *parent,
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
 		struct pmcring_src_state *st = s->src;
 
-		if (st->targets && !thread && pmcring_src_follows(s, parent) &&
-		    tgid < PMCRING_SRC_PID_BITS)
-			set_bit(tgid, st->targets);
+		if (st->targets && !thread && pmcring_src_follows(s, parent))
+			pmcring_src_target_add(st, tgid);
 		if (pmcring_src_follows(s, child))
 			pmcring_src_fork_records(s, parent, child, thread);
 	}
@@ -190,7 +189,7 @@ static void pmcring_src_probe_exit(void *data, struct task_struct *p)
 			continue;
 		pmcring_src_exit_records(s, p, group_dead);
 		if (group_dead && st->targets)
-			clear_bit(tgid, st->targets);
+			pmcring_src_target_del(st, tgid);
 	}
 	rcu_read_unlock();
 }
@@ -343,14 +342,10 @@ void pmcring_src_targets_fill(struct pmcring_session *s)
 {
 	struct pmcring_src_state *st = s->src;
 	struct task_struct *p;
-	pid_t tgid;
 
 	rcu_read_lock();
-	for_each_process(p) {
-		tgid = task_tgid_nr(p);
-		if (tgid < PMCRING_SRC_PID_BITS &&
-		    pmcring_src_descends(p, st->target_pid))
-			set_bit(tgid, st->targets);
-	}
+	for_each_process(p)
+		if (pmcring_src_descends(p, st->target_pid))
+			pmcring_src_target_add(st, task_tgid_nr(p));
 	rcu_read_unlock();
 }

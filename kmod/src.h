@@ -74,10 +74,6 @@ static inline bool pmcring_src_wanted(unsigned int type)
 }
 
 /*
- * Does session @s follow task @t?  System-wide sessions follow every task;
- * per-pid sessions the tgids in their target set; others none.  Any context.
- */
-/*
  * pid (tgid) and tid of @t in the pid namespace of @s's opener, 0 when @t
  * is outside it: perf_event_pid() and perf_event_tid().  Any context.
  */
@@ -93,6 +89,10 @@ static inline u32 pmcring_src_tid(const struct pmcring_session *s,
 	return __task_pid_nr_ns(t, PIDTYPE_PID, s->pid_ns);
 }
 
+/*
+ * Does session @s follow task @t?  System-wide sessions follow every task;
+ * per-pid sessions the tgids in their target set; others none.  Any context.
+ */
 static inline bool pmcring_src_follows(const struct pmcring_session *s,
 				       struct task_struct *t)
 {

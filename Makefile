@@ -131,6 +131,12 @@ endif
 # Selftests are static programs; they may link build/user/static/libpmcring.a.
 selftests: ksrc user
 	$(MAKE) -C selftests
+	@# perm_exec's setuid-root helper, in the VM's root (vmrun copies
+	@# build/vmroot/ with its modes; the build runs as root).
+	@d=$(BUILD)/vmroot/usr/local/libexec; mkdir -p $$d && \
+	 $(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static \
+		-o $$d/pmcring-suid-spin selftests/lib/suid_spin.c && \
+	 chmod 4755 $$d/pmcring-suid-spin
 	@# Install beside, then swap: a vmrun of someone else may be copying it.
 	@rm -rf $(KSFT_INSTALL).new
 	$(MAKE) -C selftests install INSTALL_PATH=$(KSFT_INSTALL).new >/dev/null

@@ -20,6 +20,9 @@
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/cred.h>
+#include <linux/pid_namespace.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/user.h>
 #include <linux/capability.h>
 #include <linux/uaccess.h>
 #include <linux/cpumask.h>
@@ -57,6 +60,70 @@ static int pmcring_pages_charge(unsigned long pages)
 static void pmcring_pages_uncharge(unsigned long pages)
 {
 	atomic_long_sub(pages, &pmcring_pages_used);
+}
+
+/*
+ * Locked memory, as perf_mmap() charges a ring buffer: each user may pin
+ * mlock_kb KiB per online CPU (perf_event_mlock_kb) in user->locked_vm, the
+ * counter perf, io_uring and BPF share; what goes beyond is charged to
+ * the CONFIGURE caller's mm->locked_vm against its RLIMIT_MEMLOCK, unless
+ * the opener has CAP_IPC_LOCK.  Over the limit CONFIGURE fails with EPERM.
+ */
+static unsigned int mlock_kb = 512 + (PAGE_SIZE / 1024);
+module_param(mlock_kb, uint, 0644);
+MODULE_PARM_DESC(mlock_kb,
+		 "KiB per online CPU each user may lock in rings before RLIMIT_MEMLOCK applies (perf_event_mlock_kb)");
+
+static int pmcring_mlock_charge(struct pmcring_session *s, unsigned long pages)
+{
+	unsigned long limit = (unsigned long)(READ_ONCE(mlock_kb) >>
+					      (PAGE_SHIFT - 10)) *
+			      num_online_cpus();
+	struct user_struct *user = s->cred->user;
+	struct mm_struct *mm = current->mm;
+	unsigned long locked, extra = 0;
+	bool ipc_lock;
+	int err;
+
+	/* Racy against other sessions of the user, as perf_mmap() is. */
+	locked = min_t(unsigned long, atomic_long_read(&user->locked_vm), limit);
+	if (locked + pages > limit)
+		extra = locked + pages - limit;
+	if (extra) {
+		if (!mm)
+			return -EPERM;
+		ipc_lock = file_ns_capable(s->file, &init_user_ns, CAP_IPC_LOCK);
+		mmap_write_lock(mm);
+		err = __account_locked_vm(mm, extra, true, current, ipc_lock);
+		mmap_write_unlock(mm);
+		if (err)
+			return -EPERM;
+		mmgrab(mm);
+		s->mm = mm;
+		s->mm_pages = extra;
+	}
+	s->user_pages = pages - extra;
+	atomic_long_add(s->user_pages, &user->locked_vm);
+	s->user = get_uid(user);
+	return 0;
+}
+
+static void pmcring_mlock_uncharge(struct pmcring_session *s)
+{
+	if (s->user) {
+		atomic_long_sub(s->user_pages, &s->user->locked_vm);
+		free_uid(s->user);
+		s->user = NULL;
+	}
+	if (s->mm) {
+		/* An mm whose users are gone has no locked_vm left to fix. */
+		if (mmget_not_zero(s->mm)) {
+			account_locked_vm(s->mm, s->mm_pages, false);
+			mmput(s->mm);
+		}
+		mmdrop(s->mm);
+		s->mm = NULL;
+	}
 }
 
 /* Before 6.3 (feature test in Kbuild). */
@@ -126,6 +193,8 @@ static int pmcring_dev_open(struct inode *inode, struct file *file)
 	init_waitqueue_head(&s->wq);
 	atomic_set(&s->poll_flush, 0);
 	s->cred = get_cred(file->f_cred);
+	s->file = file;
+	s->pid_ns = get_pid_ns(task_active_pid_ns(current));
 	s->kaddr_ok = file_ns_capable(file, &init_user_ns, CAP_SYSLOG);
 	file->private_data = s;
 	return nonseekable_open(inode, file);
@@ -191,7 +260,9 @@ static int pmcring_dev_release(struct inode *inode, struct file *file)
 	pmcring_dev_free_rings(s->rings);
 	if (s->configured)
 		pmcring_pages_uncharge(pmcring_session_pages(s->data_pages));
+	pmcring_mlock_uncharge(s);
 	put_cred(s->cred);
+	put_pid_ns(s->pid_ns);
 	mutex_destroy(&s->lock);
 	kfree(s);
 	return 0;
@@ -285,9 +356,12 @@ static long pmcring_dev_configure(struct pmcring_session *s,
 	if (err)
 		goto out_unlock;
 
-	err = pmcring_pages_charge(pmcring_session_pages(s->data_pages));
+	err = pmcring_mlock_charge(s, pmcring_session_pages(s->data_pages));
 	if (err)
 		goto err_src;
+	err = pmcring_pages_charge(pmcring_session_pages(s->data_pages));
+	if (err)
+		goto err_mlock;
 	err = -ENOMEM;
 	rings = pmcring_dev_alloc_rings(s);
 	if (!rings)
@@ -307,6 +381,8 @@ err_rings:
 	pmcring_dev_free_rings(rings);
 err_uncharge:
 	pmcring_pages_uncharge(pmcring_session_pages(s->data_pages));
+err_mlock:
+	pmcring_mlock_uncharge(s);
 err_src:
 	/* Still unconfigured: a retry starts from scratch, nothing leaks. */
 	pmcring_src_release(s);

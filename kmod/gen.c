@@ -272,7 +272,9 @@ long pmcring_gen_ioctl(struct pmcring_session *s,
 	cpumask_var_t mask;
 	long err;
 
-	if (!capable(CAP_SYS_ADMIN))
+	/* The caller's (ring_errors) and the opener's (perm_opener). */
+	if (!capable(CAP_SYS_ADMIN) ||
+	    !file_ns_capable(s->file, &init_user_ns, CAP_SYS_ADMIN))
 		return -EPERM;
 	if (copy_from_user(&req, arg, sizeof(req)))
 		return -EFAULT;

@@ -56,6 +56,27 @@ struct pmcring_session {
 	bool			kaddr_ok;	/* opener may see kernel addresses */
 	atomic_t		poll_flush;	/* FLUSH: EPOLLIN once */
 	const struct cred	*cred;		/* opener's credentials */
+	/*
+	 * The session's own file: capability checks go through
+	 * file_ns_capable(file, ...), i.e. security_capable() on f_cred, so
+	 * LSMs see them.  Not a reference: the file owns the session.
+	 */
+	struct file		*file;
+	/*
+	 * Pid namespace of the opener (referenced): pids in records and
+	 * config.pid are numbers of this namespace, as a perf event's
+	 * event->ns.
+	 */
+	struct pid_namespace	*pid_ns;
+	/*
+	 * Locked memory charged at CONFIGURE (dev.c): user_pages to the
+	 * opener's user->locked_vm within the mlock_kb allowance, mm_pages
+	 * beyond it to mm->locked_vm of the CONFIGURE caller (RLIMIT_MEMLOCK).
+	 */
+	struct user_struct	*user;
+	unsigned long		user_pages;
+	struct mm_struct	*mm;
+	unsigned long		mm_pages;
 	struct pmcring_src_state *src;		/* owned by the sources */
 };
 

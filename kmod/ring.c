@@ -86,8 +86,9 @@ static struct page *pmcring_page_alloc(int node)
 	 * gets ENOMEM; it must not wake the OOM killer, which cannot see ring
 	 * pages in any process's RSS and would kill bystanders.
 	 */
-	return alloc_pages_node(node, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN |
-				__GFP_RETRY_MAYFAIL, 0);
+	/* __GFP_ACCOUNT: charged to the memory cgroup of the CONFIGURE caller. */
+	return alloc_pages_node(node, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				__GFP_NOWARN | __GFP_RETRY_MAYFAIL, 0);
 }
 
 static void pmcring_ring_wake(struct irq_work *work)

@@ -22,12 +22,13 @@
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/ptrace.h>
+#include <linux/security.h>
 #include <linux/sched/coredump.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#include <linux/vmalloc.h>
+#include <linux/user_namespace.h>
 #include "src.h"
 
 /* Serializes hook attach/detach and pmcring_src_want. */
@@ -138,76 +139,129 @@ static int pmcring_src_sysctl(const char *path, int fallback)
 }
 
 /*
- * Capability @cap of @cred in the initial user namespace: what cap_capable()
- * decides for init_user_ns.  security_capable() is not exported, so LSMs are
- * not consulted when the credentials are not the caller's own.
+ * Capability @cap of the session's opener in @ns: security_capable() on the
+ * file's f_cred through file_ns_capable(), as perf_event_open() asks
+ * capable() of its caller.  The LSMs see every check; the caller's own
+ * credentials play no part (an fd passed to a less privileged process
+ * passes the opener's rights, like a perf event fd).
  */
-static bool pmcring_src_capable(const struct cred *cred, int cap)
+static bool pmcring_src_capable_ns(const struct pmcring_session *s,
+				   struct user_namespace *ns, int cap)
 {
-	if (cred == current_cred())
-		return ns_capable_noaudit(&init_user_ns, cap);
-	return cred->user_ns == &init_user_ns &&
-	       cap_raised(cred->cap_effective, cap);
+	return file_ns_capable(s->file, ns, cap);
 }
 
-static bool pmcring_src_perfmon(const struct cred *cred)
+static bool pmcring_src_capable(const struct pmcring_session *s, int cap)
 {
-	return pmcring_src_capable(cred, CAP_PERFMON) ||
-	       pmcring_src_capable(cred, CAP_SYS_ADMIN);
+	return pmcring_src_capable_ns(s, &init_user_ns, cap);
+}
+
+/* perfmon_capable() of the opener. */
+static bool pmcring_src_perfmon(const struct pmcring_session *s)
+{
+	return pmcring_src_capable(s, CAP_PERFMON) ||
+	       pmcring_src_capable(s, CAP_SYS_ADMIN);
 }
 
 /*
  * __ptrace_may_access(task, PTRACE_MODE_READ_REALCREDS) as far as a module
- * can reproduce it (ptrace_may_access() is not exported): the caller's real
+ * can reproduce it (ptrace_may_access() is not exported): the opener's real
  * uid/gid match all of the target's ids and the target is dumpable, or the
- * caller has CAP_SYS_PTRACE.
+ * opener has CAP_SYS_PTRACE in the target's user namespace
+ * (ptrace_has_cap()).
  */
-static bool pmcring_src_may_trace(const struct cred *cred,
+static bool pmcring_src_may_trace(const struct pmcring_session *s,
 				  struct task_struct *task)
 {
+	const struct cred *cred = s->cred;
+	struct user_namespace *tns;
 	const struct cred *tcred;
 	struct mm_struct *mm;
 	bool ok;
 
-	if (pmcring_src_capable(cred, CAP_SYS_PTRACE))
-		return true;
 	rcu_read_lock();
 	tcred = __task_cred(task);
 	ok = uid_eq(cred->uid, tcred->euid) && uid_eq(cred->uid, tcred->suid) &&
 	     uid_eq(cred->uid, tcred->uid) && gid_eq(cred->gid, tcred->egid) &&
 	     gid_eq(cred->gid, tcred->sgid) && gid_eq(cred->gid, tcred->gid);
+	tns = get_user_ns(tcred->user_ns);
 	rcu_read_unlock();
+	if (ok) {
+		task_lock(task);
+		mm = task->mm;
+		if (!mm || get_dumpable(mm) != SUID_DUMP_USER)
+			ok = false;
+		task_unlock(task);
+	}
 	if (!ok)
-		return false;
-	task_lock(task);
-	mm = task->mm;
-	if (!mm || get_dumpable(mm) != SUID_DUMP_USER)
-		ok = false;
-	task_unlock(task);
+		ok = pmcring_src_capable_ns(s, tns, CAP_SYS_PTRACE);
+	put_user_ns(tns);
 	return ok;
 }
 
-/* config.pid (caller's pid namespace) to a global tgid, with the checks. */
-static int pmcring_src_target(const struct cred *cred, pid_t nr, int paranoid,
-			      bool privileged, pid_t *tgid)
+/*
+ * What a per-pid target must pass, at CONFIGURE and again at each step that
+ * widens what is recorded (ENABLE, ADD_COUNTER), with the opener's
+ * credentials: a live user process the opener may trace.
+ */
+static int pmcring_src_target_check(const struct pmcring_session *s,
+				    struct task_struct *task, int paranoid,
+				    bool privileged)
+{
+	if (task->flags & PF_KTHREAD)
+		return -EINVAL;
+	if (!atomic_read(&task->signal->live))
+		return -ESRCH;		/* every thread exited: a zombie */
+	if (!privileged && (paranoid > 2 || !pmcring_src_may_trace(s, task)))
+		return -EACCES;
+	return 0;
+}
+
+/*
+ * config.pid, a number in the opener's pid namespace (not the caller's), to
+ * the struct pid of its process, with the checks.
+ */
+static int pmcring_src_target(const struct pmcring_session *s, pid_t nr,
+			      int paranoid, bool privileged, struct pid **tpid)
 {
 	struct task_struct *task;
-	struct pid *pid;
-	int err = 0;
+	int err;
 
 	if (nr <= 0)
 		return -EINVAL;
-	pid = find_get_pid(nr);
-	task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
-	put_pid(pid);
+	rcu_read_lock();
+	task = pid_task(find_pid_ns(nr, s->pid_ns), PIDTYPE_PID);
+	if (task)
+		get_task_struct(task);
+	rcu_read_unlock();
 	if (!task)
 		return -ESRCH;
-	if (task->flags & PF_KTHREAD)
-		err = -EINVAL;
-	else if (!privileged && (paranoid > 2 ||
-				 !pmcring_src_may_trace(cred, task)))
-		err = -EACCES;
-	*tgid = task_tgid_nr(task);
+	err = pmcring_src_target_check(s, task, paranoid, privileged);
+	if (!err)
+		*tpid = get_task_pid(task, PIDTYPE_TGID);
+	put_task_struct(task);
+	return err;
+}
+
+/*
+ * ENABLE and ADD_COUNTER: the target is still the process CONFIGURE
+ * checked (a struct pid, never a number: a reused number is a new struct
+ * pid), and the opener may still trace it.  ESRCH once it is gone.
+ */
+static int pmcring_src_target_recheck(struct pmcring_session *s)
+{
+	struct pmcring_src_state *st = s->src;
+	struct task_struct *task;
+	int paranoid, err;
+
+	if (!st->target_pid)
+		return 0;
+	task = get_pid_task(st->target_pid, PIDTYPE_TGID);
+	if (!task)
+		return -ESRCH;
+	paranoid = pmcring_src_sysctl("/proc/sys/kernel/perf_event_paranoid", 3);
+	err = pmcring_src_target_check(s, task, paranoid,
+				       pmcring_src_perfmon(s));
 	put_task_struct(task);
 	return err;
 }
@@ -215,11 +269,10 @@ static int pmcring_src_target(const struct cred *cred, pid_t nr, int paranoid,
 int pmcring_src_configure(struct pmcring_session *s,
 			  const struct pmcring_config *cfg)
 {
-	const struct cred *cred = s->cred ? s->cred : current_cred();
 	struct pmcring_src_state *st;
 	int paranoid, kptr, err;
-	bool privileged;
-	pid_t tgid = 0;
+	struct pid *tpid = NULL;
+	bool privileged, locked;
 
 	if ((cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE) &&
 	    (cfg->flags & PMCRING_CFG_F_PID))
@@ -228,38 +281,84 @@ int pmcring_src_configure(struct pmcring_session *s,
 		return -EINVAL;
 	paranoid = pmcring_src_sysctl("/proc/sys/kernel/perf_event_paranoid", 3);
 	kptr = pmcring_src_sysctl("/proc/sys/kernel/kptr_restrict", 2);
-	privileged = pmcring_src_perfmon(cred);
+	privileged = pmcring_src_perfmon(s);
+	/* -EPERM under lockdown=confidentiality (LOCKDOWN_PERF) */
+	locked = security_locked_down(LOCKDOWN_PERF) != 0;
 	if ((cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE) && !privileged)
 		return -EACCES;
 	if (cfg->flags & PMCRING_CFG_F_PID) {
-		err = pmcring_src_target(cred, cfg->pid, paranoid, privileged,
-					 &tgid);
+		err = pmcring_src_target(s, cfg->pid, paranoid, privileged,
+					 &tpid);
 		if (err)
 			return err;
 	}
 
 	st = kzalloc(sizeof(*st), GFP_KERNEL);
 	if (!st)
-		return -ENOMEM;
-	if (tgid) {
-		st->targets = vzalloc(BITS_TO_LONGS(PMCRING_SRC_PID_BITS) *
-				      sizeof(long));
-		if (!st->targets) {
-			kfree(st);
-			return -ENOMEM;
-		}
+		goto err_pid;
+	if (tpid) {
+		st->targets = kmalloc(sizeof(*st->targets), GFP_KERNEL);
+		if (!st->targets)
+			goto err_st;
+		xa_init(st->targets);
 	}
 	st->s = s;
-	st->target = tgid;
+	st->target_pid = tpid;
+	st->ns_only = !privileged && s->pid_ns != &init_pid_ns;
+	st->perfmon = privileged;
 	st->system_wide = cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE;
 	st->depth = cfg->callchain_depth ? : PMCRING_SRC_DEFAULT_DEPTH;
+	/*
+	 * perf_allow_kernel(): kernel-mode samples need paranoid <= 1 or
+	 * CAP_PERFMON.  Under lockdown nobody gets kernel samples or
+	 * addresses, whatever the capabilities (stricter than perf, which
+	 * only refuses PERF_SAMPLE_REGS_INTR then).
+	 */
+	st->kernel_ok = !locked && (privileged || paranoid <= 1);
 	/* perf_allow_kernel() and kallsyms_show_value() together. */
-	s->kaddr_ok = privileged ||
-		      (kptr < 2 && pmcring_src_capable(cred, CAP_SYSLOG)) ||
-		      (kptr == 0 && paranoid <= 1);
+	s->kaddr_ok = !locked &&
+		      (privileged ||
+		       (kptr < 2 && pmcring_src_capable(s, CAP_SYSLOG)) ||
+		       (kptr == 0 && paranoid <= 1));
 	pmcring_src_release(s);	/* frees targets too, not just st */
 	s->src = st;
 	return 0;
+
+err_st:
+	kfree(st);
+err_pid:
+	put_pid(tpid);
+	return -ENOMEM;
+}
+
+/*
+ * Revocation at exec, as perf's: begin_new_exec() calls
+ * perf_event_exit_task() when the new image leaves the task non-dumpable
+ * (setuid, setgid, file capabilities, an unreadable image).  A session
+ * without CAP_PERFMON stops following such a task from this exec on: no
+ * PROCEXEC, MAP_IN, samples, switches or exit of it, nor of the children it
+ * forks.  One PMCDETACH record with its pid marks the drop.  From the exec
+ * tracepoint (p == current, preemption disabled), after the new
+ * credentials were committed.
+ */
+bool pmcring_src_exec_revoke(struct pmcring_session *s, struct task_struct *p)
+{
+	struct pmcring_src_state *st = s->src;
+	struct pmcring_rec_pmcdetach rec = {
+		.pl_pmcid = st->pmcid,
+		.pl_pid = pmcring_src_pid(s, p),
+	};
+	pid_t tgid = task_tgid_nr(p);
+
+	if (st->perfmon || !st->targets || !p->mm ||
+	    get_dumpable(p->mm) == SUID_DUMP_USER)
+		return false;
+	/* The samplers test the bit locklessly; they see it clear from now. */
+	pmcring_src_target_del(st, tgid);
+	if (pmcring_session_wants(s, PMCRING_TYPE_PMCDETACH))
+		pmcring_src_emit(s, PMCRING_TYPE_PMCDETACH,
+				 PMCRING_SIZE_PMCDETACH, &rec);
+	return true;
 }
 
 /* ---- enable / disable ---- */
@@ -283,7 +382,7 @@ static void pmcring_src_attach_record(struct pmcring_session *s,
 {
 	struct pmcring_src_state *st = s->src;
 	struct pmcring_rec_pmcattach rec = {
-		.pl_pid = st->target,
+		.pl_pid = pid_nr_ns(st->target_pid, s->pid_ns),
 	};
 	struct task_struct *task;
 	const char *path = "";
@@ -294,12 +393,7 @@ static void pmcring_src_attach_record(struct pmcring_session *s,
 		return;
 	if (type == PMCRING_TYPE_PMCATTACH) {
 		buf = kmalloc(PATH_MAX, GFP_KERNEL);
-		rcu_read_lock();
-		task = pid_task(find_pid_ns(st->target, &init_pid_ns),
-				PIDTYPE_PID);
-		if (task)
-			get_task_struct(task);
-		rcu_read_unlock();
+		task = get_pid_task(st->target_pid, PIDTYPE_TGID);
 		if (task && buf)
 			pmcring_src_exe_path(task, buf, PATH_MAX, &path);
 		if (task)
@@ -327,12 +421,15 @@ int pmcring_src_enable(struct pmcring_session *s)
 
 	if (!st)
 		return -EINVAL;
+	err = pmcring_src_target_recheck(s);
+	if (err)
+		return err;
 	/*
 	 * Forget processes of an earlier enable (their pids may have been
 	 * reused); the tree is added again once the fork probe is on.
 	 */
 	if (st->targets)
-		bitmap_zero(st->targets, PMCRING_SRC_PID_BITS);
+		xa_destroy(st->targets);
 	mutex_lock(&pmcring_src_mutex);
 	err = pmcring_src_sched_get(s);
 	if (err)
@@ -347,7 +444,7 @@ int pmcring_src_enable(struct pmcring_session *s)
 	/* After the fork probe is on: no descendant can slip through. */
 	if (st->targets)
 		pmcring_src_targets_fill(s);
-	if (st->target)
+	if (st->target_pid)
 		pmcring_src_attach_record(s, PMCRING_TYPE_PMCATTACH);
 	if (!(s->flags & PMCRING_CFG_F_NO_SYNTH))
 		pmcring_src_synthesize(s);
@@ -374,7 +471,7 @@ void pmcring_src_disable(struct pmcring_session *s)
 	pmcring_src_sched_put(s);
 	st->hooked = false;
 	mutex_unlock(&pmcring_src_mutex);
-	if (st->target)
+	if (st->target_pid)
 		pmcring_src_attach_record(s, PMCRING_TYPE_PMCDETACH);
 }
 
@@ -383,9 +480,13 @@ long pmcring_src_add_counter(struct pmcring_session *s,
 {
 	struct pmcring_src_counter *ctr;
 	struct pmcring_counter c;
+	int err;
 
 	if (!s->src)
 		return -EINVAL;
+	err = pmcring_src_target_recheck(s);
+	if (err)
+		return err;
 	if (copy_from_user(&c, arg, sizeof(c)))
 		return -EFAULT;
 	ctr = pmcring_src_counter_new(s, &c);
@@ -407,7 +508,10 @@ void pmcring_src_release(struct pmcring_session *s)
 	if (!st)
 		return;
 	pmcring_src_counters_free(s);
-	vfree(st->targets);
+	put_pid(st->target_pid);
+	if (st->targets)
+		xa_destroy(st->targets);
+	kfree(st->targets);
 	kfree(st);
 	s->src = NULL;
 }

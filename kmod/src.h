@@ -8,16 +8,16 @@
 #define _PMCRING_SRC_H
 
 #include <linux/bitops.h>
+#include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/threads.h>
+#include <linux/xarray.h>
 #include "pmcring.h"
 
 /* Counters one session may allocate; pmcid = index + 1, 0 = none. */
 #define PMCRING_SRC_MAX_COUNTERS	8
 /* CALLCHAIN depth when the configuration says 0. */
 #define PMCRING_SRC_DEFAULT_DEPTH	128
-/* Pids a per-pid session can follow: one bit per pid of the init ns. */
-#define PMCRING_SRC_PID_BITS		PID_MAX_LIMIT
 
 struct pmcring_src_counter;
 
@@ -26,15 +26,35 @@ struct pmcring_src_state {
 	struct pmcring_session	*s;
 	/*
 	 * tgids (init pid ns) followed by a PMCRING_CFG_F_PID session; NULL
-	 * for other sessions.  Set and cleared with atomic bitops by the
-	 * fork/exit probes, tested locklessly in any context including NMI.
+	 * for other sessions.  An xarray: its memory grows with the number of
+	 * processes followed, not one bit per possible pid.  Stored and erased
+	 * by the fork/exec/exit probes and the tree walk (task context, the
+	 * xarray's spinlock, GFP_ATOMIC: a process forked when no memory is
+	 * left is not followed), read locklessly with xa_load() in any
+	 * context including NMI (nodes are freed after an RCU grace period).
 	 */
-	unsigned long		*targets;
-	pid_t			target;		/* tgid of config.pid, init ns */
+	struct xarray		*targets;
+	/*
+	 * The target process itself: checked again at ENABLE and ADD_COUNTER
+	 * (ESRCH once it is gone), so a reused number is never followed.
+	 */
+	struct pid		*target_pid;
+	/*
+	 * Follow only tasks visible in the opener's pid namespace: set for a
+	 * session without CAP_PERFMON whose opener is not in the initial one.
+	 */
+	bool			ns_only;
+	bool			perfmon;	/* opener had CAP_PERFMON */
 	u32			depth;		/* CALLCHAIN frames, <= 512 */
 	u32			nr_counters;	/* written under s->lock */
 	u32			pmcid;		/* first counter's id, or 0 */
 	bool			system_wide;
+	/*
+	 * May sample the kernel (perf_allow_kernel(): paranoid <= 1 or
+	 * CAP_PERFMON, and no lockdown): else every counter is created with
+	 * exclude_kernel and exclude_hv.
+	 */
+	bool			kernel_ok;
 	bool			hooked;		/* holds hook references */
 	struct pmcring_src_counter *counters[PMCRING_SRC_MAX_COUNTERS];
 };
@@ -54,6 +74,22 @@ static inline bool pmcring_src_wanted(unsigned int type)
 }
 
 /*
+ * pid (tgid) and tid of @t in the pid namespace of @s's opener, 0 when @t
+ * is outside it: perf_event_pid() and perf_event_tid().  Any context.
+ */
+static inline u32 pmcring_src_pid(const struct pmcring_session *s,
+				  struct task_struct *t)
+{
+	return __task_pid_nr_ns(t, PIDTYPE_TGID, s->pid_ns);
+}
+
+static inline u32 pmcring_src_tid(const struct pmcring_session *s,
+				  struct task_struct *t)
+{
+	return __task_pid_nr_ns(t, PIDTYPE_PID, s->pid_ns);
+}
+
+/*
  * Does session @s follow task @t?  System-wide sessions follow every task;
  * per-pid sessions the tgids in their target set; others none.  Any context.
  */
@@ -68,8 +104,25 @@ static inline bool pmcring_src_follows(const struct pmcring_session *s,
 	if (!st->targets)
 		return false;
 	tgid = task_tgid_nr(t);
-	return tgid > 0 && tgid < PMCRING_SRC_PID_BITS &&
-	       test_bit(tgid, st->targets);
+	if (tgid <= 0 || !xa_load(st->targets, tgid))
+		return false;
+	/* Outside the opener's namespace: nothing of it, paths included. */
+	return !st->ns_only || pmcring_src_pid(s, t);
+}
+
+/* Follow @tgid from now on (per-pid sessions). */
+static inline void pmcring_src_target_add(struct pmcring_src_state *st,
+					  pid_t tgid)
+{
+	if (tgid > 0)
+		xa_store(st->targets, tgid, xa_mk_value(1),
+			 GFP_ATOMIC | __GFP_NOWARN);
+}
+
+static inline void pmcring_src_target_del(struct pmcring_src_state *st,
+					  pid_t tgid)
+{
+	xa_erase(st->targets, tgid);
 }
 
 /*
@@ -85,6 +138,9 @@ void pmcring_src_emit_task(struct pmcring_session *s, unsigned int type,
 /* A record with a trailing NUL-terminated path (PMCATTACH, PROCEXEC, MAP_IN). */
 void pmcring_src_emit_path(struct pmcring_session *s, unsigned int type,
 			   const void *fixed, u32 fixed_len, const char *path);
+
+/* src.c: a followed task exec'd a non-dumpable image; true if dropped. */
+bool pmcring_src_exec_revoke(struct pmcring_session *s, struct task_struct *p);
 
 /* src_sample.c */
 int pmcring_src_sample_init(void);

@@ -107,7 +107,7 @@ void pmcring_src_map_exec(struct pmcring_session *s, struct task_struct *p,
 			  struct file *exe)
 {
 	struct pmcring_rec_procexec rec = {
-		.pl_pid = task_tgid_nr(p),
+		.pl_pid = pmcring_src_pid(s, p),
 		.pl_pmcid = s->src->pmcid,
 	};
 	char *buf = pmcring_src_pathbuf();
@@ -136,7 +136,7 @@ void pmcring_src_map_exec(struct pmcring_session *s, struct task_struct *p,
 				      PMCRING_SIZE_PROCEXEC_MIN,
 				      pmcring_src_d_path(exe, buf));
 	if (locked && pmcring_session_wants(s, PMCRING_TYPE_MAP_IN))
-		pmcring_src_map_all(s, task_tgid_nr(p), mm, buf);
+		pmcring_src_map_all(s, pmcring_src_pid(s, p), mm, buf);
 	if (locked)
 		mmap_read_unlock(mm);
 }
@@ -162,8 +162,8 @@ static int pmcring_src_kp_mmap(struct kprobe *kp, struct pt_regs *regs)
 		if (!path)
 			path = pmcring_src_d_path(vma->vm_file,
 						  pmcring_src_pathbuf());
-		pmcring_src_map_in(s, task_tgid_nr(current), vma->vm_start,
-				   path);
+		pmcring_src_map_in(s, pmcring_src_pid(s, current),
+				   vma->vm_start, path);
 	}
 	rcu_read_unlock();
 	return 0;
@@ -177,7 +177,7 @@ static void pmcring_src_unmap(struct pmcring_session *s, struct mm_struct *mm,
 
 	for_each_vma_range(vmi, vma, end)
 		if (pmcring_src_vma_exec(vma))
-			pmcring_src_map_out(s, task_tgid_nr(current),
+			pmcring_src_map_out(s, pmcring_src_pid(s, current),
 					    max(start, vma->vm_start),
 					    min(end, vma->vm_end));
 }
@@ -316,7 +316,7 @@ static int pmcring_src_kp_mremap_ret(struct kretprobe_instance *ri,
 			if (!path)
 				path = pmcring_src_d_path(vma->vm_file,
 							  pmcring_src_pathbuf());
-			pmcring_src_map_in(s, task_tgid_nr(current),
+			pmcring_src_map_in(s, pmcring_src_pid(s, current),
 					   vma->vm_start, path);
 		}
 		mmap_read_unlock(mm);
@@ -502,7 +502,7 @@ static void pmcring_src_synth_task(struct pmcring_session *s,
 				   struct task_struct *t, char *buf)
 {
 	struct pmcring_rec_proc_create rec = {
-		.pl_pid = task_tgid_nr(t),
+		.pl_pid = pmcring_src_pid(s, t),
 	};
 	struct mm_struct *mm;
 
@@ -519,7 +519,7 @@ static void pmcring_src_synth_task(struct pmcring_session *s,
 		return;
 	if (!mmap_read_lock_killable(mm)) {
 		preempt_disable();
-		pmcring_src_map_all(s, task_tgid_nr(t), mm, buf);
+		pmcring_src_map_all(s, pmcring_src_pid(s, t), mm, buf);
 		preempt_enable();
 		mmap_read_unlock(mm);
 	}

@@ -195,6 +195,9 @@ static void pmcring_src_overflow(struct perf_event *ev,
 	    !pmcring_session_wants(s, PMCRING_TYPE_CALLCHAIN) ||
 	    !pmcring_src_follows(s, current))
 		return;
+	/* exclude_kernel already keeps these out; never trust one more. */
+	if (!user_mode(regs) && !s->src->kernel_ok)
+		return;
 	pc = pmcring_src_pcbuf();
 	n = pmcring_src_callchain(s, regs, pc, &flags);
 	rb = pmcring_session_ring(s);
@@ -204,8 +207,8 @@ static void pmcring_src_overflow(struct perf_event *ev,
 				   PMCRING_SIZE_CALLCHAIN_MIN + 8 * n, &wr);
 	if (!rec)
 		return;
-	rec->pl_pid = task_tgid_nr(current);
-	rec->pl_tid = task_pid_nr(current);
+	rec->pl_pid = pmcring_src_pid(s, current);
+	rec->pl_tid = pmcring_src_tid(s, current);
 	rec->pl_pmcid = c->pmcid;
 	rec->pl_cpuflags = (smp_processor_id() << 16) | flags;
 	memcpy(rec->pl_pc, pc, 8 * n);
@@ -298,9 +301,14 @@ static void pmcring_src_counter_free(struct pmcring_src_counter *ctr)
 	kfree(ctr);
 }
 
+/*
+ * @kernel: the session may sample the kernel; else the counter counts and
+ * samples user mode only, as perf_event_open() demands exclude_kernel of
+ * a caller without perf_allow_kernel().
+ */
 static void pmcring_src_counter_attr(struct perf_event_attr *attr,
 				     const struct pmcring_counter *c,
-				     bool per_cpu)
+				     bool per_cpu, bool kernel)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->type = c->type;
@@ -310,6 +318,8 @@ static void pmcring_src_counter_attr(struct perf_event_attr *attr,
 	attr->freq = !!(c->flags & PMCRING_CTR_F_FREQ);
 	attr->disabled = per_cpu;
 	attr->inherit = !per_cpu;
+	attr->exclude_kernel = !kernel;
+	attr->exclude_hv = !kernel;
 }
 
 /*
@@ -523,7 +533,7 @@ struct pmcring_src_counter *pmcring_src_counter_new(struct pmcring_session *s,
 	ctr->pmcid = st->nr_counters + 1;
 	ctr->per_cpu = st->system_wide;
 	INIT_LIST_HEAD(&ctr->cpu_node);
-	pmcring_src_counter_attr(&attr, c, ctr->per_cpu);
+	pmcring_src_counter_attr(&attr, c, ctr->per_cpu, st->kernel_ok);
 	if (ctr->per_cpu)
 		err = pmcring_src_counter_cpus(ctr, &attr);
 	else

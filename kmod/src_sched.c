@@ -62,14 +62,14 @@ static void pmcring_src_probe_switch(void *data, bool preempt,
 		return;
 
 	rec.pl_value = now >= since ? now - since : 0;
-	rec.pl_pid = task_tgid_nr(prev);
-	rec.pl_tid = task_pid_nr(prev);
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
 		if (!pmcring_session_wants(s, PMCRING_TYPE_PROCCSW) ||
 		    !pmcring_src_follows(s, prev))
 			continue;
 		rec.pl_pmcid = s->src->pmcid;
+		rec.pl_pid = pmcring_src_pid(s, prev);
+		rec.pl_tid = pmcring_src_tid(s, prev);
 		pmcring_src_emit(s, PMCRING_TYPE_PROCCSW,
 				 PMCRING_SIZE_PROCCSW, &rec);
 	}
@@ -82,8 +82,8 @@ static void pmcring_src_fork_records(struct pmcring_session *s,
 {
 	if (!thread && pmcring_session_wants(s, PMCRING_TYPE_PROCFORK)) {
 		struct pmcring_rec_procfork rec = {
-			.pl_oldpid = task_tgid_nr(parent),
-			.pl_newpid = task_tgid_nr(child),
+			.pl_oldpid = pmcring_src_pid(s, parent),
+			.pl_newpid = pmcring_src_pid(s, child),
 		};
 
 		pmcring_src_emit(s, PMCRING_TYPE_PROCFORK,
@@ -91,8 +91,8 @@ static void pmcring_src_fork_records(struct pmcring_session *s,
 	}
 	if (thread && pmcring_session_wants(s, PMCRING_TYPE_THR_CREATE)) {
 		struct pmcring_rec_thr_create rec = {
-			.pl_tid = task_pid_nr(child),
-			.pl_pid = task_tgid_nr(child),
+			.pl_tid = pmcring_src_tid(s, child),
+			.pl_pid = pmcring_src_pid(s, child),
 		};
 
 		pmcring_src_comm(rec.pl_tdname, child);
@@ -116,9 +116,8 @@ static void pmcring_src_probe_fork(void *data, struct task_struct *parent,
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
 		struct pmcring_src_state *st = s->src;
 
-		if (st->targets && !thread && pmcring_src_follows(s, parent) &&
-		    tgid < PMCRING_SRC_PID_BITS)
-			set_bit(tgid, st->targets);
+		if (st->targets && !thread && pmcring_src_follows(s, parent))
+			pmcring_src_target_add(st, tgid);
 		if (pmcring_src_follows(s, child))
 			pmcring_src_fork_records(s, parent, child, thread);
 	}
@@ -128,22 +127,18 @@ static void pmcring_src_probe_fork(void *data, struct task_struct *parent,
 static void pmcring_src_probe_exec(void *data, struct task_struct *p,
 				   pid_t old_pid, struct linux_binprm *bprm)
 {
-	struct pmcring_rec_proc_create rec = {
-		.pl_pid = task_tgid_nr(p),
-	};
+	struct pmcring_rec_proc_create rec = { };
 	struct pmcring_session *s;
 
-	if (!(READ_ONCE(pmcring_src_want) &
-	      (PMCRING_SRC_T(PROCEXEC) | PMCRING_SRC_T(PROC_CREATE) |
-	       PMCRING_SRC_T(MAP_IN))))
-		return;
+	/* No early return on the wanted types: revocation is for everyone. */
 	pmcring_src_comm(rec.pl_pcomm, p);
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
-		if (!pmcring_src_follows(s, p))
+		if (!pmcring_src_follows(s, p) || pmcring_src_exec_revoke(s, p))
 			continue;
 		/* PROCEXEC and MAP_IN of the new image */
 		pmcring_src_map_exec(s, p, bprm->file);
+		rec.pl_pid = pmcring_src_pid(s, p);
 		if (pmcring_session_wants(s, PMCRING_TYPE_PROC_CREATE))
 			pmcring_src_emit(s, PMCRING_TYPE_PROC_CREATE,
 					 PMCRING_SIZE_PROC_CREATE, &rec);
@@ -154,14 +149,14 @@ static void pmcring_src_probe_exec(void *data, struct task_struct *p,
 static void pmcring_src_exit_records(struct pmcring_session *s,
 				     struct task_struct *p, bool group_dead)
 {
-	struct pmcring_rec_thr_exit thr = { .pl_tid = task_pid_nr(p) };
+	struct pmcring_rec_thr_exit thr = { .pl_tid = pmcring_src_tid(s, p) };
 	struct pmcring_rec_procexit pe = {
 		.pl_pmcid = s->src->pmcid,
-		.pl_pid = task_tgid_nr(p),
+		.pl_pid = pmcring_src_pid(s, p),
 		.pl_value = READ_ONCE(p->signal->sum_sched_runtime) +
 			    p->se.sum_exec_runtime,
 	};
-	struct pmcring_rec_sysexit se = { .pl_pid = task_tgid_nr(p) };
+	struct pmcring_rec_sysexit se = { .pl_pid = pmcring_src_pid(s, p) };
 
 	if (pmcring_session_wants(s, PMCRING_TYPE_THR_EXIT))
 		pmcring_src_emit(s, PMCRING_TYPE_THR_EXIT,
@@ -194,7 +189,7 @@ static void pmcring_src_probe_exit(void *data, struct task_struct *p)
 			continue;
 		pmcring_src_exit_records(s, p, group_dead);
 		if (group_dead && st->targets)
-			clear_bit(tgid, st->targets);
+			pmcring_src_target_del(st, tgid);
 	}
 	rcu_read_unlock();
 }
@@ -218,7 +213,7 @@ static struct pmcring_src_tp pmcring_src_tps[] = {
 	  PMCRING_SRC_T(PROCFORK) | PMCRING_SRC_T(THR_CREATE), true },
 	{ "sched_process_exec", pmcring_src_probe_exec,
 	  PMCRING_SRC_T(PROCEXEC) | PMCRING_SRC_T(PROC_CREATE) |
-	  PMCRING_SRC_T(MAP_IN), false },
+	  PMCRING_SRC_T(MAP_IN), true },
 	{ "sched_process_exit", pmcring_src_probe_exit,
 	  PMCRING_SRC_T(PROCEXIT) | PMCRING_SRC_T(THR_EXIT) |
 	  PMCRING_SRC_T(SYSEXIT), true },
@@ -323,13 +318,13 @@ void pmcring_src_sched_exit(void)
 	tracepoint_synchronize_unregister();
 }
 
-/* Is @p the target or one of its descendants?  Under RCU. */
-static bool pmcring_src_descends(struct task_struct *p, pid_t target)
+/* Is @p the target process or one of its descendants?  Under RCU. */
+static bool pmcring_src_descends(struct task_struct *p, struct pid *target)
 {
 	unsigned int depth = 0;
 
 	for (; p && !is_idle_task(p) && depth < 4096; depth++) {
-		if (task_tgid_nr(p) == target)
+		if (task_tgid(p) == target)
 			return true;
 		if (p == p->real_parent || task_pid_nr(p) == 1)
 			break;
@@ -347,14 +342,10 @@ void pmcring_src_targets_fill(struct pmcring_session *s)
 {
 	struct pmcring_src_state *st = s->src;
 	struct task_struct *p;
-	pid_t tgid;
 
 	rcu_read_lock();
-	for_each_process(p) {
-		tgid = task_tgid_nr(p);
-		if (tgid < PMCRING_SRC_PID_BITS &&
-		    pmcring_src_descends(p, st->target))
-			set_bit(tgid, st->targets);
-	}
+	for_each_process(p)
+		if (pmcring_src_descends(p, st->target_pid))
+			pmcring_src_target_add(st, task_tgid_nr(p));
 	rcu_read_unlock();
 }

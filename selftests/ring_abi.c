@@ -49,8 +49,45 @@ TEST(offsets)
 	EXPECT_EQ(PMCRING_SIZE_PMCALLOCATEDYN,
 		  sizeof(struct pmcring_rec_pmcallocatedyn));
 	EXPECT_EQ(0xEE0d0018u, PMCRING_HEADER(PMCRING_TYPE_USERDATA, 24));
-	EXPECT_EQ(PMCRING_IOC_GET_INFO, _IOR(0xB7, 0x01, struct pmcring_info));
-	EXPECT_EQ(PMCRING_IOC_GENERATE, _IOW(0xB7, 0x06, struct pmcring_generate));
+	EXPECT_EQ(PMCRING_IOC_GET_INFO, _IOR(0xC1, 0x01, struct pmcring_info));
+	EXPECT_EQ(PMCRING_IOC_GENERATE, _IOW(0xC1, 0x06, struct pmcring_generate));
+}
+
+/*
+ * nsfs owns ioctl type 0xB7 (uapi/linux/nsfs.h; ioctl-number.rst).  No
+ * pmcring number may be an nsfs one, and an nsfs ioctl sent to a session by
+ * mistake must be ENOTTY: with ABI 1 NS_GET_NSTYPE was PMCRING_IOC_ENABLE and
+ * enabled the session.
+ */
+#define NSFS_IO(nr)	_IO(0xB7, nr)
+
+TEST(ioctl_numbers_not_nsfs)
+{
+	static const unsigned long ours[] = {
+		PMCRING_IOC_GET_INFO, PMCRING_IOC_CONFIGURE, PMCRING_IOC_ENABLE,
+		PMCRING_IOC_DISABLE, PMCRING_IOC_WRITELOG,
+		PMCRING_IOC_GENERATE, PMCRING_IOC_CLOCK,
+		PMCRING_IOC_ADD_COUNTER, PMCRING_IOC_FLUSH,
+	};
+	struct pmcring_config cfg = { .data_pages = 2 };
+	struct pmcring_info info;
+	unsigned int i, nr;
+	int fd;
+
+	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+		EXPECT_NE(0xB7u, _IOC_TYPE(ours[i]));
+	PMCRING_REQUIRE_DEV();
+	fd = open(PMCRING_DEV_PATH, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rt_ioctl(fd, PMCRING_IOC_CONFIGURE, &cfg));
+	/* NS_GET_USERNS, NS_GET_PARENT, NS_GET_NSTYPE, NS_GET_OWNER_UID */
+	for (nr = 1; nr <= 4; nr++)
+		EXPECT_EQ(-ENOTTY, rt_ioctl(fd, NSFS_IO(nr), NULL)) {
+			TH_LOG("nsfs ioctl 0xB7/%u accepted by a session", nr);
+		}
+	ASSERT_EQ(0, rt_ioctl(fd, PMCRING_IOC_GET_INFO, &info));
+	EXPECT_EQ(0, info.flags & PMCRING_INFO_F_ENABLED);
+	close(fd);
 }
 
 TEST(info)

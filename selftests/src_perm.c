@@ -3,7 +3,8 @@
  * Description: the permission model of the record sources.  An
  * unprivileged user (uid/gid 65534) is refused a system-wide session
  * (EACCES), may follow its own processes when perf_event_paranoid <= 2 and
- * then gets no kernel addresses (kernel frames of CALLCHAIN are 0), is
+ * then gets no kernel-mode sample at all (its counters exclude the kernel,
+ * as perf's at paranoid 2) and no kernel address, is
  * refused its own processes when perf_event_paranoid is 3 (Debian) and
  * other users' processes always; a missing target is ESRCH; root gets
  * kernel addresses.
@@ -48,10 +49,10 @@ static struct pmcring *session_new(pid_t pid, uint32_t flags)
 
 /*
  * Sample the calling process (a per-pid session on itself) while it burns
- * kernel time.  Returns 0 when kernel-mode samples were seen and their
- * kernel frames are all 0 (@want_kaddr false) or all kernel addresses
- * (@want_kaddr true), and the same holds for the kernel-module MAP_IN
- * records synthesized at enable; a positive code otherwise.
+ * kernel time.  Returns 0 when kernel-mode samples with kernel addresses
+ * were seen (@want_kaddr true), or no kernel-mode sample and no kernel
+ * address at all (@want_kaddr false), and the kernel-module MAP_IN records
+ * synthesized at enable agree; a positive code otherwise.
  */
 static int sample_self(bool want_kaddr)
 {
@@ -103,7 +104,9 @@ static int sample_self(bool want_kaddr)
 		}
 	}
 	pmcring_free(s);
-	if (!kernel)
+	if (!want_kaddr && kernel)
+		return 26;	/* kernel-mode samples at paranoid 2 */
+	if (want_kaddr && !kernel)
 		return 23;
 	if (!kmods)
 		return 25;

@@ -80,9 +80,13 @@
 #define PMCRING_DEV_NAME		"pmcring"
 #define PMCRING_DEV_PATH		"/dev/pmcring"
 
-/* Version of this ABI; compat_version is the oldest it stays compatible with. */
-#define PMCRING_ABI_VERSION		1
-#define PMCRING_ABI_COMPAT_VERSION	1
+/*
+ * Version of this ABI; compat_version is the oldest it stays compatible with.
+ * 2: the ioctl magic moved from 0xB7 (nsfs's) to PMCRING_IOC_MAGIC below, so
+ * no binary built for version 1 issues a pmcring ioctl any more.
+ */
+#define PMCRING_ABI_VERSION		2
+#define PMCRING_ABI_COMPAT_VERSION	2
 
 /* ---- pmclog records (FreeBSD sys/sys/pmclog.h) ---- */
 
@@ -355,7 +359,14 @@ struct pmcring_prod_page {
 
 /* ---- ioctls on the session fd ---- */
 
-#define PMCRING_IOC_MAGIC		0xB7
+/*
+ * ioctl type code.  0xC1 has no entry in the kernel's registry,
+ * Documentation/userspace-api/ioctl/ioctl-number.rst (checked in 6.1 and
+ * in mainline: 0xC0 is usb/iowarrior.h, 0xCA cxl; 0xC1-0xC9 are free).
+ * ABI version 1 used 0xB7, which belongs to nsfs (uapi/linux/nsfs.h):
+ * PMCRING_IOC_ENABLE had the number of NS_GET_NSTYPE.
+ */
+#define PMCRING_IOC_MAGIC		0xC1
 
 /* Session-wide limits and facts. */
 struct pmcring_info {

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -116,6 +117,46 @@ static bool module_info(struct pmcring_info *info)
 	return ok;
 }
 
+/*
+ * CONFIGURE says EPERM only when the rings would lock more memory than the
+ * module's per-user allowance plus RLIMIT_MEMLOCK (opening the device
+ * without permission is EACCES): name both limits and the ways out.
+ */
+#define REC_LIB_DATA_PAGES	64u	/* libpmcring's default (session.c) */
+
+static void memlock_error(const struct rec_opts *o)
+{
+	uint32_t pages = o->buffer_pages ? o->buffer_pages : REC_LIB_DATA_PAGES;
+	long cpus = sysconf(_SC_NPROCESSORS_CONF), page = sysconf(_SC_PAGESIZE);
+	char kb[32] = "?";
+	struct rlimit rl;
+	FILE *f;
+
+	f = fopen("/sys/module/pmcring/parameters/mlock_kb", "r");
+	if (f) {
+		if (!fgets(kb, sizeof(kb), f))
+			strcpy(kb, "?");
+		kb[strcspn(kb, "\n")] = '\0';
+		fclose(f);
+	}
+	fprintf(stderr, "pmcring: the rings (%ld KiB: %ld CPUs x %u+2 pages) "
+		"exceed your locked-memory limit (EPERM): the module lets "
+		"each user lock %s KiB per online CPU "
+		"(/sys/module/pmcring/parameters/mlock_kb), the rest counts "
+		"against RLIMIT_MEMLOCK", cpus * (pages + 2) * (page / 1024),
+		cpus, pages, kb);
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl)) {
+		if (rl.rlim_cur == RLIM_INFINITY)
+			fprintf(stderr, " (unlimited)");
+		else
+			fprintf(stderr, " (ulimit -l: %llu KiB)",
+				(unsigned long long)rl.rlim_cur / 1024);
+	}
+	fprintf(stderr, ".\npmcring: raise it with `ulimit -l`, or ask for "
+		"fewer pages with --buffer-pages N (a power of two below %u), "
+		"or run with CAP_IPC_LOCK\n", pages);
+}
+
 /* Why pmcring_new() failed, in words a user can act on. */
 static void session_error(const struct rec_opts *o, int err)
 {
@@ -148,8 +189,10 @@ static void session_error(const struct rec_opts *o, int err)
 			"`insmod kmod/pmcring.ko` or try `make run`\n",
 			PMCRING_DEV_PATH);
 		break;
-	case EACCES:
 	case EPERM:
+		memlock_error(o);
+		break;
+	case EACCES:
 		fprintf(stderr, "pmcring: permission denied: %s%s\n",
 			o->system_wide ? "recording the whole system needs "
 			"CAP_PERFMON (or root)" : "cannot open or configure "

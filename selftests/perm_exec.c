@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: revocation at exec, as perf_event_exit_task() from
+ * begin_new_exec().  A child of the recording process execs a setuid-root
+ * helper (/usr/local/libexec/pmcring-suid-spin, which spins in user mode).
+ * A session of nobody (no CAP_PERFMON) gets nothing of the child from that
+ * exec on (no PROCEXEC with the helper's path, no MAP_IN, no sample, no
+ * switch, no exit) but one PMCDETACH record with its pid; a session of
+ * root, following a child that dropped to nobody before the same exec,
+ * keeps its PROCEXEC, switches and exit (samples end for both: perf removes
+ * the inherited counter from a task turned non-dumpable).
+ */
+#include <errno.h>
+#include <sys/stat.h>
+#include <linux/perf_event.h>
+#define PMCRING_TEST_LINE_BUFFERED
+#include "ring_common.h"
+
+#define HELPER		"/usr/local/libexec/pmcring-suid-spin"
+#define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+
+struct exec_seen {
+	unsigned int	detach;		/* PMCDETACH of the child */
+	unsigned int	exec;		/* PROCEXEC of the child, helper path */
+	unsigned int	after;		/* child records after the exec/drop */
+	unsigned int	cc_after;	/* of which CALLCHAIN */
+};
+
+/* Records of @child: the drop notice, the exec, and what follows them. */
+static void scan(struct rt_sess *s, uint32_t child, struct exec_seen *n)
+{
+	uint64_t mark = UINT64_MAX;
+	unsigned int cpu, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+			struct rt_ring *r = &s->rings[cpu];
+			uint64_t head = rt_head(r), pos = r->tail;
+			uint64_t mask = r->size - 1;
+
+			while (pos < head) {
+				const uint8_t *rec = r->data + (pos & mask);
+				const struct pmcring_rec_header *h = (const void *)rec;
+				uint32_t len = PMCRING_HEADER_LEN(h->pl_header);
+				uint32_t type = PMCRING_HEADER_TYPE(h->pl_header);
+				/* pl_pid: first field of all these but CALLCHAIN's */
+				const uint32_t *f = (const uint32_t *)(rec + 16);
+				uint32_t pid = 0;
+
+				if (len < 16 || len > PMCRING_RECORD_MAX)
+					break;
+				pos += PMCRING_RING_SPACE(len);
+				switch (type) {
+				case PMCRING_TYPE_PMCDETACH:
+				case PMCRING_TYPE_PROCEXIT:
+					pid = f[1];
+					break;
+				case PMCRING_TYPE_PROCEXEC:
+				case PMCRING_TYPE_MAP_IN:
+				case PMCRING_TYPE_MAP_OUT:
+				case PMCRING_TYPE_CALLCHAIN:
+				case PMCRING_TYPE_SYSEXIT:
+				case PMCRING_TYPE_PROC_CREATE:
+					pid = f[0];
+					break;
+				case PMCRING_TYPE_PROCCSW:
+					pid = f[3];
+					break;
+				default:
+					continue;
+				}
+				if (pid != child)
+					continue;
+				if (pass == 0) {
+					if (type == PMCRING_TYPE_PMCDETACH) {
+						n->detach++;
+						mark = h->pl_tsc;
+					}
+					if (type == PMCRING_TYPE_PROCEXEC &&
+					    strstr((const char *)rec + 40,
+						   "pmcring-suid-spin")) {
+						n->exec++;
+						if (mark == UINT64_MAX)
+							mark = h->pl_tsc;
+					}
+					continue;
+				}
+				if (h->pl_tsc > mark && type != PMCRING_TYPE_PMCDETACH &&
+				    type != PMCRING_TYPE_PROCEXEC) {
+					n->after++;
+					n->cc_after += type == PMCRING_TYPE_CALLCHAIN;
+				}
+			}
+		}
+	}
+}
+
+/*
+ * Record this process; a child (dropping to nobody first if @drop) execs
+ * the setuid helper.  0, or the failing step.
+ */
+static int record_exec(int drop, struct exec_seen *n)
+{
+	struct pmcring_counter c = { 0 };
+	struct pmcring_config cfg = { 0 };
+	struct rt_sess s;
+	int go[2], status;
+	pid_t child;
+	char b = 0;
+
+	memset(n, 0, sizeof(*n));
+	cfg.data_pages = 64;
+	cfg.flags = PMCRING_CFG_F_PID | PMCRING_CFG_F_NO_SYNTH;
+	cfg.pid = getpid();
+	if (rt_open_cfg(&s, &cfg, 1))
+		return 1;
+	c.type = PERF_TYPE_SOFTWARE;
+	c.config = PERF_COUNT_SW_CPU_CLOCK;
+	c.rate = 200000;
+	if (rt_ioctl(s.fd, PMCRING_IOC_ADD_COUNTER, &c))
+		return 2;
+	if (pipe(go))
+		return 3;
+	child = fork();
+	if (!child) {
+		if (read(go[0], &b, 1) != 1)
+			_exit(120);
+		if (drop && pmcring_drop_privileges())
+			_exit(121);
+		execl(HELPER, HELPER, "300", NULL);
+		_exit(122);
+	}
+	if (child < 0 || rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL))
+		return 4;
+	if (write(go[1], &b, 1) != 1)
+		return 5;
+	if (waitpid(child, &status, 0) != child)
+		return 6;
+	rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		printf("#   helper: status %#x (not setuid root?)\n", status);
+		return 7;
+	}
+	scan(&s, child, n);
+	rt_close(&s);
+	printf("#   %s: PMCDETACH %u, PROCEXEC %u, after it %u records (%u CALLCHAIN)\n",
+	       drop ? "root session" : "nobody session", n->detach, n->exec,
+	       n->after, n->cc_after);
+	return 0;
+}
+
+static struct exec_seen nobody_seen;
+
+FIXTURE(exec) {
+	mode_t	mode;
+	long	paranoid;
+};
+
+FIXTURE_SETUP(exec)
+{
+	struct stat st;
+
+	self->mode = 0;
+	self->paranoid = -1000;
+	PMCRING_REQUIRE_DEV();
+	if (stat(HELPER, &st) || st.st_uid || !(st.st_mode & S_ISUID))
+		SKIP(return, "no setuid-root %s (make selftests puts it in build/vmroot/)",
+		     HELPER);
+	ASSERT_EQ(0, stat(PMCRING_DEV_PATH, &st));
+	self->mode = st.st_mode & 07777;
+	self->paranoid = pmcring_read_long(PARANOID, -1000);
+}
+
+FIXTURE_TEARDOWN(exec)
+{
+	if (self->mode)
+		chmod(PMCRING_DEV_PATH, self->mode);
+	if (self->paranoid != -1000)
+		pmcring_write_int(PARANOID, self->paranoid);
+}
+
+TEST_F_TIMEOUT(exec, unprivileged_session_drops_setuid_exec, 60)
+{
+	int p[2], status;
+	pid_t pid;
+
+	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
+	ASSERT_EQ(0, pmcring_write_int(PARANOID, 2));
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (pmcring_drop_privileges())
+			_exit(100);
+		status = record_exec(0, &nobody_seen);
+		if (write(p[1], &nobody_seen, sizeof(nobody_seen)) < 0)
+			_exit(101);
+		_exit(status);
+	}
+	close(p[1]);
+	ASSERT_EQ(sizeof(nobody_seen),
+		  read(p[0], &nobody_seen, sizeof(nobody_seen)));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(1, nobody_seen.detach);
+	EXPECT_EQ(0, nobody_seen.exec);
+	EXPECT_EQ(0, nobody_seen.after);
+}
+
+TEST_F_TIMEOUT(exec, privileged_session_keeps_following, 60)
+{
+	struct exec_seen n;
+
+	ASSERT_EQ(0, record_exec(1, &n));
+	EXPECT_EQ(0, n.detach);
+	EXPECT_EQ(1, n.exec);
+	/*
+	 * Switches, MAP_IN, exit.  Not samples: begin_new_exec() itself
+	 * removes the inherited perf counter from a task turned non-dumpable
+	 * (perf_event_exit_task()), whoever owns it.
+	 */
+	EXPECT_LT(0, n.after);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: a session lives in the pid namespace of its opener, as a
+ * perf event does (event->ns).  Recorded inside a new pid namespace (the
+ * test forks the namespace's init after unshare(CLONE_NEWPID)), PROCFORK,
+ * PROCEXEC, CALLCHAIN and PMCATTACH carry the namespace's pids, not the
+ * initial namespace's.  A target is a process, not a number: when it exits
+ * and another process gets its number (forced with ns_last_pid), ENABLE and
+ * ADD_COUNTER fail with ESRCH instead of following the newcomer.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <linux/perf_event.h>
+#define PMCRING_TEST_LINE_BUFFERED
+#include "ring_common.h"
+
+#define NS_LAST_PID	"/proc/sys/kernel/ns_last_pid"
+
+#define FAIL(code, ...) do {						\
+	printf("#   in the namespace: " __VA_ARGS__);			\
+	printf("\n");							\
+	return (code);							\
+} while (0)
+
+static volatile uint64_t spin_sink;
+
+static void burn_user(unsigned int ms)
+{
+	uint64_t end = pmcring_now_ns() + ms * 1000000ull;
+
+	while (pmcring_now_ns() < end)
+		for (int i = 0; i < 100000; i++)
+			spin_sink += i;
+}
+
+/* Run @fn as the init of a new pid namespace; its exit status. */
+static int in_new_pidns(int (*fn)(void))
+{
+	int status;
+	pid_t pid;
+
+	if (unshare(CLONE_NEWPID))
+		return 200;
+	pid = fork();
+	if (pid < 0)
+		return 201;
+	if (!pid)
+		_exit(fn());
+	if (waitpid(pid, &status, 0) != pid)
+		return 202;
+	return WIFEXITED(status) ? WEXITSTATUS(status) :
+	       210 + WTERMSIG(status);
+}
+
+struct pids_seen {
+	unsigned int	fork, exec, cc, attach, foreign;
+};
+
+static void scan(struct rt_sess *s, pid_t self, pid_t child,
+		 struct pids_seen *n)
+{
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct rt_ring *r = &s->rings[cpu];
+		uint64_t head = rt_head(r), pos = r->tail, mask = r->size - 1;
+
+		while (pos < head) {
+			const uint8_t *rec = r->data + (pos & mask);
+			const struct pmcring_rec_header *h = (const void *)rec;
+			uint32_t len = PMCRING_HEADER_LEN(h->pl_header);
+			uint32_t pid;
+
+			if (len < 16 || len > PMCRING_RECORD_MAX)
+				break;
+			switch (PMCRING_HEADER_TYPE(h->pl_header)) {
+			case PMCRING_TYPE_PROCFORK: {
+				const struct pmcring_rec_procfork *f = (const void *)rec;
+
+				if (f->pl_oldpid == (uint32_t)self &&
+				    f->pl_newpid == (uint32_t)child)
+					n->fork++;
+				else
+					n->foreign++;
+				break;
+			}
+			case PMCRING_TYPE_PROCEXEC:
+				pid = ((const struct pmcring_rec_procexec *)rec)->pl_pid;
+				if (pid == (uint32_t)child)
+					n->exec++;
+				else
+					n->foreign++;
+				break;
+			case PMCRING_TYPE_CALLCHAIN:
+				pid = ((const struct pmcring_rec_callchain *)rec)->pl_pid;
+				if (pid == (uint32_t)child || pid == (uint32_t)self)
+					n->cc++;
+				else
+					n->foreign++;
+				break;
+			case PMCRING_TYPE_PMCATTACH:
+				pid = ((const struct pmcring_rec_pmcattach *)rec)->pl_pid;
+				if (pid == (uint32_t)self)
+					n->attach++;
+				else
+					n->foreign++;
+				break;
+			}
+			pos += PMCRING_RING_SPACE(len);
+		}
+	}
+}
+
+/* The init of a new pid namespace records itself and a child that execs. */
+static int ns_record(void)
+{
+	struct pmcring_counter c = { 0 };
+	struct pmcring_config cfg = { 0 };
+	struct pids_seen n = { 0 };
+	struct rt_sess s;
+	pid_t self = getpid(), child;
+	int err, status;
+
+	if (self != 1)
+		FAIL(1, "getpid() %d in a new namespace, want 1", self);
+	cfg.data_pages = 64;
+	cfg.flags = PMCRING_CFG_F_PID;
+	cfg.pid = self;
+	err = rt_open_cfg(&s, &cfg, 1);
+	if (err)
+		FAIL(2, "CONFIGURE on pid %d of the namespace: %d", self, err);
+	c.type = PERF_TYPE_SOFTWARE;
+	c.config = PERF_COUNT_SW_CPU_CLOCK;
+	c.rate = 200000;
+	strcpy(c.name, "cpu-clock");
+	if (rt_ioctl(s.fd, PMCRING_IOC_ADD_COUNTER, &c))
+		FAIL(3, "ADD_COUNTER");
+	if (rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL))
+		FAIL(4, "ENABLE");
+	burn_user(100);
+	child = fork();
+	if (!child) {
+		execl("/bin/sh", "sh", "-c",
+		      "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done", NULL);
+		_exit(127);
+	}
+	if (child < 0 || waitpid(child, &status, 0) != child)
+		FAIL(5, "fork/wait");
+	rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL);
+	scan(&s, self, child, &n);
+	rt_close(&s);
+	printf("#   in the namespace: self %d child %d: PROCFORK %u PROCEXEC %u CALLCHAIN %u PMCATTACH %u, other pids %u\n",
+	       self, child, n.fork, n.exec, n.cc, n.attach, n.foreign);
+	if (!n.fork || !n.exec || !n.cc || !n.attach)
+		FAIL(6, "records with the namespace's pids missing");
+	if (n.foreign)
+		FAIL(7, "%u records with pids from outside the namespace",
+		     n.foreign);
+	return 0;
+}
+
+/* Target a child, let it die, give its number to another: ESRCH. */
+static int ns_reuse(void)
+{
+	struct pmcring_counter c = { 0 };
+	struct pmcring_config cfg = { 0 };
+	struct rt_sess s;
+	pid_t victim, heir;
+	int err, ret = 0;
+
+	victim = fork();
+	if (!victim) {
+		pause();
+		_exit(0);
+	}
+	if (victim < 0)
+		FAIL(1, "fork");
+	cfg.data_pages = 2;
+	cfg.flags = PMCRING_CFG_F_PID;
+	cfg.pid = victim;
+	err = rt_open_cfg(&s, &cfg, 0);
+	if (err)
+		FAIL(2, "CONFIGURE on pid %d: %d", victim, err);
+	kill(victim, SIGKILL);
+	waitpid(victim, NULL, 0);
+	if (pmcring_write_int(NS_LAST_PID, victim - 1))
+		FAIL(3, "cannot write %s", NS_LAST_PID);
+	heir = fork();
+	if (!heir) {
+		pause();
+		_exit(0);
+	}
+	if (heir != victim) {
+		printf("#   in the namespace: heir got pid %d, not %d\n", heir,
+		       victim);
+		ret = 4;
+		goto out;
+	}
+	c.type = PERF_TYPE_SOFTWARE;
+	c.config = PERF_COUNT_SW_CPU_CLOCK;
+	c.rate = 200000;
+	err = rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL);
+	if (err != -ESRCH) {
+		printf("#   in the namespace: ENABLE on a reused pid: %d, want -ESRCH\n",
+		       err);
+		ret = 5;
+		goto out;
+	}
+	err = rt_ioctl(s.fd, PMCRING_IOC_ADD_COUNTER, &c);
+	if (err != -ESRCH) {
+		printf("#   in the namespace: ADD_COUNTER on a reused pid: %d, want -ESRCH\n",
+		       err);
+		ret = 6;
+	}
+out:
+	kill(heir, SIGKILL);
+	waitpid(heir, NULL, 0);
+	rt_close(&s);
+	return ret;
+}
+
+PMCRING_FIXTURE_EMPTY(pidns);
+
+TEST_F_TIMEOUT(pidns, pids_of_the_openers_namespace, 60)
+{
+	int ret;
+
+	PMCRING_REQUIRE_DEV();
+	ret = in_new_pidns(ns_record);
+	if (ret == 200)
+		SKIP(return, "unshare(CLONE_NEWPID): %s", strerror(errno));
+	EXPECT_EQ(0, ret);
+}
+
+TEST_F_TIMEOUT(pidns, reused_pid_is_esrch, 60)
+{
+	int ret;
+
+	PMCRING_REQUIRE_DEV();
+	ret = in_new_pidns(ns_reuse);
+	if (ret == 200)
+		SKIP(return, "unshare(CLONE_NEWPID): %s", strerror(errno));
+	EXPECT_EQ(0, ret);
+}
+
+TEST_HARNESS_MAIN

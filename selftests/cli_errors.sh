@@ -5,7 +5,9 @@
 # and its exit status is the command's, as with time(1): --buffer-pages
 # outside the module's range is refused with the range, a missing
 # /dev/pmcring says how to load the module, a command that cannot be run
-# exits 127, a command's own status passes through.
+# exits 127, a command's own status passes through; perf's spellings (-F
+# HZ, -g, --call-graph) work and the old ones say the new; --version and
+# `pmcring list` (every event, and whether this machine counts it).
 lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
 . "$lib/pmcring_test.sh"
 
@@ -41,4 +43,27 @@ mv /dev/pmcring "$dir/pmcring.dev" || fail "cannot move /dev/pmcring"
 trap 'mv "$dir/pmcring.dev" /dev/pmcring 2>/dev/null; rm -rf "$dir"' EXIT
 expect 1 "not found: load the module" -a --duration 0.1
 mv "$dir/pmcring.dev" /dev/pmcring
+# perf record's spellings; the old ones name the new
+expect 0 "" -F 999 -g --call-graph fp,16 -e cpu-clock -- true
+expect 0 "" --count 100000 -e cpu-clock -- true
+expect 2 "output format is --format barman" -F barman -a
+expect 2 "call-graph fp,64" -g 64 -a
+expect 2 "-F/--freq" -f 100 -a
+
+for sub in "" record dump stat report; do
+	# shellcheck disable=SC2086
+	v=$(pmcring $sub --version) || fail "pmcring $sub --version: exit $?"
+	echo "$v" | grep -q "^pmcring [0-9]" || fail "pmcring $sub --version: '$v'"
+done
+echo "# pmcring --version: $v"
+
+pmcring list >"$dir/list.txt" || fail "pmcring list: exit $?"
+for ev in cycles instructions cpu-clock task-clock page-faults \
+	context-switches; do
+	grep -q "^$ev " "$dir/list.txt" || { cat "$dir/list.txt"; fail "list: no $ev"; }
+done
+# root may always open a software counter on itself
+grep -q "^cpu-clock .* yes" "$dir/list.txt" ||
+	{ cat "$dir/list.txt"; fail "list: cpu-clock not countable"; }
+echo "# $(grep -c ' yes' "$dir/list.txt") events counted here"
 echo "ok: errors say what to do; the command's status passes through"

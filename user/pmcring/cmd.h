@@ -21,5 +21,6 @@ int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 
 #endif /* PMCRING_CMD_H */

@@ -37,6 +37,17 @@ static const struct {
 	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
 };
 
+int rec_event_at(unsigned int i, struct rec_event *ev)
+{
+	if (i >= sizeof(events) / sizeof(events[0]))
+		return -ENOENT;
+	memset(ev, 0, sizeof(*ev));
+	snprintf(ev->name, sizeof(ev->name), "%s", events[i].name);
+	ev->type = events[i].type;
+	ev->config = events[i].config;
+	return 0;
+}
+
 int rec_event_lookup(const char *name, struct rec_event *ev)
 {
 	size_t i;

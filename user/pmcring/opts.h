@@ -55,5 +55,7 @@ void rec_opts_free(struct rec_opts *o);
 void rec_usage(FILE *f);
 /* Look up a perf event name ("cycles", "cpu-clock", ...). */
 int rec_event_lookup(const char *name, struct rec_event *ev);
+/* The @i-th known event, or -ENOENT past the last (`pmcring list`). */
+int rec_event_at(unsigned int i, struct rec_event *ev);
 
 #endif /* PMCRING_OPTS_H */

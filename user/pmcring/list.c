@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `pmcring list`: the sampling events `record -e` takes (perf list,
+ * pmccontrol -L), each tried with perf_event_open(2) on this machine, the
+ * way the module will create it: user mode only, on the calling thread,
+ * never enabled.  A VM without a PMU shows the hardware events as not
+ * counted here.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include "cmd.h"
+#include "opts.h"
+
+/* 0 if this machine can count @ev, else a negative errno. */
+static int event_probe(const struct rec_event *ev)
+{
+	struct perf_event_attr attr;
+	long fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = ev->type;
+	attr.config = ev->config;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0)
+		return -errno;
+	close((int)fd);
+	return 0;
+}
+
+static const char *event_why(int err)
+{
+	switch (err) {
+	case 0:
+		return "yes";
+	case -ENOENT:
+	case -EOPNOTSUPP:
+	case -ENODEV:
+		return "no (not on this machine: no PMU, or a VM without one)";
+	case -EACCES:
+	case -EPERM:
+		return "unknown (perf_event_paranoid or a security policy "
+		       "forbids trying)";
+	default:
+		return strerror(-err);
+	}
+}
+
+int cmd_list(int argc, char **argv)
+{
+	struct rec_event ev;
+	unsigned int i;
+
+	if (argc > 1) {
+		if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+			printf("usage: pmcring list\n\nThe events of "
+			       "`pmcring record -e`, and whether this machine "
+			       "counts them.\n");
+			return 0;
+		}
+		fprintf(stderr, "pmcring list: no arguments (see --help)\n");
+		return 2;
+	}
+	printf("%-20s %-9s %s\n", "event", "kind", "counted here");
+	for (i = 0; rec_event_at(i, &ev) == 0; i++)
+		printf("%-20s %-9s %s\n", ev.name,
+		       ev.type == PERF_TYPE_HARDWARE ? "hardware" : "software",
+		       event_why(event_probe(&ev)));
+	printf("\nnone                 -         no sampling (-e none)\n");
+	return 0;
+}

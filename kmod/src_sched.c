@@ -143,7 +143,7 @@ static void pmcring_src_probe_exec(void *data, struct task_struct *p,
 		if (!pmcring_src_follows(s, p))
 			continue;
 		/* PROCEXEC and MAP_IN of the new image */
-		pmcring_src_map_exec(s, p, bprm->file);
+		pmcring_src_map_exec(s, p, bprm);
 		if (pmcring_session_wants(s, PMCRING_TYPE_PROC_CREATE))
 			pmcring_src_emit(s, PMCRING_TYPE_PROC_CREATE,
 					 PMCRING_SIZE_PROC_CREATE, &rec);

@@ -189,8 +189,12 @@ struct pmcring_rec_procexec {			/* 40 + path, rounded to 4 */
 	struct pmcring_rec_header h;
 	__u32	pl_pid;
 	__u32	pl_pmcid;
-	__u64	pl_baseaddr;	/* load address of the image */
-	__u64	pl_dynaddr;	/* load address of the interpreter, or 0 */
+	__u64	pl_baseaddr;	/* AT_BASE: load address of the interpreter
+				 * (rtld), 0 if none (FreeBSD's reloc_base)
+				 */
+	__u64	pl_dynaddr;	/* load address of a PIE executable (its load
+				 * bias, FreeBSD's et_dyn_addr), 0 for ET_EXEC
+				 */
 	char	pl_pathname[];	/* NUL-terminated */
 };
 

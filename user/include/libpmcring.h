@@ -271,7 +271,12 @@ struct pmcring_log_ev_proccsw {
 
 struct pmcring_log_ev_procexec {
 	uint32_t	pl_pid, pl_pmcid;
-	uint64_t	pl_baseaddr, pl_dynaddr;
+	uint64_t	pl_baseaddr;	/* offset 24: AT_BASE, the interpreter's
+					 * load address, 0 if none
+					 */
+	uint64_t	pl_dynaddr;	/* offset 32: a PIE's load base (bias),
+					 * 0 for ET_EXEC; places the executable
+					 */
 	const char	*pl_pathname;
 };
 

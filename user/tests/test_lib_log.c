@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +89,8 @@ static void build_stream(void)
 	put32(r, 20, 42);
 	r = rec_path(PMCRING_TYPE_PROCEXEC, 40, "/usr/bin/true");
 	put32(r, 16, 42);
-	put64(r, 24, 0x400000);
+	put64(r, 24, 0x7f0000001000ull);	/* AT_BASE: the interpreter */
+	put64(r, 32, 0x555555554000ull);	/* the PIE's load base */
 	r = rec(PMCRING_TYPE_CALLCHAIN, 32 + 8 * 5);
 	put32(r, 16, 42);
 	put32(r, 20, 43);
@@ -185,7 +187,8 @@ static int test_whole(void)
 			break;
 		case PMCRING_TYPE_PROCEXEC:
 			if (strcmp(ev.pl_u.pl_x.pl_pathname, "/usr/bin/true") ||
-			    ev.pl_u.pl_x.pl_baseaddr != 0x400000)
+			    ev.pl_u.pl_x.pl_baseaddr != 0x7f0000001000ull ||
+			    ev.pl_u.pl_x.pl_dynaddr != 0x555555554000ull)
 				FAIL("PROCEXEC");
 			break;
 		case PMCRING_TYPE_CALLCHAIN:
@@ -218,6 +221,51 @@ static int test_whole(void)
 		FAIL("EOF not sticky");
 	pmcring_log_close(l);
 	printf("# %u records, %zu bytes\n", nrec, stream_len);
+	return 0;
+}
+
+/* ---- PROCEXEC, byte for byte as FreeBSD writes it ------------------------ */
+
+/*
+ * FreeBSD's pmclog_process_procexec(): pid 0x2a, pmcid 0x100, pl_baseaddr
+ * (offset 24) = imgp->reloc_base, AT_BASE, the interpreter's load address;
+ * pl_dynaddr (offset 32) = imgp->et_dyn_addr, the PIE's load base, which
+ * libpmcstat places the executable with; path "/bin/ls", length 48.
+ */
+static const uint8_t procexec_golden[48] = {
+	0x30, 0x00, 0x09, 0xee, 0x00, 0x00, 0x00, 0x00,	/* hdr, spare */
+	0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,	/* tsc */
+	0x2a, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,	/* pid, pmcid */
+	0x00, 0x10, 0x00, 0x40, 0x00, 0x08, 0x00, 0x00,	/* 24: 0x80040001000 */
+	0x00, 0x40, 0x55, 0x55, 0x55, 0x55, 0x00, 0x00,	/* 32: 0x555555554000 */
+	'/', 'b', 'i', 'n', '/', 'l', 's', 0x00,
+};
+
+static int test_procexec_golden(void)
+{
+	struct pmcring_log *l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	const struct pmcring_log_ev_procexec *x;
+	struct pmcring_log_ev ev;
+
+	if (!l || pmcring_log_feed(l, procexec_golden, sizeof(procexec_golden)))
+		FAIL("open/feed");
+	if (pmcring_log_read(l, &ev) || ev.pl_type != PMCRING_TYPE_PROCEXEC)
+		FAIL("read: state %d (%s)", ev.pl_state,
+		     ev.pl_reason ? ev.pl_reason : "");
+	x = &ev.pl_u.pl_x;
+	if (x->pl_pid != 42 || x->pl_pmcid != 0x100 ||
+	    x->pl_baseaddr != 0x80040001000ull ||
+	    x->pl_dynaddr != 0x555555554000ull ||
+	    strcmp(x->pl_pathname, "/bin/ls"))
+		FAIL("PROCEXEC: base %#llx dyn %#llx",
+		     (unsigned long long)x->pl_baseaddr,
+		     (unsigned long long)x->pl_dynaddr);
+	/* the uapi struct lays the fields out at the same offsets */
+	if (offsetof(struct pmcring_rec_procexec, pl_baseaddr) != 24 ||
+	    offsetof(struct pmcring_rec_procexec, pl_dynaddr) != 32 ||
+	    offsetof(struct pmcring_rec_procexec, pl_pathname) != 40)
+		FAIL("struct pmcring_rec_procexec layout");
+	pmcring_log_close(l);
 	return 0;
 }
 
@@ -555,7 +603,7 @@ int main(void)
 	build_stream();
 	if (stream_len > sizeof(stream) / 2 || rec_off[4] % 8 == 0)
 		FAIL("bad test stream");
-	if (test_whole() || test_truncation() || test_chunks() ||
+	if (test_whole() || test_procexec_golden() || test_truncation() || test_chunks() ||
 	    test_corrupt() || test_ring_to_log() || test_nonblocking_fd())
 		return 1;
 	printf("ok log\n");

@@ -4,7 +4,8 @@
  * chunk size; the rest is fed in chunks of that size to a memory parser
  * and, whole, to a second one.  Checks: no crash or sanitizer report, both
  * parsers give the same events and end state, every event's bytes are the
- * input's at pl_offset, ERROR carries a reason.
+ * input's just before pl_offset (the offset past the record, as FreeBSD's),
+ * ERROR carries a reason.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,8 +30,9 @@ static size_t run(const uint8_t *d, size_t n, size_t chunk, struct seen *out,
 	for (;;) {
 		if (pmcring_log_read(l, &ev) == 0) {
 			CHECK(ev.pl_len >= 16 && ev.pl_len <= PMCRING_RECORD_MAX);
-			CHECK(ev.pl_offset + ev.pl_len <= fed);
-			CHECK(!memcmp(ev.pl_data, d + ev.pl_offset, ev.pl_len));
+			CHECK(ev.pl_offset >= ev.pl_len && ev.pl_offset <= fed);
+			CHECK(!memcmp(ev.pl_data, d + ev.pl_offset - ev.pl_len,
+				      ev.pl_len));
 			CHECK(ev.pl_count == cnt + 1);
 			if (cnt < max)
 				out[cnt] = (struct seen){ ev.pl_offset,

@@ -337,7 +337,11 @@ struct pmcring_log_ev_generated {
 struct pmcring_log_ev {
 	enum pmcring_log_state pl_state;
 	const char	*pl_reason;	/* static text when pl_state is ERROR */
-	uint64_t	pl_offset;	/* stream offset of this record */
+	uint64_t	pl_offset;	/* stream offset just past this record
+					 * (FreeBSD's; it starts at pl_offset -
+					 * pl_len), or past the last record
+					 * read when pl_state is not OK
+					 */
 	uint64_t	pl_count;	/* records read, this one included */
 	uint64_t	pl_ts;		/* header timestamp */
 	uint32_t	pl_type;	/* PMCRING_TYPE_* */

@@ -414,7 +414,6 @@ int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev)
 	type = PMCRING_HEADER_TYPE(hdr);
 	src = l->buf + l->start;
 	memcpy(l->rec, src, len);
-	ev->pl_offset = l->off;
 	ev->pl_type = type;
 	ev->pl_len = len;
 	ev->pl_data = l->rec;
@@ -424,6 +423,8 @@ int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev)
 		return set_state(l, ev, PMCRING_LOG_ERROR, why);
 	l->start += len;
 	l->off += len;
+	/* FreeBSD: ps_offset += evlen, pl_offset = ps_offset */
+	ev->pl_offset = l->off;
 	ev->pl_count = ++l->count;
 	ev->pl_reason = NULL;
 	if (type == PMCRING_TYPE_CLOSELOG) {

@@ -141,7 +141,8 @@ static int test_whole(void)
 	if (!l || pmcring_log_feed(l, stream, stream_len))
 		FAIL("open/feed");
 	while (pmcring_log_read(l, &ev) == 0) {
-		if (ev.pl_offset != rec_off[n] || ev.pl_count != n + 1 ||
+		if (ev.pl_offset != rec_off[n] + ev.pl_len ||
+		    ev.pl_count != n + 1 ||
 		    ev.pl_ts != 1000 + n * 10u || (uintptr_t)ev.pl_data % 8)
 			FAIL("record %u: offset %llu count %llu", n,
 			     (unsigned long long)ev.pl_offset,
@@ -214,7 +215,8 @@ static int test_whole(void)
 		n++;
 	}
 	if (ev.pl_state != PMCRING_LOG_EOF || n != nrec - 1 ||
-	    ev.pl_type != PMCRING_TYPE_CLOSELOG || ev.pl_count != nrec)
+	    ev.pl_type != PMCRING_TYPE_CLOSELOG || ev.pl_count != nrec ||
+	    ev.pl_offset != stream_len)
 		FAIL("end: state %d after %u of %u records (%s)", ev.pl_state,
 		     n, nrec, ev.pl_reason ? ev.pl_reason : "");
 	if (pmcring_log_read(l, &ev) != -1 || ev.pl_state != PMCRING_LOG_EOF)
@@ -265,6 +267,69 @@ static int test_procexec_golden(void)
 	    offsetof(struct pmcring_rec_procexec, pl_dynaddr) != 32 ||
 	    offsetof(struct pmcring_rec_procexec, pl_pathname) != 40)
 		FAIL("struct pmcring_rec_procexec layout");
+	pmcring_log_close(l);
+	return 0;
+}
+
+/* ---- the state transitions of FreeBSD's pmclog_read() -------------------- */
+
+static unsigned int find(unsigned int type);
+
+#define EXPECT_EV(ret_, st_, off_, cnt_) do {				\
+	int r_ = pmcring_log_read(l, &ev);				\
+	if (r_ != (ret_) || ev.pl_state != (st_) ||			\
+	    ev.pl_offset != (off_) || ev.pl_count != (cnt_))		\
+		FAIL("read %d state %d offset %llu count %llu, want "	\
+		     "%d %d %llu %llu", r_, ev.pl_state,		\
+		     (unsigned long long)ev.pl_offset,			\
+		     (unsigned long long)ev.pl_count, (ret_), (st_),	\
+		     (unsigned long long)(off_), (unsigned long long)(cnt_)); \
+} while (0)
+
+/*
+ * NEW_RECORD -> EXPECTING_HEADER (< 4 bytes) -> PARTIAL_RECORD -> a record
+ * (pl_offset just past it, ps_offset += evlen) -> CLOSELOG: -1, EOF, with
+ * pl_type CLOSELOG and pl_offset past it; EOF and ERROR are sticky; an
+ * ERROR's pl_offset is past the last good record (where the bad one
+ * starts).
+ */
+static int test_states(void)
+{
+	struct pmcring_log *l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	uint64_t u = rec_off[find(PMCRING_TYPE_USERDATA)];
+	uint8_t bad[24];
+	struct pmcring_log_ev ev;
+
+	if (!l)
+		FAIL("open");
+	EXPECT_EV(-1, PMCRING_LOG_REQUIRE_DATA, 0, 0);		/* NEW_RECORD */
+	pmcring_log_feed(l, stream + u, 3);
+	EXPECT_EV(-1, PMCRING_LOG_REQUIRE_DATA, 0, 0);	/* EXPECTING_HEADER */
+	pmcring_log_feed(l, stream + u + 3, 20);
+	EXPECT_EV(-1, PMCRING_LOG_REQUIRE_DATA, 0, 0);	/* PARTIAL_RECORD */
+	pmcring_log_feed(l, stream + u + 23, 1);
+	EXPECT_EV(0, PMCRING_LOG_OK, 24, 1);
+	if (ev.pl_type != PMCRING_TYPE_USERDATA || ev.pl_len != 24 ||
+	    ev.pl_u.pl_u.pl_userdata != 0xabcd)
+		FAIL("USERDATA");
+	EXPECT_EV(-1, PMCRING_LOG_REQUIRE_DATA, 24, 1);
+	pmcring_log_feed(l, stream + stream_len - 16, 16);	/* CLOSELOG */
+	EXPECT_EV(-1, PMCRING_LOG_EOF, 40, 2);
+	if (ev.pl_type != PMCRING_TYPE_CLOSELOG || ev.pl_len != 16)
+		FAIL("CLOSELOG: type %u", ev.pl_type);
+	pmcring_log_feed(l, stream + u, 24);	/* ignored after EOF */
+	EXPECT_EV(-1, PMCRING_LOG_EOF, 40, 2);
+	pmcring_log_close(l);
+
+	l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	memcpy(bad, stream + u, 24);
+	bad[3] = 0xef;				/* bad magic */
+	pmcring_log_feed(l, stream + u, 24);
+	pmcring_log_feed(l, bad, 24);
+	EXPECT_EV(0, PMCRING_LOG_OK, 24, 1);
+	EXPECT_EV(-1, PMCRING_LOG_ERROR, 24, 1);
+	pmcring_log_feed(l, stream + u, 24);
+	EXPECT_EV(-1, PMCRING_LOG_ERROR, 24, 1);
 	pmcring_log_close(l);
 	return 0;
 }
@@ -603,7 +668,7 @@ int main(void)
 	build_stream();
 	if (stream_len > sizeof(stream) / 2 || rec_off[4] % 8 == 0)
 		FAIL("bad test stream");
-	if (test_whole() || test_procexec_golden() || test_truncation() || test_chunks() ||
+	if (test_whole() || test_procexec_golden() || test_states() || test_truncation() || test_chunks() ||
 	    test_corrupt() || test_ring_to_log() || test_nonblocking_fd())
 		return 1;
 	printf("ok log\n");

@@ -343,7 +343,11 @@ struct pmcring_log_ev {
 					 * read when pl_state is not OK
 					 */
 	uint64_t	pl_count;	/* records read, this one included */
-	uint64_t	pl_ts;		/* header timestamp */
+	uint64_t	pl_ts;		/* header timestamp in ns: pl_tsc
+					 * converted with the last INITIALIZE's
+					 * tsc_freq (none, 0 or 10^9: equal)
+					 */
+	uint64_t	pl_tsc;		/* header timestamp as written (ticks) */
 	uint32_t	pl_type;	/* PMCRING_TYPE_* */
 	uint32_t	pl_len;		/* record length */
 	const void	*pl_data;	/* whole record, 8-aligned copy */

@@ -26,6 +26,7 @@ struct pmcring_log {
 	size_t			cap, start, end;
 	uint64_t		off;	/* stream offset of buf[start] */
 	uint64_t		count;
+	uint64_t		tsc_freq; /* INITIALIZE's, 0: none seen */
 	uint64_t		rec[(PMCRING_RECORD_MAX + 7) / 8];
 };
 
@@ -376,6 +377,21 @@ static const char *decode(const uint8_t *rec, uint32_t type, uint32_t len,
 	return NULL;
 }
 
+/*
+ * Header timestamp to ns with INITIALIZE's tsc_freq (ticks per second): a
+ * FreeBSD log counts TSC ticks, pmcring's count ns (tsc_freq 10^9, the
+ * identity).  128-bit product, no overflow below 2^64 ns.
+ */
+static uint64_t tsc_to_ns(uint64_t tsc, uint64_t freq)
+{
+	unsigned __int128 ns;
+
+	if (!freq || freq == 1000000000u)
+		return tsc;
+	ns = (unsigned __int128)tsc * 1000000000u / freq;
+	return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
 int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev)
 {
 	uint32_t hdr, len, type;
@@ -417,10 +433,13 @@ int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev)
 	ev->pl_type = type;
 	ev->pl_len = len;
 	ev->pl_data = l->rec;
-	memcpy(&ev->pl_ts, src + 8, 8);
+	memcpy(&ev->pl_tsc, src + 8, 8);
 	why = decode((const uint8_t *)l->rec, type, len, ev);
 	if (why)
 		return set_state(l, ev, PMCRING_LOG_ERROR, why);
+	if (type == PMCRING_TYPE_INITIALIZE)
+		l->tsc_freq = ev->pl_u.pl_i.pl_tsc_freq;
+	ev->pl_ts = tsc_to_ns(ev->pl_tsc, l->tsc_freq);
 	l->start += len;
 	l->off += len;
 	/* FreeBSD: ps_offset += evlen, pl_offset = ps_offset */

@@ -334,6 +334,52 @@ static int test_states(void)
 	return 0;
 }
 
+/* ---- INITIALIZE's tsc_freq: a FreeBSD log at 2.4 GHz ----------------------- */
+
+static size_t hdr_at(uint8_t *b, size_t off, unsigned int type, uint32_t len,
+		     uint64_t tsc)
+{
+	uint32_t hdr = PMCRING_HEADER(type, len);
+
+	memset(b + off, 0, len);
+	memcpy(b + off, &hdr, 4);
+	memcpy(b + off + 8, &tsc, 8);
+	return off + len;
+}
+
+static int test_tsc_freq(void)
+{
+	struct pmcring_log *l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	const uint64_t ghz24 = 2400000000ull;
+	struct pmcring_log_ev ev;
+	uint8_t b[112 + 24 * 3];
+	size_t n;
+
+	n = hdr_at(b, 0, PMCRING_TYPE_INITIALIZE, 112, ghz24);	/* 1 s */
+	put32(b, 16, PMCRING_LOG_VERSION);
+	put64(b, 24, ghz24);
+	n = hdr_at(b, n, PMCRING_TYPE_USERDATA, 24, 3 * ghz24 + ghz24 / 2);
+	n = hdr_at(b, n, PMCRING_TYPE_USERDATA, 24, 12345);
+	n = hdr_at(b, n, PMCRING_TYPE_USERDATA, 24, UINT64_MAX);
+	if (!l || pmcring_log_feed(l, b, n))
+		FAIL("open/feed");
+	if (pmcring_log_read(l, &ev) || ev.pl_tsc != ghz24 ||
+	    ev.pl_ts != 1000000000ull || ev.pl_u.pl_i.pl_tsc_freq != ghz24)
+		FAIL("INITIALIZE: ts %llu tsc %llu", (unsigned long long)ev.pl_ts,
+		     (unsigned long long)ev.pl_tsc);
+	if (pmcring_log_read(l, &ev) || ev.pl_ts != 3500000000ull ||
+	    ev.pl_tsc != 3 * ghz24 + ghz24 / 2)
+		FAIL("3.5 s: ts %llu", (unsigned long long)ev.pl_ts);
+	if (pmcring_log_read(l, &ev) || ev.pl_ts != 5143 || ev.pl_tsc != 12345)
+		FAIL("12345 ticks: ts %llu", (unsigned long long)ev.pl_ts);
+	/* (2^64 - 1) / 2.4 without overflowing the product */
+	if (pmcring_log_read(l, &ev) || ev.pl_tsc != UINT64_MAX ||
+	    ev.pl_ts != 7686143364045646506ull)
+		FAIL("2^64 - 1 ticks: ts %llu", (unsigned long long)ev.pl_ts);
+	pmcring_log_close(l);
+	return 0;
+}
+
 /* ---- truncation ---------------------------------------------------------- */
 
 static unsigned int whole_before(size_t k)
@@ -668,7 +714,8 @@ int main(void)
 	build_stream();
 	if (stream_len > sizeof(stream) / 2 || rec_off[4] % 8 == 0)
 		FAIL("bad test stream");
-	if (test_whole() || test_procexec_golden() || test_states() || test_truncation() || test_chunks() ||
+	if (test_whole() || test_procexec_golden() || test_states() ||
+	    test_tsc_freq() || test_truncation() || test_chunks() ||
 	    test_corrupt() || test_ring_to_log() || test_nonblocking_fd())
 		return 1;
 	printf("ok log\n");

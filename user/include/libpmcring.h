@@ -103,17 +103,23 @@ struct pmcring_record {
 	const void	*data;		/* the record, header first, 8-aligned */
 	uint32_t	len;		/* pmclog length (header's length field) */
 	uint32_t	type;		/* PMCRING_TYPE_* */
-	uint64_t	ts;		/* header timestamp, ns */
-	uint32_t	cpu;		/* ring it came from */
-	uint32_t	__pad;
+	uint64_t	ts;		/* header timestamp, ns, clamped to the
+					 * ring's previous record's (see
+					 * backwards in pmcring_cpu_stats)
+					 */
+	uint32_t	cpu;		/* CPU of the ring it came from */
+	uint32_t	ring;		/* index of that ring in the merge (the
+					 * CPU for a session; peek: the CPU)
+					 */
 	uint64_t	end;		/* ring position just after it */
 };
 
 /*
  * Peek the record at the cursor without moving it: 1 and *r filled, 0 when
- * the ring holds nothing more now, -EBADMSG when the ring data is corrupt
- * (bad magic, type or length, record beyond data_head, timestamps going
- * backwards).  Loads data_head with acquire semantics ((C) of the contract)
+ * the ring holds nothing more now, -EBADMSG (sticky) when the ring data is
+ * corrupt (bad magic, type or length, record beyond data_head).  A
+ * timestamp below the previous record's is not an error: r->ts is clamped
+ * to the previous one and the record counted in backwards.  Loads data_head with acquire semantics ((C) of the contract)
  * only when the records already seen are used up.
  */
 PMCRING_API int pmcring_cpu_buf_peek(struct pmcring_cpu_buf *b,
@@ -138,6 +144,9 @@ struct pmcring_cpu_stats {
 	uint64_t	records;	/* records passed with _next() */
 	uint64_t	bytes;		/* ring bytes passed with _next() */
 	uint64_t	lost;		/* records the producer dropped */
+	uint64_t	backwards;	/* records passed whose timestamp was
+					 * below the previous one's (clamped)
+					 */
 };
 
 PMCRING_API void pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
@@ -172,7 +181,11 @@ struct pmcring_merge_opts {
 
 /*
  * Merge @n CPU rings (pointers copied, rings stay owned by the caller).
- * Records come out with non-decreasing timestamps, ties by ring index.
+ * Records come out in (timestamp, ring index) order: non-decreasing
+ * timestamps, equal ones by ring index (the position in @bufs, the CPU for
+ * a session), each ring's in ring order; r->ring is the index.  A record
+ * whose timestamp went backwards in its ring is handed out with the
+ * previous timestamp (counted as backwards), never as an error.
  */
 PMCRING_API struct pmcring_merge *
 pmcring_merge_new(struct pmcring_cpu_buf **bufs, unsigned int n,

@@ -45,10 +45,12 @@ struct pmcring_cpu_buf {
 	uint64_t			peek_ts;
 	uint64_t			records;
 	uint64_t			bytes;
+	uint64_t			backwards;/* records clamped */
 	void				*base;	/* region, for _cpu_buffer() */
 	size_t				size;
 	unsigned int			cpu;
 	bool				corrupt;
+	bool				peek_back;/* peeked ts was clamped */
 };
 
 /*

@@ -166,7 +166,7 @@ static void drain(struct __test_metadata *_metadata, uint32_t data_pages,
 	streams = !!(flags & PMCRING_GEN_F_TASK) +
 		  !!(flags & PMCRING_GEN_F_HARDIRQ);
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		struct pmcring_cpu_stats st;
+		struct pmcring_cpu_stats st = { .sz = sizeof(st) };
 
 		pmcring_cpu_buf_stats(pmcring_cpu_buf(s, cpu), &st);
 		lost += st.lost;

@@ -5,8 +5,13 @@
  *   - a session on /dev/pmcring: configure, enable, map every CPU's ring;
  *   - per-CPU ring access for custom consumers (raw mapping and iterator);
  *   - an exact cross-CPU timestamp merge with bounded delay;
- *   - a pmclog(3)-style parser of pmclog files and streams;
- *   - a user space producer of the same ring ABI (tests and benchmarks).
+ *   - a poll-style consumer: a callback per record in exact order, with an
+ *     end of stream;
+ *   - a pmclog(3)-style parser of pmclog files and streams.
+ *
+ * The user space producer of the ring ABI (pmcring_uprod_*, for tests and
+ * benchmarks) is not part of the stable ABI: <libpmcring_test.h>, static
+ * library only.
  *
  * Conventions: int functions return 0 (or a count) on success and a
  * negative errno on failure; functions returning a pointer return NULL and
@@ -35,7 +40,7 @@ extern "C" {
 #endif
 
 #define LIBPMCRING_MAJOR_VERSION	0
-#define LIBPMCRING_MINOR_VERSION	1
+#define LIBPMCRING_MINOR_VERSION	2
 
 /* ------------------------------------------------------------------ */
 /* Session on /dev/pmcring                                             */
@@ -93,6 +98,14 @@ PMCRING_API int pmcring_cpu_buffer(struct pmcring *s, unsigned int cpu,
 /* The iterator of @cpu's ring (owned by the session), or NULL (errno). */
 PMCRING_API struct pmcring_cpu_buf *pmcring_cpu_buf(struct pmcring *s,
 						    unsigned int cpu);
+struct pmcring_cpu_stats;
+/*
+ * @cpu's counters, the kernel's (records and bytes committed, lost) and
+ * the consumer's (records and bytes passed, backwards timestamps), as
+ * pmcring_cpu_buf_stats() of pmcring_cpu_buf(s, cpu).  0 or -EINVAL.
+ */
+PMCRING_API int pmcring_cpu_stats(struct pmcring *s, unsigned int cpu,
+				  struct pmcring_cpu_stats *st);
 
 /* ------------------------------------------------------------------ */
 /* One CPU's ring                                                      */
@@ -140,17 +153,32 @@ PMCRING_API unsigned int pmcring_cpu_buf_cpu(const struct pmcring_cpu_buf *b);
 /* Bytes of the ring's data area (data_size, a power of two). */
 PMCRING_API uint64_t pmcring_cpu_buf_data_size(const struct pmcring_cpu_buf *b);
 
+/*
+ * One ring's counters.  Size-prefixed: the caller sets sz to
+ * sizeof(struct pmcring_cpu_stats); fields past it are not written, so the
+ * struct can grow.
+ */
 struct pmcring_cpu_stats {
+	size_t		sz;		/* sizeof(struct pmcring_cpu_stats) */
 	uint64_t	records;	/* records passed with _next() */
 	uint64_t	bytes;		/* ring bytes passed with _next() */
-	uint64_t	lost;		/* records the producer dropped */
+	uint64_t	lost;		/* records the producer dropped (the
+					 * producer page's lost)
+					 */
 	uint64_t	backwards;	/* records passed whose timestamp was
 					 * below the previous one's (clamped)
 					 */
+	uint64_t	prod_records;	/* records the producer committed,
+					 * DROPNOTIFY included (producer page)
+					 */
+	uint64_t	prod_bytes;	/* ring bytes it committed, padding
+					 * included (producer page)
+					 */
 };
 
-PMCRING_API void pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
-				       struct pmcring_cpu_stats *st);
+/* Fill @st up to st->sz: 0, or -EINVAL if sz is below records' end. */
+PMCRING_API int pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
+				      struct pmcring_cpu_stats *st);
 
 /* ------------------------------------------------------------------ */
 /* Exact timestamp merge                                               */
@@ -232,6 +260,58 @@ PMCRING_API uint64_t pmcring_merge_timeout_ns(struct pmcring_merge *m,
 					      uint64_t look_ns, uint64_t now_ns);
 /* Accepts NULL. */
 PMCRING_API void pmcring_merge_free(struct pmcring_merge *m);
+
+/* ------------------------------------------------------------------ */
+/* Poll-style consumer: exact order, callback, end of stream           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Like libbpf's ring_buffer__new() / __poll() / __consume(), over the exact
+ * merge of every CPU of a session.  The low-level calls above stay for
+ * custom ordering.
+ */
+struct pmcring_reader;
+
+/*
+ * Called once per record, in (timestamp, ring index) order.  r->data is
+ * valid until the callback returns.  Return 0 to go on; anything else
+ * stops the call that invoked it, which returns the value if it is
+ * negative (the record counts as handled and is not handed out again).
+ */
+typedef int (*pmcring_record_fn)(void *ctx, const struct pmcring_record *r);
+
+struct pmcring_reader_opts {
+	size_t		sz;		/* sizeof(struct pmcring_reader_opts) */
+	uint64_t	max_delay_ns;	/* as pmcring_merge_opts; 0: 10 ms */
+};
+
+/* A reader of every CPU ring of @s (which must outlive it). */
+PMCRING_API struct pmcring_reader *
+pmcring_reader_new(struct pmcring *s, pmcring_record_fn fn, void *ctx,
+		   const struct pmcring_reader_opts *opts);
+/*
+ * Hand out what can be proven next, waiting up to @timeout_ms (-1: no
+ * limit) for records if there are none: the number of records handled
+ * (> 0), 0 on timeout, -ENODATA at the end of the stream, or a negative
+ * errno (the callback's, -EBADMSG for a corrupt ring, ...).  Between the
+ * waits on the session fd it wakes up often enough that every record is
+ * handed out within max_delay_ns of its commit.  EINTR returns the count.
+ *
+ * End of stream: once poll() on the session fd reported EPOLLHUP (the
+ * session was disabled after being enabled) and a drain after it left no
+ * record held, every ring empty and no writer in flight, every call
+ * returns -ENODATA.  Records committed before the disable are all handed
+ * out first.
+ */
+PMCRING_API int pmcring_reader_poll(struct pmcring_reader *rd, int timeout_ms);
+/* Hand out what can be proven next without waiting: count or as _poll(). */
+PMCRING_API int pmcring_reader_consume(struct pmcring_reader *rd);
+/* 1 once the end of the stream was reached, else 0. */
+PMCRING_API int pmcring_reader_eof(const struct pmcring_reader *rd);
+/* The merge inside (pmcring_merge_buf() gives each CPU's iterator). */
+PMCRING_API struct pmcring_merge *pmcring_reader_merge(struct pmcring_reader *rd);
+/* Accepts NULL. */
+PMCRING_API void pmcring_reader_free(struct pmcring_reader *rd);
 
 /* ------------------------------------------------------------------ */
 /* pmclog(3)-style parser                                              */
@@ -407,47 +487,6 @@ PMCRING_API int pmcring_log_feed(struct pmcring_log *l, const void *data, size_t
 PMCRING_API void pmcring_log_close(struct pmcring_log *l);
 /* "CALLCHAIN", ... or NULL for an unknown type. */
 PMCRING_API const char *pmcring_type_name(unsigned int type);
-
-/* ------------------------------------------------------------------ */
-/* User space producer of the ring ABI (tests, benchmarks)             */
-/* ------------------------------------------------------------------ */
-
-struct pmcring_uprod;
-
-/*
- * @nr_cpus rings of @data_pages pages each (power of two) in a memfd, laid
- * out and mapped exactly like the device's (consumers map the control page
- * read-write and the rest read-only).
- */
-PMCRING_API struct pmcring_uprod *pmcring_uprod_new(unsigned int nr_cpus,
-						    uint32_t data_pages);
-/*
- * Write one record of @type to @cpu's ring: a header (timestamp from
- * pmcring_uprod_clock()) then @body_len bytes of @body.  0, -ENOSPC when
- * dropped (counted in lost; a DROPNOTIFY record follows once space
- * returns), -EINVAL.  One writer per CPU at a time.
- */
-PMCRING_API int pmcring_uprod_write(struct pmcring_uprod *p, unsigned int cpu,
-				    unsigned int type, const void *body,
-				    uint32_t body_len);
-/*
- * The two halves of _write(), to hold a record in flight: reserve publishes
- * pending_ts, reads the timestamp and returns the record (header filled,
- * body zeroed) or NULL (errno ENOSPC/EINVAL); commit publishes it.
- */
-PMCRING_API void *pmcring_uprod_reserve(struct pmcring_uprod *p, unsigned int cpu,
-					unsigned int type, uint32_t len);
-PMCRING_API void pmcring_uprod_commit(struct pmcring_uprod *p, unsigned int cpu);
-PMCRING_API struct pmcring_cpu_buf *pmcring_uprod_cpu_buf(struct pmcring_uprod *p,
-							  unsigned int cpu);
-/* The raw consumer mapping, as pmcring_cpu_buffer(). */
-PMCRING_API int pmcring_uprod_buffer(struct pmcring_uprod *p, unsigned int cpu,
-				     void **base, size_t *size);
-PMCRING_API unsigned int pmcring_uprod_nr_cpus(const struct pmcring_uprod *p);
-/* CLOCK_MONOTONIC in ns; @uprod may be NULL.  Usable as the merge clock. */
-PMCRING_API int pmcring_uprod_clock(void *uprod, uint64_t *now);
-/* Accepts NULL. */
-PMCRING_API void pmcring_uprod_free(struct pmcring_uprod *p);
 
 #ifdef __cplusplus
 }

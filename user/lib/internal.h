@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
-#include "libpmcring.h"
+#include "libpmcring_test.h"
 
 /*
  * The kernel's names for the C11 operations of the ordering contract in
@@ -66,6 +66,9 @@ int pmcring_cpu_buf_init(struct pmcring_cpu_buf *b, void *base, size_t size,
  */
 void *pmcring_map_region(int fd, off_t off, size_t region_size,
 			 size_t page_size);
+
+/* Does @m hold a peeked record back (reader.c's end-of-stream test)? */
+bool pmcring_merge_holds(const struct pmcring_merge *m);
 
 /*
  * Options struct helpers (libbpf style): a field is given if the caller's

@@ -249,6 +249,11 @@ uint64_t pmcring_merge_max_delay_ns(const struct pmcring_merge *m)
 	return m->max_delay_ns;
 }
 
+bool pmcring_merge_holds(const struct pmcring_merge *m)
+{
+	return m->nvis != 0;
+}
+
 /* ---- the merge ----------------------------------------------------------- */
 
 /*

@@ -157,13 +157,23 @@ uint64_t pmcring_cpu_buf_data_size(const struct pmcring_cpu_buf *b)
 	return b->mask + 1;
 }
 
-void pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
-			   struct pmcring_cpu_stats *st)
+int pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
+			  struct pmcring_cpu_stats *st)
 {
-	st->records = b->records;
-	st->bytes = b->bytes;
-	st->lost = READ_ONCE(&b->prod->lost);
-	st->backwards = b->backwards;
+	struct pmcring_cpu_stats all = {
+		.sz = st ? st->sz : 0,
+		.records = b->records,
+		.bytes = b->bytes,
+		.lost = READ_ONCE(&b->prod->lost),
+		.backwards = b->backwards,
+		.prod_records = READ_ONCE(&b->prod->records),
+		.prod_bytes = READ_ONCE(&b->prod->bytes),
+	};
+
+	if (!st || st->sz < offsetof(struct pmcring_cpu_stats, bytes))
+		return -EINVAL;
+	memcpy(st, &all, st->sz < sizeof(all) ? st->sz : sizeof(all));
+	return 0;
 }
 
 void *pmcring_map_region(int fd, off_t off, size_t region_size,

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "libpmcring.h"
+#include "libpmcring_test.h"
 
 #define FAIL(...) do { \
 	fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__); \

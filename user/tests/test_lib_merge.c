@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "libpmcring.h"
+#include "libpmcring_test.h"
 
 /* Fail fast: writer threads may still run, so no cleanup. */
 #define FAIL(...) do { \
@@ -436,7 +436,7 @@ static int test_property(unsigned int seed, bool auto_consume,
 	    !(ret == 1 && r.type == PMCRING_TYPE_DROPNOTIFY))
 		FAIL("record after the end (ret %d)", ret);
 	for (i = 0; i < ncpu; i++) {
-		struct pmcring_cpu_stats st;
+		struct pmcring_cpu_stats st = { .sz = sizeof(st) };
 		uint64_t d = w[i % nthreads].drops[i];
 
 		pmcring_cpu_buf_stats(pmcring_uprod_cpu_buf(p, i), &st);
@@ -565,7 +565,7 @@ static int test_backwards(void)
 	struct pmcring_uprod *p = pmcring_uprod_new(2, 1);
 	unsigned int order[2] = { 0, 1 }, i;
 	static const uint64_t want_ts[] = { 100, 250, 300, 300, 400 };
-	struct pmcring_cpu_stats st;
+	struct pmcring_cpu_stats st = { .sz = sizeof(st) };
 	struct pmcring_merge *m;
 	struct pmcring_record r;
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "libpmcring.h"
+#include "libpmcring_test.h"
 
 #define FAIL(...) do { \
 	fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__); \
@@ -46,7 +46,7 @@ static int test_wrap_around(void)
 {
 	struct pmcring_uprod *p = pmcring_uprod_new(1, 1);
 	struct pmcring_cpu_buf *b;
-	struct pmcring_cpu_stats st;
+	struct pmcring_cpu_stats st = { .sz = sizeof(st) };
 	struct pmcring_record r;
 	uint8_t body[PMCRING_RECORD_MAX];
 	uint64_t seq, got = 0, bytes = 0, wrapped = 0, last_ts = 0;
@@ -104,7 +104,7 @@ static int test_drops(void)
 {
 	struct pmcring_uprod *p = pmcring_uprod_new(1, 1);
 	struct pmcring_cpu_buf *b = pmcring_uprod_cpu_buf(p, 0);
-	struct pmcring_cpu_stats st;
+	struct pmcring_cpu_stats st = { .sz = sizeof(st) };
 	struct pmcring_record r;
 	uint8_t body[1000] = { 0 };
 	int i, ok = 0, dropped = 0, ret;
@@ -267,7 +267,7 @@ static int test_ts_backwards(void)
 	struct pmcring_cpu_buf *b = pmcring_uprod_cpu_buf(p, 0);
 	static const uint64_t in[] = { 100, 200, 150, 300, 50, 300 };
 	static const uint64_t out[] = { 100, 200, 200, 300, 300, 300 };
-	struct pmcring_cpu_stats st;
+	struct pmcring_cpu_stats st = { .sz = sizeof(st) };
 	struct pmcring_rec_header *h;
 	struct pmcring_record r;
 	unsigned int i;

@@ -28,7 +28,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 #include <linux/pmcring.h>
 
 #ifdef __cplusplus
@@ -41,6 +40,16 @@ extern "C" {
 
 #define LIBPMCRING_MAJOR_VERSION	0
 #define LIBPMCRING_MINOR_VERSION	2
+#define PMCRING_VERSION_CODE(major, minor)	(((major) << 16) | (minor))
+/* The version these headers belong to, as pmcring_version() codes it. */
+#define LIBPMCRING_VERSION \
+	PMCRING_VERSION_CODE(LIBPMCRING_MAJOR_VERSION, LIBPMCRING_MINOR_VERSION)
+
+/*
+ * The version of the library running (major << 16 | minor), which may be
+ * newer than LIBPMCRING_VERSION of the headers a program was built with.
+ */
+PMCRING_API uint32_t pmcring_version(void);
 
 /* ------------------------------------------------------------------ */
 /* Session on /dev/pmcring                                             */
@@ -334,7 +343,8 @@ struct pmcring_log_ev_initialize {
 	uint32_t	pl_version;	/* PMCRING_LOG_VERSION */
 	uint32_t	pl_arch;	/* cputype */
 	uint64_t	pl_tsc_freq;	/* ticks per second of the timestamps */
-	struct timespec	pl_ts;		/* realtime at the start */
+	uint64_t	pl_ts_sec;	/* realtime at the start (FreeBSD's */
+	uint64_t	pl_ts_nsec;	/* struct timespec pl_ts)           */
 	char		pl_cpuid[PMCRING_CPUID_LEN + 1];
 };
 
@@ -427,7 +437,14 @@ struct pmcring_log_ev_generated {
 	uint32_t	pl_cpu, pl_ctx;
 };
 
+/*
+ * Size-prefixed: sz is the size of the struct the caller has (set by the
+ * inline pmcring_log_read(), from the header it was built with); the
+ * library fills no byte past it.  New fields are added at the end; the
+ * union keeps its size (pl_pad) so typed views can grow inside it.
+ */
 struct pmcring_log_ev {
+	size_t		sz;		/* sizeof(struct pmcring_log_ev) */
 	enum pmcring_log_state pl_state;
 	const char	*pl_reason;	/* static text when pl_state is ERROR */
 	uint64_t	pl_offset;	/* stream offset just past this record
@@ -463,6 +480,7 @@ struct pmcring_log_ev {
 		struct pmcring_log_ev_thr_exit		pl_te;
 		struct pmcring_log_ev_userdata		pl_u;
 		struct pmcring_log_ev_generated		pl_g;
+		uint64_t				pl_pad[32];
 	} pl_u;
 };
 
@@ -474,13 +492,22 @@ struct pmcring_log;
  */
 PMCRING_API struct pmcring_log *pmcring_log_open(int fd);
 /*
- * Parse the next record into @ev: 0 with pl_state OK, else -1 with pl_state
- * EOF (CLOSELOG read, or end of file in fd mode; a truncated last record
- * reads as EOF), REQUIRE_DATA (memory mode: feed more; fd mode on a
- * non-blocking fd: nothing to read yet) or ERROR (sticky; pl_reason says
- * why).
+ * Parse the next record into @ev, filling at most ev->sz bytes of it: 0
+ * with pl_state OK, else -1 with pl_state EOF (CLOSELOG read, pl_type
+ * CLOSELOG; or end of file in fd mode; a truncated last record reads as
+ * EOF), REQUIRE_DATA (memory mode: feed more; fd mode on a non-blocking fd:
+ * nothing to read yet) or ERROR (sticky; pl_reason says why).  -1 with
+ * errno EINVAL and @ev untouched if ev->sz does not reach pl_u.
  */
-PMCRING_API int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev);
+PMCRING_API int pmcring_log_next(struct pmcring_log *l, struct pmcring_log_ev *ev);
+
+/* pmcring_log_next() with ev->sz set to the size this program knows. */
+static inline int pmcring_log_read(struct pmcring_log *l,
+				   struct pmcring_log_ev *ev)
+{
+	ev->sz = sizeof(*ev);
+	return pmcring_log_next(l, ev);
+}
 /* Append @len bytes (copied) to a memory parser: 0, -EINVAL in fd mode. */
 PMCRING_API int pmcring_log_feed(struct pmcring_log *l, const void *data, size_t len);
 /* Accepts NULL. */

@@ -216,8 +216,8 @@ static const char *decode(const uint8_t *rec, uint32_t type, uint32_t len,
 		ev->pl_u.pl_i.pl_version = r->pl_version;
 		ev->pl_u.pl_i.pl_arch = r->pl_cpu;
 		ev->pl_u.pl_i.pl_tsc_freq = r->pl_tsc_freq;
-		ev->pl_u.pl_i.pl_ts.tv_sec = (time_t)r->pl_ts_sec;
-		ev->pl_u.pl_i.pl_ts.tv_nsec = (long)r->pl_ts_nsec;
+		ev->pl_u.pl_i.pl_ts_sec = r->pl_ts_sec;
+		ev->pl_u.pl_i.pl_ts_nsec = r->pl_ts_nsec;
 		copy_str(ev->pl_u.pl_i.pl_cpuid, r->pl_cpuid,
 			 PMCRING_CPUID_LEN);
 		break;
@@ -392,7 +392,7 @@ static uint64_t tsc_to_ns(uint64_t tsc, uint64_t freq)
 	return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
-int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev)
+static int log_read(struct pmcring_log *l, struct pmcring_log_ev *ev)
 {
 	uint32_t hdr, len, type;
 	const char *why;
@@ -453,4 +453,30 @@ int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev)
 	}
 	ev->pl_state = PMCRING_LOG_OK;
 	return 0;
+}
+
+/*
+ * The event is decoded whole on the stack and copied up to the caller's
+ * size: a program built against an older, smaller struct gets its fields.
+ */
+int pmcring_log_next(struct pmcring_log *l, struct pmcring_log_ev *ev)
+{
+	struct pmcring_log_ev full;
+	size_t sz = ev->sz;
+	int ret;
+
+	if (sz < offsetof(struct pmcring_log_ev, pl_u)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(&full, 0, sizeof(full));
+	ret = log_read(l, &full);
+	full.sz = sz;
+	memcpy(ev, &full, sz < sizeof(full) ? sz : sizeof(full));
+	return ret;
+}
+
+uint32_t pmcring_version(void)
+{
+	return LIBPMCRING_VERSION;
 }

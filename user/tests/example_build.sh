@@ -26,10 +26,13 @@ command -v pkg-config >/dev/null 2>&1 ||
 
 make -s -C "$user" install DESTDIR="$tmp/root" PREFIX=/usr >"$tmp/install.log" 2>&1 ||
 	{ tail -n 30 "$tmp/install.log"; fail "make install"; }
-for f in usr/include/libpmcring.h usr/include/linux/pmcring.h \
+for f in usr/include/libpmcring.h usr/include/pmcring/linux/pmcring.h \
 	 usr/lib/pkgconfig/libpmcring.pc usr/lib/libpmcring.a; do
 	[ -e "$tmp/root/$f" ] || fail "make install did not install /$f"
 done
+# the uapi header must not land where the distribution's kernel headers are
+[ ! -e "$tmp/root/usr/include/linux/pmcring.h" ] ||
+	fail "make install put pmcring.h into \$includedir/linux/"
 
 # A copy outside the source tree: nothing but the installed files to use.
 cp -r "$user/examples" "$tmp/src"

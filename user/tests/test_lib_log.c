@@ -157,7 +157,8 @@ static int test_whole(void)
 		case PMCRING_TYPE_INITIALIZE:
 			if (ev.pl_u.pl_i.pl_version != PMCRING_LOG_VERSION ||
 			    ev.pl_u.pl_i.pl_tsc_freq != 1000000000 ||
-			    ev.pl_u.pl_i.pl_ts.tv_nsec != 123 ||
+			    ev.pl_u.pl_i.pl_ts_sec != 1700000000 ||
+			    ev.pl_u.pl_i.pl_ts_nsec != 123 ||
 			    strlen(ev.pl_u.pl_i.pl_cpuid) != 64)
 				FAIL("INITIALIZE");
 			break;

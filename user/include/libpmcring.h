@@ -17,11 +17,21 @@
  * negative errno on failure; functions returning a pointer return NULL and
  * set errno.  Options structs start with `size_t sz` (set it to sizeof the
  * struct): fields past sz take their defaults, so the structs can grow.
- * Objects are not thread safe unless said otherwise: use one object from one
- * thread at a time.
+ * Threads: the consumer side of a session (its iterators, a merge or a
+ * reader over them, pmcring_cpu_buf_stats() of them) is used by one thread
+ * at a time.  The session's ioctl wrappers keep no state in user space
+ * and may run in any thread beside it, at the same time: pmcring_enable(),
+ * pmcring_disable(), pmcring_flush(), pmcring_writelog(), pmcring_clock(),
+ * pmcring_add_counter(), pmcring_info(), pmcring_fd(), pmcring_nr_cpus()
+ * and the blocking pmcring_generate() (which is meant to run in its own
+ * thread beside the merge).  pmcring_cpu_stats() from another thread reads
+ * the kernel's counters exactly and the consumer's as a snapshot that may
+ * lag.  pmcring_free() only once no other call on the session runs.
+ * Parsers (pmcring_log) are one object per thread.
  *
  * The ABI (record layouts, mmap layout, ordering contract) lives in
- * <linux/pmcring.h>, installed with this header.
+ * <linux/pmcring.h>, installed with this header under
+ * $includedir/pmcring/ (pkg-config --cflags libpmcring adds it).
  */
 #ifndef LIBPMCRING_H
 #define LIBPMCRING_H

@@ -145,12 +145,23 @@ static int drain(struct pmcring_reader *rd, int *count)
 	return 0;
 }
 
+/* Look for EPOLLHUP without waiting (before a drain, so it covers all). */
+static void check_hup(struct pmcring_reader *rd)
+{
+	struct pollfd pfd = { .fd = rd->fd, .events = POLLIN };
+
+	if (!rd->hup && poll(&pfd, 1, 0) > 0 &&
+	    (pfd.revents & (POLLHUP | POLLERR)))
+		rd->hup = true;
+}
+
 int pmcring_reader_consume(struct pmcring_reader *rd)
 {
 	int n = 0, ret;
 
 	if (rd->eof)
 		return -ENODATA;
+	check_hup(rd);
 	ret = drain(rd, &n);
 	if (ret < 0)
 		return ret;

@@ -255,8 +255,10 @@ pmcring_merge_new_session(struct pmcring *s, const struct pmcring_merge_opts *op
  * and calls again: then every record is handed out within about
  * max_delay_ns of its commit.
  *
- * r->data stays valid until the caller consumes past r->end on the ring of
- * r->cpu (or, with PMCRING_MERGE_F_AUTO_CONSUME, until the next call).
+ * r->data stays valid until the caller consumes past r->end on ring r->ring,
+ * pmcring_merge_buf(m, r->ring) (or, with PMCRING_MERGE_F_AUTO_CONSUME,
+ * until the next call).  0 never means the end of the stream: see
+ * pmcring_reader_poll() for that.
  */
 PMCRING_API int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r);
 /* The ring with index @i (the CPU for a session merge). */

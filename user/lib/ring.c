@@ -121,9 +121,10 @@ void pmcring_cpu_buf_next(struct pmcring_cpu_buf *b)
 {
 	if (!b->peek_end)
 		return;
-	b->records++;
-	b->backwards += b->peek_back;
-	b->bytes += b->peek_end - b->pos;
+	/* relaxed atomics: pmcring_cpu_stats() may read them elsewhere */
+	WRITE_ONCE(&b->records, b->records + 1);
+	WRITE_ONCE(&b->backwards, b->backwards + b->peek_back);
+	WRITE_ONCE(&b->bytes, b->bytes + (b->peek_end - b->pos));
 	b->last_ts = b->peek_ts;
 	b->pos = b->peek_end;
 	b->peek_end = 0;
@@ -162,10 +163,10 @@ int pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
 {
 	struct pmcring_cpu_stats all = {
 		.sz = st ? st->sz : 0,
-		.records = b->records,
-		.bytes = b->bytes,
+		.records = READ_ONCE(&b->records),
+		.bytes = READ_ONCE(&b->bytes),
 		.lost = READ_ONCE(&b->prod->lost),
-		.backwards = b->backwards,
+		.backwards = READ_ONCE(&b->backwards),
 		.prod_records = READ_ONCE(&b->prod->records),
 		.prod_bytes = READ_ONCE(&b->prod->bytes),
 	};

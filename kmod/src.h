@@ -19,6 +19,7 @@
 /* CALLCHAIN depth when the configuration says 0. */
 #define PMCRING_SRC_DEFAULT_DEPTH	128
 
+struct linux_binprm;
 struct pmcring_src_counter;
 
 /* Per-session state of the sources, s->src. */
@@ -166,7 +167,7 @@ void pmcring_src_map_exit(void);
 int pmcring_src_map_get(struct pmcring_session *s);
 void pmcring_src_map_put(struct pmcring_session *s);
 void pmcring_src_map_exec(struct pmcring_session *s, struct task_struct *t,
-			  struct file *exe);
+			  struct linux_binprm *bprm);
 void pmcring_src_synthesize(struct pmcring_session *s);
 int pmcring_src_exe_path(struct task_struct *t, char *buf, int size,
 			 const char **path);

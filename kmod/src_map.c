@@ -23,7 +23,9 @@
  *
  * Kernel addresses are 0 for sessions without s->kaddr_ok.
  */
+#include <linux/binfmts.h>
 #include <linux/dcache.h>
+#include <linux/elf.h>
 #include <linux/fs.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
@@ -99,22 +101,30 @@ static void pmcring_src_map_all(struct pmcring_session *s, pid_t pid,
 
 /*
  * From the exec tracepoint (p == current): PROCEXEC with the load addresses
- * of the image and of its interpreter (address of file offset 0), then the
- * MAP_IN of the new image.  The mmap kprobe skipped them (in_execve) so that
- * they follow the PROCEXEC.  The mm is new and its lock uncontended.
+ * as FreeBSD writes them, then the MAP_IN of the new image.  pl_baseaddr is
+ * AT_BASE, the interpreter's load address (its file offset 0), 0 if none;
+ * pl_dynaddr the load address of a PIE executable (ET_DYN, its file offset
+ * 0, i.e. its load bias), 0 for ET_EXEC.  @bprm->buf holds the first bytes
+ * of the image (ELF header).  The mmap kprobe skipped the mappings
+ * (in_execve) so that they follow the PROCEXEC.  The mm is new and its lock
+ * uncontended.
  */
 void pmcring_src_map_exec(struct pmcring_session *s, struct task_struct *p,
-			  struct file *exe)
+			  struct linux_binprm *bprm)
 {
 	struct pmcring_rec_procexec rec = {
 		.pl_pid = pmcring_src_pid(s, p),
 		.pl_pmcid = s->src->pmcid,
 	};
+	const struct elf64_hdr *eh = (const struct elf64_hdr *)bprm->buf;
+	struct file *exe = bprm->file;
 	char *buf = pmcring_src_pathbuf();
 	struct mm_struct *mm = p->mm;
 	struct vm_area_struct *vma;
-	bool locked;
+	bool locked, pie;
 
+	/* e_type sits at offset 16 in both ELF classes */
+	pie = !memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_type == ET_DYN;
 	locked = mm && mmap_read_trylock(mm);
 	if (locked) {
 		VMA_ITERATOR(vmi, mm, 0);
@@ -125,10 +135,10 @@ void pmcring_src_map_exec(struct pmcring_session *s, struct task_struct *p,
 
 			if (!vma->vm_file)
 				continue;
-			if (vma->vm_file == exe && !rec.pl_baseaddr)
-				rec.pl_baseaddr = base;
-			else if (vma->vm_file != exe && !rec.pl_dynaddr)
+			if (vma->vm_file == exe && pie && !rec.pl_dynaddr)
 				rec.pl_dynaddr = base;
+			else if (vma->vm_file != exe && !rec.pl_baseaddr)
+				rec.pl_baseaddr = base;
 		}
 	}
 	if (pmcring_session_wants(s, PMCRING_TYPE_PROCEXEC))

@@ -137,7 +137,7 @@ static void pmcring_src_probe_exec(void *data, struct task_struct *p,
 		if (!pmcring_src_follows(s, p) || pmcring_src_exec_revoke(s, p))
 			continue;
 		/* PROCEXEC and MAP_IN of the new image */
-		pmcring_src_map_exec(s, p, bprm->file);
+		pmcring_src_map_exec(s, p, bprm);
 		rec.pl_pid = pmcring_src_pid(s, p);
 		if (pmcring_session_wants(s, PMCRING_TYPE_PROC_CREATE))
 			pmcring_src_emit(s, PMCRING_TYPE_PROC_CREATE,

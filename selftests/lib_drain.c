@@ -5,11 +5,15 @@
  * context and from hard-IRQ (hrtimer) context on all online CPUs: merged
  * timestamps never decrease, every record's payload is intact, and each
  * (CPU, context) stream is seen in order, every record once, with dropped
- * records exactly accounted for by the producer's lost counter.
+ * records exactly accounted for by the producer's lost counter.  The
+ * poll-style reader does the same with GENERATE running in another thread,
+ * and ends its stream with -ENODATA after the disable, every record handed
+ * out once and the consumer's counts equal to the kernel's.
  *
  * NEEDS_LIBPMCRING
  */
 #include <errno.h>
+#include <string.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -166,7 +170,7 @@ static void drain(struct __test_metadata *_metadata, uint32_t data_pages,
 	streams = !!(flags & PMCRING_GEN_F_TASK) +
 		  !!(flags & PMCRING_GEN_F_HARDIRQ);
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		struct pmcring_cpu_stats st;
+		struct pmcring_cpu_stats st = { .sz = sizeof(st) };
 
 		pmcring_cpu_buf_stats(pmcring_cpu_buf(s, cpu), &st);
 		lost += st.lost;
@@ -215,6 +219,106 @@ TEST(small_rings_with_drops)
 {
 	drain(_metadata, 4, 20000, 256, PMCRING_GEN_F_TASK |
 	      PMCRING_GEN_F_HARDIRQ, true, false);
+}
+
+/* ---- the reader: callback, GENERATE beside it, end of stream ---- */
+
+struct reader_seen {
+	struct cpu_seen	*seen;
+	unsigned int	ncpu, last_ring;
+	uint64_t	last_ts, total, bad;
+};
+
+static int reader_cb(void *ctx, const struct pmcring_record *r)
+{
+	const struct pmcring_rec_generated *rec = r->data;
+	struct reader_seen *rs = ctx;
+	unsigned int c;
+
+	if (r->ts < rs->last_ts ||
+	    (r->ts == rs->last_ts && r->ring < rs->last_ring) ||
+	    r->type != PMCRING_TYPE_GENERATED || r->cpu >= rs->ncpu ||
+	    r->ring != r->cpu || rec->pl_cpu != r->cpu || !payload_ok(r))
+		return -EBADMSG;
+	rs->last_ts = r->ts;
+	rs->last_ring = r->ring;
+	c = rec->pl_ctx == PMCRING_GEN_CTX_HARDIRQ;
+	if (rec->pl_seq != rs->seen[r->cpu].next[c])
+		rs->bad++;
+	rs->seen[r->cpu].next[c] = rec->pl_seq + 1;
+	rs->seen[r->cpu].seen++;
+	rs->total++;
+	return 0;
+}
+
+TEST(reader_end_of_stream)
+{
+	struct pmcring_opts opts = {
+		.sz = sizeof(opts),
+		.data_pages = 256,
+		.flags = PMCRING_CFG_F_PID,
+		.pid = getpid(),
+		.types = PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED),
+	};
+	const uint64_t count = 3000;
+	struct gen_thread g = { .ret = 0 };
+	struct reader_seen rs = { 0 };
+	struct pmcring_reader *rd;
+	struct pmcring_info info;
+	struct pmcring *s;
+	unsigned int cpu, active = 0;
+	pthread_t th;
+	int n;
+
+	PMCRING_REQUIRE_DEV();
+	s = pmcring_new(&opts);
+	ASSERT_NE(NULL, s) TH_LOG("pmcring_new: %s", strerror(errno));
+	pmcring_info(s, &info);
+	if (!(info.types_supported & PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED))) {
+		pmcring_free(s);
+		SKIP(return, "the module cannot GENERATE");
+	}
+	rs.ncpu = pmcring_nr_cpus(s);
+	rs.seen = calloc(rs.ncpu, sizeof(*rs.seen));
+	ASSERT_NE(NULL, rs.seen);
+	rd = pmcring_reader_new(s, reader_cb, &rs, NULL);
+	ASSERT_NE(NULL, rd) TH_LOG("reader_new: %s", strerror(errno));
+	ASSERT_EQ(0, pmcring_enable(s));
+	g.s = s;
+	g.req = (struct pmcring_generate){ .count = count, .size = 64,
+					   .flags = PMCRING_GEN_F_ALL };
+	ASSERT_EQ(0, pthread_create(&th, NULL, gen_main, &g));
+	while (!atomic_load(&g.done)) {
+		n = pmcring_reader_poll(rd, 100);
+		ASSERT_LE(0, n) TH_LOG("poll: %s", strerror(-n));
+	}
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, g.ret) TH_LOG("GENERATE: %s", strerror(-g.ret));
+	ASSERT_EQ(0, pmcring_reader_eof(rd));
+	ASSERT_EQ(0, pmcring_disable(s));
+	while ((n = pmcring_reader_poll(rd, 1000)) > 0)
+		;
+	ASSERT_EQ(-ENODATA, n) TH_LOG("poll: %s", strerror(-n));
+	ASSERT_EQ(1, pmcring_reader_eof(rd));
+	ASSERT_EQ(0, rs.bad);
+	for (cpu = 0; cpu < rs.ncpu; cpu++) {
+		struct pmcring_cpu_stats st = { .sz = sizeof(st) };
+
+		ASSERT_EQ(0, pmcring_cpu_stats(s, cpu, &st));
+		EXPECT_EQ(st.prod_records, st.records) TH_LOG("cpu %u", cpu);
+		EXPECT_EQ(st.prod_bytes, st.bytes) TH_LOG("cpu %u", cpu);
+		EXPECT_EQ(0, st.lost);
+		if (!rs.seen[cpu].seen)
+			continue;
+		active++;
+		EXPECT_EQ(2 * count, rs.seen[cpu].seen) TH_LOG("cpu %u", cpu);
+	}
+	EXPECT_EQ((unsigned int)sysconf(_SC_NPROCESSORS_ONLN), active);
+	TH_LOG("reader: %llu records from %u CPUs in order, then -ENODATA",
+	       (unsigned long long)rs.total, active);
+	pmcring_reader_free(rd);
+	pmcring_free(s);
+	free(rs.seen);
 }
 
 TEST_HARNESS_MAIN

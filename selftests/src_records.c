@@ -9,7 +9,8 @@
  * the right pids, tids, paths and counts; a user CALLCHAIN resolves to the
  * burn function, a kernel one through /proc/kallsyms.  A per-pid session
  * sees only its process tree; a module loaded while recording gives MAP_IN;
- * the module cannot be unloaded while a session is open.
+ * the module cannot be unloaded while a session is open.  PROCEXEC of a
+ * static PIE carries its load base (as in /proc/PID/maps) in pl_dynaddr.
  *
  * NEEDS_LIBPMCRING
  */
@@ -692,6 +693,83 @@ static int find_module(char *path, size_t size, char *name, size_t nsize,
 		}
 	}
 	return -1;
+}
+
+/*
+ * PROCEXEC's addresses as FreeBSD writes them: pl_baseaddr = AT_BASE (the
+ * interpreter, 0 without one), pl_dynaddr = a PIE's load base (0 for
+ * ET_EXEC).  The static PIE helper reports its base from /proc/self/maps;
+ * this program itself is a static ET_EXEC.
+ */
+static pid_t spawn(const char *path, const char *arg, int out)
+{
+	pid_t p = fork();
+
+	if (!p) {
+		if (out >= 0 && dup2(out, 1) < 0)
+			_exit(98);
+		execl(path, path, arg, (char *)NULL);
+		_exit(99);
+	}
+	return p;
+}
+
+TEST(exec_addresses)
+{
+	uint64_t types = PMCRING_TYPE_BIT(PMCRING_TYPE_PROCEXEC);
+	char helper[PATH_MAX], line[64] = "";
+	unsigned long pie_base = 0;
+	unsigned int i, pie = 0, nopie = 0;
+	pid_t hp, sp;
+	int out[2], status;
+	struct pmcring *s;
+	struct recs rs;
+	ssize_t n;
+
+	PMCRING_REQUIRE_DEV();
+	snprintf(helper, sizeof(helper), "%.*s/pmcring-piehelper",
+		 (int)(strrchr(exe_path, '/') - exe_path), exe_path);
+	if (access(helper, X_OK))
+		SKIP(return, "pmcring-piehelper missing");
+	s = session_new(0, PMCRING_CFG_F_SYSTEM_WIDE, types);
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(0, pmcring_enable(s));
+	ASSERT_EQ(0, pipe(out));
+	hp = spawn(helper, NULL, out[1]);
+	ASSERT_LT(0, hp);
+	close(out[1]);
+	n = read(out[0], line, sizeof(line) - 1);
+	close(out[0]);
+	ASSERT_EQ(hp, waitpid(hp, &status, 0));
+	ASSERT_EQ(0, status);
+	ASSERT_LT(0, n);
+	pie_base = strtoul(line, NULL, 16);
+	ASSERT_NE(0, pie_base);
+	sp = spawn(exe_path, HELPER_ARG, -1);
+	ASSERT_LT(0, sp);
+	ASSERT_EQ(sp, waitpid(sp, &status, 0));
+	ASSERT_EQ(0, pmcring_disable(s));
+	ASSERT_EQ(0, drain(s, &rs));
+	for (i = 0; i < rs.n; i++) {
+		const struct pmcring_rec_procexec *x = rs.r[i].data;
+
+		if (rs.r[i].type != PMCRING_TYPE_PROCEXEC)
+			continue;
+		if (x->pl_pid == (uint32_t)hp) {
+			EXPECT_STREQ(helper, x->pl_pathname);
+			EXPECT_EQ(pie_base, x->pl_dynaddr);
+			EXPECT_EQ(0, x->pl_baseaddr);	/* no interpreter */
+			pie++;
+		} else if (x->pl_pid == (uint32_t)sp) {
+			EXPECT_EQ(0, x->pl_dynaddr);	/* ET_EXEC */
+			EXPECT_EQ(0, x->pl_baseaddr);
+			nopie++;
+		}
+	}
+	EXPECT_EQ(1, pie);
+	EXPECT_EQ(1, nopie);
+	free(rs.r);
+	pmcring_free(s);
 }
 
 TEST(module_map_in)

@@ -120,7 +120,7 @@ struct b1 {
 /* Give every ring's space back: data_tail = data_head. */
 static int b1_pmcring_reset(struct b1 *b, uint64_t *lost)
 {
-	struct pmcring_cpu_stats st;
+	struct pmcring_cpu_stats st = { .sz = sizeof(st) };
 	unsigned int cpu;
 
 	*lost = 0;
@@ -496,7 +496,7 @@ static int cmd_lat(int argc, char **argv)
 	struct pmcring_opts so = { .sz = sizeof(so) };
 	const char *path = "/tmp/pmcbench-lat.pmclog";
 	struct gen_thread gt = { 0 };
-	struct pmcring_cpu_stats st;
+	struct pmcring_cpu_stats st = { .sz = sizeof(st) };
 	uint64_t count = 20000, lost = 0, t0, t1, n, idle = 0;
 	uint32_t batch = 1, size = 32, wait_ms = 0;
 	unsigned int cpu, ncpu;

@@ -193,8 +193,12 @@ struct pmcring_rec_procexec {			/* 40 + path, rounded to 4 */
 	struct pmcring_rec_header h;
 	__u32	pl_pid;
 	__u32	pl_pmcid;
-	__u64	pl_baseaddr;	/* load address of the image */
-	__u64	pl_dynaddr;	/* load address of the interpreter, or 0 */
+	__u64	pl_baseaddr;	/* AT_BASE: load address of the interpreter
+				 * (rtld), 0 if none (FreeBSD's reloc_base)
+				 */
+	__u64	pl_dynaddr;	/* load address of a PIE executable (its load
+				 * bias, FreeBSD's et_dyn_addr), 0 for ET_EXEC
+				 */
 	char	pl_pathname[];	/* NUL-terminated */
 };
 
@@ -352,7 +356,9 @@ struct pmcring_mmap_page {
 struct pmcring_prod_page {
 	__u64	pending_ts;		/* see EXACT CROSS-CPU ORDER above */
 	__u64	lost;			/* records dropped for lack of space */
-	__u64	records;		/* records committed */
+	__u64	records;		/* records committed, DROPNOTIFY
+					 * included
+					 */
 	__u64	bytes;			/* ring bytes committed (with padding) */
 	__u64	__reserved[60];		/* 0; pads to 512 bytes */
 };
@@ -423,7 +429,11 @@ struct pmcring_counter {
 
 /* Synthetic load for tests and benchmarks; CAP_SYS_ADMIN only. */
 struct pmcring_generate {
-	__u64	count;			/* records per CPU */
+	__u64	count;			/* records per CPU and per context
+					 * flag: each CPU gets one stream of
+					 * count records for each of TASK
+					 * and HARDIRQ set
+					 */
 	__u32	size;			/* record length, 16..RECORD_MAX, % 8 == 0 */
 	__u32	flags;			/* PMCRING_GEN_F_* */
 	__u64	cpus;			/* user pointer to a CPU bitmap, 0 = online */
@@ -443,7 +453,11 @@ struct pmcring_generate {
 /* USERDATA record with this value on the calling CPU (pmc_writelog(3)). */
 #define PMCRING_IOC_WRITELOG	_IOW(PMCRING_IOC_MAGIC, 0x05, __u32)
 #define PMCRING_IOC_GENERATE	_IOW(PMCRING_IOC_MAGIC, 0x06, struct pmcring_generate)
-/* ktime_get_mono_fast_ns() read as (F) of the ordering contract. */
+/*
+ * ktime_get_mono_fast_ns() read as (F) of the ordering contract; the
+ * caller issues the full barrier of (F) (smp_mb(), C11 seq_cst fence)
+ * after the ioctl returns and before it loads pending_ts.
+ */
 #define PMCRING_IOC_CLOCK	_IOR(PMCRING_IOC_MAGIC, 0x07, __u64)
 #define PMCRING_IOC_ADD_COUNTER	_IOWR(PMCRING_IOC_MAGIC, 0x08, struct pmcring_counter)
 /* Wake poll() now, whatever the watermark. */

@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
-#include "libpmcring.h"
+#include "libpmcring_test.h"
 
 static double now_s(void)
 {

@@ -1,24 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * consumer.c - a complete custom consumer of pmcring's per-CPU rings.
+ * consumer.c - a complete custom consumer of pmcring's per-CPU rings, in
+ * exact global timestamp order, on the raw ABI alone.
  *
- * It talks to the device with the raw ABI of <linux/pmcring.h> only (no
- * libpmcring session code), so every step a consumer must take is visible:
+ * It includes <linux/pmcring.h> and nothing of libpmcring (no library
+ * header, no library link), so every step a consumer must take is visible:
  *
  *   1. open /dev/pmcring: a session;
- *   2. PMCRING_IOC_GET_INFO: how many CPU rings, page size, limits;
+ *   2. PMCRING_IOC_GET_INFO: how many CPU rings, page size, limits; the
+ *      device's compat_version must not exceed the PMCRING_ABI_VERSION we
+ *      were built with (compat_version is the oldest ABI that still works);
  *   3. PMCRING_IOC_CONFIGURE: ring size, record types, target;
  *   4. map every CPU's region: reserve region_size bytes of address space,
  *      map the control page read-write and the rest read-only over it with
  *      MAP_FIXED, so one contiguous view starts at the control page;
- *   5. PMCRING_IOC_ENABLE, then poll() the session fd and drain every ring
- *      following the ordering contract: load-acquire data_head, read the
- *      records, full fence, store-release data_tail;
- *   6. PMCRING_IOC_DISABLE, drain what is left, unmap, close.
+ *   5. PMCRING_IOC_ENABLE, then poll() the session fd and merge the rings
+ *      in exact (timestamp, CPU) order with the producer pages' pending_ts
+ *      and PMCRING_IOC_CLOCK (see merge_round());
+ *   6. PMCRING_IOC_DISABLE; poll() then reports POLLHUP: merge until every
+ *      ring is empty and no writer is in flight, check our counts against
+ *      the kernel's (producer page records/bytes), unmap, close.
  *
- * libpmcring is linked only for pmcring_type_name() (record type names), to
- * show the installed pkg-config file at work.  Build it with the Makefile
- * next to it: cc consumer.c $(pkg-config --cflags --libs libpmcring).
+ * libpmcring's pmcring_reader_poll() does all of 5-6 for you; see reader.c.
  *
  * Usage: consumer [-a | -p PID] [-t SECONDS] [-w COUNT] [-q]
  *   -a        system-wide (CAP_PERFMON or root)
@@ -45,7 +48,35 @@
 #include <unistd.h>
 
 #include <linux/pmcring.h>	/* the ABI: records, pages, ioctls */
-#include <libpmcring.h>		/* pmcring_type_name() */
+
+static const char *const type_names[] = {
+	[PMCRING_TYPE_CLOSELOG] = "CLOSELOG",
+	[PMCRING_TYPE_DROPNOTIFY] = "DROPNOTIFY",
+	[PMCRING_TYPE_INITIALIZE] = "INITIALIZE",
+	[PMCRING_TYPE_PMCALLOCATE] = "PMCALLOCATE",
+	[PMCRING_TYPE_PMCATTACH] = "PMCATTACH",
+	[PMCRING_TYPE_PMCDETACH] = "PMCDETACH",
+	[PMCRING_TYPE_PROCCSW] = "PROCCSW",
+	[PMCRING_TYPE_PROCEXEC] = "PROCEXEC",
+	[PMCRING_TYPE_PROCEXIT] = "PROCEXIT",
+	[PMCRING_TYPE_PROCFORK] = "PROCFORK",
+	[PMCRING_TYPE_SYSEXIT] = "SYSEXIT",
+	[PMCRING_TYPE_USERDATA] = "USERDATA",
+	[PMCRING_TYPE_MAP_IN] = "MAP_IN",
+	[PMCRING_TYPE_MAP_OUT] = "MAP_OUT",
+	[PMCRING_TYPE_CALLCHAIN] = "CALLCHAIN",
+	[PMCRING_TYPE_PMCALLOCATEDYN] = "PMCALLOCATEDYN",
+	[PMCRING_TYPE_THR_CREATE] = "THR_CREATE",
+	[PMCRING_TYPE_THR_EXIT] = "THR_EXIT",
+	[PMCRING_TYPE_PROC_CREATE] = "PROC_CREATE",
+	[PMCRING_TYPE_GENERATED] = "GENERATED",
+};
+
+static const char *type_name(unsigned int type)
+{
+	return type < sizeof(type_names) / sizeof(type_names[0]) ?
+	       type_names[type] : NULL;
+}
 
 /* One CPU's ring as this consumer sees it. */
 struct ring {
@@ -55,6 +86,10 @@ struct ring {
 	const struct pmcring_prod_page	*prod;	/* page 1, read-only */
 	const uint8_t			*data;	/* data_size bytes, mapped twice */
 	uint64_t			mask;	/* data_size - 1 */
+	uint64_t			pos;	/* next record to read */
+	uint64_t			head;	/* data_head as last loaded */
+	uint64_t			bound;	/* no future record is below it */
+	uint64_t			records, bytes;	/* read, ring bytes */
 };
 
 struct consumer {
@@ -64,6 +99,9 @@ struct consumer {
 	unsigned int	nr;
 	bool		quiet;
 	uint64_t	records, bytes;
+	uint64_t	last_ts;	/* of the last record out, */
+	unsigned int	last_cpu;	/* and its CPU: (ts, cpu) only grows */
+	uint64_t	out_of_order;	/* 0, or the merge is broken */
 	uint64_t	userdata_seen;	/* bit i: value i + 1 came back */
 	unsigned int	userdata_dups;
 };
@@ -124,7 +162,7 @@ static void print_record(struct consumer *c, const struct ring *r,
 {
 	const struct pmcring_rec_header *h = rec;
 	unsigned int type = PMCRING_HEADER_TYPE(h->pl_header);
-	const char *name = pmcring_type_name(type);
+	const char *name = type_name(type);
 
 	if (type == PMCRING_TYPE_USERDATA) {
 		const struct pmcring_rec_userdata *u = rec;
@@ -177,64 +215,141 @@ static void print_record(struct consumer *c, const struct ring *r,
 }
 
 /*
- * Drain one ring: everything the producer has published.
+ * The ring's next record, or NULL when it has none visible.  The loads of
+ * the ordering contract, user side:
  *
- *	kernel (producer)		user (this function)
+ *	kernel (producer)		user (this consumer)
  *	(A) LOAD data_tail		(C) LOAD data_head (acquire)
  *	    STORE record bytes		    LOAD record bytes
  *	(B) smp_wmb()			(D) full fence
  *	    STORE data_head		    STORE data_tail (release)
  *
  * (C) pairs with (B): after the acquire load of data_head every record
- * before it is completely written.  (D) pairs with (A): the fence orders
- * our reads of the records before the store that lets the kernel overwrite
- * them.  Returns the number of records read, or -1 on a corrupt ring.
+ * before it is completely written.  (D), in ring_release(), pairs with (A).
  */
-static int ring_drain(struct consumer *c, struct ring *r)
+static const struct pmcring_rec_header *ring_peek(struct consumer *c,
+						  struct ring *r)
 {
-	uint64_t head, tail, pos;
-	int n = 0;
+	const struct pmcring_rec_header *h;
+	uint32_t len;
 
-	head = __atomic_load_n(&r->ctl->data_head, __ATOMIC_ACQUIRE);	/* (C) */
-	tail = r->ctl->data_tail;	/* only we write it */
-	for (pos = tail; pos != head;) {
-		/* contiguous even across the end: the data is mapped twice */
-		const uint8_t *rec = r->data + (pos & r->mask);
-		const struct pmcring_rec_header *h = (const void *)rec;
-		uint32_t len = PMCRING_HEADER_LEN(h->pl_header);
-
-		if (PMCRING_HEADER_MAGIC(h->pl_header) != PMCRING_LOG_MAGIC ||
-		    len < PMCRING_HEADER_SIZE || len > c->info.max_record ||
-		    head - pos < PMCRING_RING_SPACE(len)) {
-			fprintf(stderr, "consumer: cpu %u: corrupt record at %"
-				PRIu64 "\n", r->cpu, pos);
-			return -1;
-		}
-		print_record(c, r, rec, len);
-		c->records++;
-		c->bytes += len;
-		pos += PMCRING_RING_SPACE(len);	/* records start 8-aligned */
-		n++;
+	if (r->pos == r->head)
+		r->head = __atomic_load_n(&r->ctl->data_head,
+					  __ATOMIC_ACQUIRE);	/* (C) */
+	if (r->pos == r->head)
+		return NULL;
+	/* contiguous even across the end: the data is mapped twice */
+	h = (const void *)(r->data + (r->pos & r->mask));
+	len = PMCRING_HEADER_LEN(h->pl_header);
+	if (PMCRING_HEADER_MAGIC(h->pl_header) != PMCRING_LOG_MAGIC ||
+	    len < PMCRING_HEADER_SIZE || len > c->info.max_record ||
+	    r->head - r->pos < PMCRING_RING_SPACE(len)) {
+		fprintf(stderr, "consumer: cpu %u: corrupt record at %" PRIu64
+			"\n", r->cpu, r->pos);
+		exit(1);
 	}
-	if (pos != tail) {
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);		/* (D) */
-		__atomic_store_n(&r->ctl->data_tail, pos, __ATOMIC_RELEASE);
-	}
-	return n;
+	return h;
 }
 
-static int drain_all(struct consumer *c)
+/* Give the space of the records read back to the producer. */
+static void ring_release(struct ring *r)
 {
-	unsigned int i;
-	int n, total = 0;
+	if (r->pos == r->ctl->data_tail)	/* only we write it */
+		return;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);			/* (D) */
+	__atomic_store_n(&r->ctl->data_tail, r->pos, __ATOMIC_RELEASE);
+}
 
+/*
+ * One round of the exact merge: hand out, in (timestamp, CPU) order, every
+ * record that provably comes next; 1 if some ring is not empty yet (or a
+ * writer is in flight), 0 if all are.
+ *
+ * Each ring's records are in timestamp order, but the rings are written
+ * independently: before handing out a record of timestamp ts from CPU t we
+ * must know that no CPU will later show an earlier one (or an equal one
+ * from a lower CPU).  A ring with a visible record is no problem: it is in
+ * the comparison.  For an empty ring the producer page's pending_ts gives
+ * a bound (EXACT CROSS-CPU ORDER in <linux/pmcring.h>):
+ *
+ *	(F) T = PMCRING_IOC_CLOCK; full fence; LOAD pending_ts (acquire)
+ *	(H) LOAD data_head (acquire)
+ *
+ * If pending_ts != 0 a writer is in flight and none of its records is
+ * below pending_ts; if it is 0, every record not visible at (H) reads the
+ * clock after T.  So nothing below bound = pending_ts ?: T can appear.
+ * The fence after the ioctl is ours to issue: a system call is not a
+ * memory barrier the C memory model knows of.  (F) pairs with the
+ * producer's (E), (H) with its (G).  A ring that runs dry keeps as bound
+ * the timestamp of its last record, if that is higher.
+ */
+static int merge_round(struct consumer *c)
+{
+	unsigned int i, best;
+	uint64_t T, pending, ts, best_ts;
+	bool busy = false;
+
+	if (ioctl(c->fd, PMCRING_IOC_CLOCK, &T))
+		die("PMCRING_IOC_CLOCK");
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);			/* (F) */
 	for (i = 0; i < c->nr; i++) {
-		n = ring_drain(c, &c->rings[i]);
-		if (n < 0)
-			return -1;
-		total += n;
+		struct ring *r = &c->rings[i];
+
+		pending = __atomic_load_n(&r->prod->pending_ts, __ATOMIC_ACQUIRE);
+		r->head = __atomic_load_n(&r->ctl->data_head,
+					  __ATOMIC_ACQUIRE);		/* (H) */
+		ts = pending ? pending : T;
+		if (ts > r->bound)
+			r->bound = ts;
+		busy |= pending != 0;
 	}
-	return total;
+	for (;;) {
+		const struct pmcring_rec_header *h, *best_h = NULL;
+		struct ring *r;
+
+		/* the earliest visible record, ties to the lower CPU */
+		best = c->nr;
+		best_ts = 0;
+		for (i = 0; i < c->nr; i++) {
+			h = ring_peek(c, &c->rings[i]);
+			if (h && (!best_h || h->pl_tsc < best_ts)) {
+				best_h = h;
+				best = i;
+				best_ts = h->pl_tsc;
+			}
+		}
+		if (!best_h)
+			break;
+		/* an empty ring whose bound is not past it holds it back */
+		for (i = 0; i < c->nr; i++) {
+			r = &c->rings[i];
+			if (i != best && r->pos == r->head &&
+			    (r->bound < best_ts ||
+			     (r->bound == best_ts && i < best)))
+				break;
+		}
+		if (i < c->nr) {
+			busy = true;
+			break;		/* next round: a new T, new bounds */
+		}
+		r = &c->rings[best];
+		print_record(c, r, best_h, PMCRING_HEADER_LEN(best_h->pl_header));
+		if (best_ts < c->last_ts ||
+		    (best_ts == c->last_ts && r->cpu < c->last_cpu))
+			c->out_of_order++;
+		c->last_ts = best_ts;
+		c->last_cpu = r->cpu;
+		r->records++;
+		r->bytes += PMCRING_RING_SPACE(PMCRING_HEADER_LEN(best_h->pl_header));
+		r->pos += PMCRING_RING_SPACE(PMCRING_HEADER_LEN(best_h->pl_header));
+		if (best_ts > r->bound)
+			r->bound = best_ts;	/* rings are in ts order */
+		c->records++;
+		c->bytes += PMCRING_HEADER_LEN(best_h->pl_header);
+	}
+	for (i = 0; i < c->nr; i++)
+		ring_release(&c->rings[i]);
+	return busy;
 }
 
 static uint64_t now_ms(void)
@@ -250,7 +365,7 @@ int main(int argc, char **argv)
 	struct pmcring_config cfg = { 0 };
 	struct consumer c = { .fd = -1 };
 	uint32_t writes = 0, written, i;
-	uint64_t end, lost = 0;
+	uint64_t end, lost = 0, mismatch = 0;
 	double secs = 1.0;
 	int opt, pid = getpid();
 	bool all = false;
@@ -329,25 +444,52 @@ int main(int argc, char **argv)
 	while (now_ms() < end) {
 		struct pollfd pfd = { .fd = c.fd, .events = POLLIN };
 
-		if (poll(&pfd, 1, 100) < 0 && errno != EINTR)
+		/*
+		 * Wake up at least every 10 ms: a record held back by an
+		 * idle CPU goes out once the clock has passed it.
+		 */
+		if (poll(&pfd, 1, 10) < 0 && errno != EINTR)
 			die("poll");
-		if (drain_all(&c) < 0)
-			return 1;
+		merge_round(&c);
 	}
 
-	/* 6: stop, take the rest, report */
+	/* 6: stop; after POLLHUP merge until nothing is left anywhere */
 	if (ioctl(c.fd, PMCRING_IOC_DISABLE))
 		die("PMCRING_IOC_DISABLE");
-	if (drain_all(&c) < 0)
-		return 1;
+	for (;;) {
+		struct pollfd pfd = { .fd = c.fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 1000) < 0 && errno != EINTR)
+			die("poll");
+		if (!(pfd.revents & POLLHUP)) {
+			fprintf(stderr, "consumer: no POLLHUP after disable\n");
+			return 1;
+		}
+		if (!merge_round(&c))
+			break;		/* every ring empty, no writer */
+		usleep(1000);
+	}
 	for (i = 0; i < c.nr; i++) {
-		lost += c.rings[i].prod->lost;
-		munmap(c.rings[i].base, c.info.region_size);
+		struct ring *r = &c.rings[i];
+		/* the kernel's own counts, DROPNOTIFY records included */
+		uint64_t krec = __atomic_load_n(&r->prod->records, __ATOMIC_RELAXED);
+		uint64_t kbytes = __atomic_load_n(&r->prod->bytes, __ATOMIC_RELAXED);
+
+		lost += r->prod->lost;
+		if (krec != r->records || kbytes != r->bytes)
+			mismatch++;
+		munmap(r->base, c.info.region_size);
 	}
 	close(c.fd);
 	free(c.rings);
 	printf("consumer: %" PRIu64 " records, %" PRIu64 " bytes, %" PRIu64
 	       " lost, %u CPUs\n", c.records, c.bytes, lost, c.nr);
+	printf("consumer: %s, %s\n",
+	       c.out_of_order ? "OUT OF ORDER" : "in timestamp order",
+	       mismatch ? "counters DIFFER from the kernel's" :
+			  "counters match the kernel's");
+	if (c.out_of_order || mismatch)
+		return 1;
 	if (writes) {
 		uint64_t want = writes == 64 ? ~0ull : (1ull << writes) - 1;
 

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "libpmcring.h"
+#include "libpmcring_test.h"
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 

@@ -4,7 +4,9 @@
  * chunk size; the rest is fed in chunks of that size to a memory parser
  * and, whole, to a second one.  Checks: no crash or sanitizer report, both
  * parsers give the same events and end state, every event's bytes are the
- * input's at pl_offset, ERROR carries a reason.
+ * input's just before pl_offset (the offset past the record, as FreeBSD's),
+ * pl_tsc is the header's timestamp and pl_ts (converted with INITIALIZE's
+ * tsc_freq) the same either way, ERROR carries a reason.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,7 +16,7 @@
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 
 struct seen {
-	uint64_t off;
+	uint64_t off, ts;
 	uint32_t type, len;
 };
 
@@ -29,11 +31,14 @@ static size_t run(const uint8_t *d, size_t n, size_t chunk, struct seen *out,
 	for (;;) {
 		if (pmcring_log_read(l, &ev) == 0) {
 			CHECK(ev.pl_len >= 16 && ev.pl_len <= PMCRING_RECORD_MAX);
-			CHECK(ev.pl_offset + ev.pl_len <= fed);
-			CHECK(!memcmp(ev.pl_data, d + ev.pl_offset, ev.pl_len));
+			CHECK(ev.pl_offset >= ev.pl_len && ev.pl_offset <= fed);
+			CHECK(!memcmp(ev.pl_data, d + ev.pl_offset - ev.pl_len,
+				      ev.pl_len));
 			CHECK(ev.pl_count == cnt + 1);
+			CHECK(!memcmp(&ev.pl_tsc, (const uint8_t *)ev.pl_data + 8,
+				      8));
 			if (cnt < max)
-				out[cnt] = (struct seen){ ev.pl_offset,
+				out[cnt] = (struct seen){ ev.pl_offset, ev.pl_ts,
 							  ev.pl_type,
 							  ev.pl_len };
 			cnt++;

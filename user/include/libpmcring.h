@@ -5,25 +5,39 @@
  *   - a session on /dev/pmcring: configure, enable, map every CPU's ring;
  *   - per-CPU ring access for custom consumers (raw mapping and iterator);
  *   - an exact cross-CPU timestamp merge with bounded delay;
- *   - a pmclog(3)-style parser of pmclog files and streams;
- *   - a user space producer of the same ring ABI (tests and benchmarks).
+ *   - a poll-style consumer: a callback per record in exact order, with an
+ *     end of stream;
+ *   - a pmclog(3)-style parser of pmclog files and streams.
+ *
+ * The user space producer of the ring ABI (pmcring_uprod_*, for tests and
+ * benchmarks) is not part of the stable ABI: <libpmcring_test.h>, static
+ * library only.
  *
  * Conventions: int functions return 0 (or a count) on success and a
  * negative errno on failure; functions returning a pointer return NULL and
  * set errno.  Options structs start with `size_t sz` (set it to sizeof the
  * struct): fields past sz take their defaults, so the structs can grow.
- * Objects are not thread safe unless said otherwise: use one object from one
- * thread at a time.
+ * Threads: the consumer side of a session (its iterators, a merge or a
+ * reader over them, pmcring_cpu_buf_stats() of them) is used by one thread
+ * at a time.  The session's ioctl wrappers keep no state in user space
+ * and may run in any thread beside it, at the same time: pmcring_enable(),
+ * pmcring_disable(), pmcring_flush(), pmcring_writelog(), pmcring_clock(),
+ * pmcring_add_counter(), pmcring_info(), pmcring_fd(), pmcring_nr_cpus()
+ * and the blocking pmcring_generate() (which is meant to run in its own
+ * thread beside the merge).  pmcring_cpu_stats() from another thread reads
+ * the kernel's counters exactly and the consumer's as a snapshot that may
+ * lag.  pmcring_free() only once no other call on the session runs.
+ * Parsers (pmcring_log) are one object per thread.
  *
  * The ABI (record layouts, mmap layout, ordering contract) lives in
- * <linux/pmcring.h>, installed with this header.
+ * <linux/pmcring.h>, installed with this header under
+ * $includedir/pmcring/ (pkg-config --cflags libpmcring adds it).
  */
 #ifndef LIBPMCRING_H
 #define LIBPMCRING_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 #include <linux/pmcring.h>
 
 #ifdef __cplusplus
@@ -35,7 +49,17 @@ extern "C" {
 #endif
 
 #define LIBPMCRING_MAJOR_VERSION	0
-#define LIBPMCRING_MINOR_VERSION	1
+#define LIBPMCRING_MINOR_VERSION	2
+#define PMCRING_VERSION_CODE(major, minor)	(((major) << 16) | (minor))
+/* The version these headers belong to, as pmcring_version() codes it. */
+#define LIBPMCRING_VERSION \
+	PMCRING_VERSION_CODE(LIBPMCRING_MAJOR_VERSION, LIBPMCRING_MINOR_VERSION)
+
+/*
+ * The version of the library running (major << 16 | minor), which may be
+ * newer than LIBPMCRING_VERSION of the headers a program was built with.
+ */
+PMCRING_API uint32_t pmcring_version(void);
 
 /* ------------------------------------------------------------------ */
 /* Session on /dev/pmcring                                             */
@@ -93,6 +117,14 @@ PMCRING_API int pmcring_cpu_buffer(struct pmcring *s, unsigned int cpu,
 /* The iterator of @cpu's ring (owned by the session), or NULL (errno). */
 PMCRING_API struct pmcring_cpu_buf *pmcring_cpu_buf(struct pmcring *s,
 						    unsigned int cpu);
+struct pmcring_cpu_stats;
+/*
+ * @cpu's counters, the kernel's (records and bytes committed, lost) and
+ * the consumer's (records and bytes passed, backwards timestamps), as
+ * pmcring_cpu_buf_stats() of pmcring_cpu_buf(s, cpu).  0 or -EINVAL.
+ */
+PMCRING_API int pmcring_cpu_stats(struct pmcring *s, unsigned int cpu,
+				  struct pmcring_cpu_stats *st);
 
 /* ------------------------------------------------------------------ */
 /* One CPU's ring                                                      */
@@ -103,17 +135,23 @@ struct pmcring_record {
 	const void	*data;		/* the record, header first, 8-aligned */
 	uint32_t	len;		/* pmclog length (header's length field) */
 	uint32_t	type;		/* PMCRING_TYPE_* */
-	uint64_t	ts;		/* header timestamp, ns */
-	uint32_t	cpu;		/* ring it came from */
-	uint32_t	__pad;
+	uint64_t	ts;		/* header timestamp, ns, clamped to the
+					 * ring's previous record's (see
+					 * backwards in pmcring_cpu_stats)
+					 */
+	uint32_t	cpu;		/* CPU of the ring it came from */
+	uint32_t	ring;		/* index of that ring in the merge (the
+					 * CPU for a session; peek: the CPU)
+					 */
 	uint64_t	end;		/* ring position just after it */
 };
 
 /*
  * Peek the record at the cursor without moving it: 1 and *r filled, 0 when
- * the ring holds nothing more now, -EBADMSG when the ring data is corrupt
- * (bad magic, type or length, record beyond data_head, timestamps going
- * backwards).  Loads data_head with acquire semantics ((C) of the contract)
+ * the ring holds nothing more now, -EBADMSG (sticky) when the ring data is
+ * corrupt (bad magic, type or length, record beyond data_head).  A
+ * timestamp below the previous record's is not an error: r->ts is clamped
+ * to the previous one and the record counted in backwards.  Loads data_head with acquire semantics ((C) of the contract)
  * only when the records already seen are used up.
  */
 PMCRING_API int pmcring_cpu_buf_peek(struct pmcring_cpu_buf *b,
@@ -134,14 +172,32 @@ PMCRING_API unsigned int pmcring_cpu_buf_cpu(const struct pmcring_cpu_buf *b);
 /* Bytes of the ring's data area (data_size, a power of two). */
 PMCRING_API uint64_t pmcring_cpu_buf_data_size(const struct pmcring_cpu_buf *b);
 
+/*
+ * One ring's counters.  Size-prefixed: the caller sets sz to
+ * sizeof(struct pmcring_cpu_stats); fields past it are not written, so the
+ * struct can grow.
+ */
 struct pmcring_cpu_stats {
+	size_t		sz;		/* sizeof(struct pmcring_cpu_stats) */
 	uint64_t	records;	/* records passed with _next() */
 	uint64_t	bytes;		/* ring bytes passed with _next() */
-	uint64_t	lost;		/* records the producer dropped */
+	uint64_t	lost;		/* records the producer dropped (the
+					 * producer page's lost)
+					 */
+	uint64_t	backwards;	/* records passed whose timestamp was
+					 * below the previous one's (clamped)
+					 */
+	uint64_t	prod_records;	/* records the producer committed,
+					 * DROPNOTIFY included (producer page)
+					 */
+	uint64_t	prod_bytes;	/* ring bytes it committed, padding
+					 * included (producer page)
+					 */
 };
 
-PMCRING_API void pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
-				       struct pmcring_cpu_stats *st);
+/* Fill @st up to st->sz: 0, or -EINVAL if sz is below records' end. */
+PMCRING_API int pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
+				      struct pmcring_cpu_stats *st);
 
 /* ------------------------------------------------------------------ */
 /* Exact timestamp merge                                               */
@@ -172,7 +228,11 @@ struct pmcring_merge_opts {
 
 /*
  * Merge @n CPU rings (pointers copied, rings stay owned by the caller).
- * Records come out with non-decreasing timestamps, ties by ring index.
+ * Records come out in (timestamp, ring index) order: non-decreasing
+ * timestamps, equal ones by ring index (the position in @bufs, the CPU for
+ * a session), each ring's in ring order; r->ring is the index.  A record
+ * whose timestamp went backwards in its ring is handed out with the
+ * previous timestamp (counted as backwards), never as an error.
  */
 PMCRING_API struct pmcring_merge *
 pmcring_merge_new(struct pmcring_cpu_buf **bufs, unsigned int n,
@@ -195,8 +255,10 @@ pmcring_merge_new_session(struct pmcring *s, const struct pmcring_merge_opts *op
  * and calls again: then every record is handed out within about
  * max_delay_ns of its commit.
  *
- * r->data stays valid until the caller consumes past r->end on the ring of
- * r->cpu (or, with PMCRING_MERGE_F_AUTO_CONSUME, until the next call).
+ * r->data stays valid until the caller consumes past r->end on ring r->ring,
+ * pmcring_merge_buf(m, r->ring) (or, with PMCRING_MERGE_F_AUTO_CONSUME,
+ * until the next call).  0 never means the end of the stream: see
+ * pmcring_reader_poll() for that.
  */
 PMCRING_API int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r);
 /* The ring with index @i (the CPU for a session merge). */
@@ -221,6 +283,58 @@ PMCRING_API uint64_t pmcring_merge_timeout_ns(struct pmcring_merge *m,
 PMCRING_API void pmcring_merge_free(struct pmcring_merge *m);
 
 /* ------------------------------------------------------------------ */
+/* Poll-style consumer: exact order, callback, end of stream           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Like libbpf's ring_buffer__new() / __poll() / __consume(), over the exact
+ * merge of every CPU of a session.  The low-level calls above stay for
+ * custom ordering.
+ */
+struct pmcring_reader;
+
+/*
+ * Called once per record, in (timestamp, ring index) order.  r->data is
+ * valid until the callback returns.  Return 0 to go on; anything else
+ * stops the call that invoked it, which returns the value if it is
+ * negative (the record counts as handled and is not handed out again).
+ */
+typedef int (*pmcring_record_fn)(void *ctx, const struct pmcring_record *r);
+
+struct pmcring_reader_opts {
+	size_t		sz;		/* sizeof(struct pmcring_reader_opts) */
+	uint64_t	max_delay_ns;	/* as pmcring_merge_opts; 0: 10 ms */
+};
+
+/* A reader of every CPU ring of @s (which must outlive it). */
+PMCRING_API struct pmcring_reader *
+pmcring_reader_new(struct pmcring *s, pmcring_record_fn fn, void *ctx,
+		   const struct pmcring_reader_opts *opts);
+/*
+ * Hand out what can be proven next, waiting up to @timeout_ms (-1: no
+ * limit) for records if there are none: the number of records handled
+ * (> 0), 0 on timeout, -ENODATA at the end of the stream, or a negative
+ * errno (the callback's, -EBADMSG for a corrupt ring, ...).  Between the
+ * waits on the session fd it wakes up often enough that every record is
+ * handed out within max_delay_ns of its commit.  EINTR returns the count.
+ *
+ * End of stream: once poll() on the session fd reported EPOLLHUP (the
+ * session was disabled after being enabled) and a drain after it left no
+ * record held, every ring empty and no writer in flight, every call
+ * returns -ENODATA.  Records committed before the disable are all handed
+ * out first.
+ */
+PMCRING_API int pmcring_reader_poll(struct pmcring_reader *rd, int timeout_ms);
+/* Hand out what can be proven next without waiting: count or as _poll(). */
+PMCRING_API int pmcring_reader_consume(struct pmcring_reader *rd);
+/* 1 once the end of the stream was reached, else 0. */
+PMCRING_API int pmcring_reader_eof(const struct pmcring_reader *rd);
+/* The merge inside (pmcring_merge_buf() gives each CPU's iterator). */
+PMCRING_API struct pmcring_merge *pmcring_reader_merge(struct pmcring_reader *rd);
+/* Accepts NULL. */
+PMCRING_API void pmcring_reader_free(struct pmcring_reader *rd);
+
+/* ------------------------------------------------------------------ */
 /* pmclog(3)-style parser                                              */
 /* ------------------------------------------------------------------ */
 
@@ -241,7 +355,8 @@ struct pmcring_log_ev_initialize {
 	uint32_t	pl_version;	/* PMCRING_LOG_VERSION */
 	uint32_t	pl_arch;	/* cputype */
 	uint64_t	pl_tsc_freq;	/* ticks per second of the timestamps */
-	struct timespec	pl_ts;		/* realtime at the start */
+	uint64_t	pl_ts_sec;	/* realtime at the start (FreeBSD's */
+	uint64_t	pl_ts_nsec;	/* struct timespec pl_ts)           */
 	char		pl_cpuid[PMCRING_CPUID_LEN + 1];
 };
 
@@ -271,7 +386,12 @@ struct pmcring_log_ev_proccsw {
 
 struct pmcring_log_ev_procexec {
 	uint32_t	pl_pid, pl_pmcid;
-	uint64_t	pl_baseaddr, pl_dynaddr;
+	uint64_t	pl_baseaddr;	/* offset 24: AT_BASE, the interpreter's
+					 * load address, 0 if none
+					 */
+	uint64_t	pl_dynaddr;	/* offset 32: a PIE's load base (bias),
+					 * 0 for ET_EXEC; places the executable
+					 */
 	const char	*pl_pathname;
 };
 
@@ -329,12 +449,27 @@ struct pmcring_log_ev_generated {
 	uint32_t	pl_cpu, pl_ctx;
 };
 
+/*
+ * Size-prefixed: sz is the size of the struct the caller has (set by the
+ * inline pmcring_log_read(), from the header it was built with); the
+ * library fills no byte past it.  New fields are added at the end; the
+ * union keeps its size (pl_pad) so typed views can grow inside it.
+ */
 struct pmcring_log_ev {
+	size_t		sz;		/* sizeof(struct pmcring_log_ev) */
 	enum pmcring_log_state pl_state;
 	const char	*pl_reason;	/* static text when pl_state is ERROR */
-	uint64_t	pl_offset;	/* stream offset of this record */
+	uint64_t	pl_offset;	/* stream offset just past this record
+					 * (FreeBSD's; it starts at pl_offset -
+					 * pl_len), or past the last record
+					 * read when pl_state is not OK
+					 */
 	uint64_t	pl_count;	/* records read, this one included */
-	uint64_t	pl_ts;		/* header timestamp */
+	uint64_t	pl_ts;		/* header timestamp in ns: pl_tsc
+					 * converted with the last INITIALIZE's
+					 * tsc_freq (none, 0 or 10^9: equal)
+					 */
+	uint64_t	pl_tsc;		/* header timestamp as written (ticks) */
 	uint32_t	pl_type;	/* PMCRING_TYPE_* */
 	uint32_t	pl_len;		/* record length */
 	const void	*pl_data;	/* whole record, 8-aligned copy */
@@ -357,6 +492,7 @@ struct pmcring_log_ev {
 		struct pmcring_log_ev_thr_exit		pl_te;
 		struct pmcring_log_ev_userdata		pl_u;
 		struct pmcring_log_ev_generated		pl_g;
+		uint64_t				pl_pad[32];
 	} pl_u;
 };
 
@@ -368,60 +504,28 @@ struct pmcring_log;
  */
 PMCRING_API struct pmcring_log *pmcring_log_open(int fd);
 /*
- * Parse the next record into @ev: 0 with pl_state OK, else -1 with pl_state
- * EOF (CLOSELOG read, or end of file in fd mode; a truncated last record
- * reads as EOF), REQUIRE_DATA (memory mode: feed more; fd mode on a
- * non-blocking fd: nothing to read yet) or ERROR (sticky; pl_reason says
- * why).
+ * Parse the next record into @ev, filling at most ev->sz bytes of it: 0
+ * with pl_state OK, else -1 with pl_state EOF (CLOSELOG read, pl_type
+ * CLOSELOG; or end of file in fd mode; a truncated last record reads as
+ * EOF), REQUIRE_DATA (memory mode: feed more; fd mode on a non-blocking fd:
+ * nothing to read yet) or ERROR (sticky; pl_reason says why).  -1 with
+ * errno EINVAL and @ev untouched if ev->sz does not reach pl_u.
  */
-PMCRING_API int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev);
+PMCRING_API int pmcring_log_next(struct pmcring_log *l, struct pmcring_log_ev *ev);
+
+/* pmcring_log_next() with ev->sz set to the size this program knows. */
+static inline int pmcring_log_read(struct pmcring_log *l,
+				   struct pmcring_log_ev *ev)
+{
+	ev->sz = sizeof(*ev);
+	return pmcring_log_next(l, ev);
+}
 /* Append @len bytes (copied) to a memory parser: 0, -EINVAL in fd mode. */
 PMCRING_API int pmcring_log_feed(struct pmcring_log *l, const void *data, size_t len);
 /* Accepts NULL. */
 PMCRING_API void pmcring_log_close(struct pmcring_log *l);
 /* "CALLCHAIN", ... or NULL for an unknown type. */
 PMCRING_API const char *pmcring_type_name(unsigned int type);
-
-/* ------------------------------------------------------------------ */
-/* User space producer of the ring ABI (tests, benchmarks)             */
-/* ------------------------------------------------------------------ */
-
-struct pmcring_uprod;
-
-/*
- * @nr_cpus rings of @data_pages pages each (power of two) in a memfd, laid
- * out and mapped exactly like the device's (consumers map the control page
- * read-write and the rest read-only).
- */
-PMCRING_API struct pmcring_uprod *pmcring_uprod_new(unsigned int nr_cpus,
-						    uint32_t data_pages);
-/*
- * Write one record of @type to @cpu's ring: a header (timestamp from
- * pmcring_uprod_clock()) then @body_len bytes of @body.  0, -ENOSPC when
- * dropped (counted in lost; a DROPNOTIFY record follows once space
- * returns), -EINVAL.  One writer per CPU at a time.
- */
-PMCRING_API int pmcring_uprod_write(struct pmcring_uprod *p, unsigned int cpu,
-				    unsigned int type, const void *body,
-				    uint32_t body_len);
-/*
- * The two halves of _write(), to hold a record in flight: reserve publishes
- * pending_ts, reads the timestamp and returns the record (header filled,
- * body zeroed) or NULL (errno ENOSPC/EINVAL); commit publishes it.
- */
-PMCRING_API void *pmcring_uprod_reserve(struct pmcring_uprod *p, unsigned int cpu,
-					unsigned int type, uint32_t len);
-PMCRING_API void pmcring_uprod_commit(struct pmcring_uprod *p, unsigned int cpu);
-PMCRING_API struct pmcring_cpu_buf *pmcring_uprod_cpu_buf(struct pmcring_uprod *p,
-							  unsigned int cpu);
-/* The raw consumer mapping, as pmcring_cpu_buffer(). */
-PMCRING_API int pmcring_uprod_buffer(struct pmcring_uprod *p, unsigned int cpu,
-				     void **base, size_t *size);
-PMCRING_API unsigned int pmcring_uprod_nr_cpus(const struct pmcring_uprod *p);
-/* CLOCK_MONOTONIC in ns; @uprod may be NULL.  Usable as the merge clock. */
-PMCRING_API int pmcring_uprod_clock(void *uprod, uint64_t *now);
-/* Accepts NULL. */
-PMCRING_API void pmcring_uprod_free(struct pmcring_uprod *p);
 
 #ifdef __cplusplus
 }

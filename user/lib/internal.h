@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
-#include "libpmcring.h"
+#include "libpmcring_test.h"
 
 /*
  * The kernel's names for the C11 operations of the ordering contract in
@@ -45,10 +45,12 @@ struct pmcring_cpu_buf {
 	uint64_t			peek_ts;
 	uint64_t			records;
 	uint64_t			bytes;
+	uint64_t			backwards;/* records clamped */
 	void				*base;	/* region, for _cpu_buffer() */
 	size_t				size;
 	unsigned int			cpu;
 	bool				corrupt;
+	bool				peek_back;/* peeked ts was clamped */
 };
 
 /*
@@ -64,6 +66,9 @@ int pmcring_cpu_buf_init(struct pmcring_cpu_buf *b, void *base, size_t size,
  */
 void *pmcring_map_region(int fd, off_t off, size_t region_size,
 			 size_t page_size);
+
+/* Does @m hold a peeked record back (reader.c's end-of-stream test)? */
+bool pmcring_merge_holds(const struct pmcring_merge *m);
 
 /*
  * Options struct helpers (libbpf style): a field is given if the caller's

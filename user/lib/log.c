@@ -26,6 +26,7 @@ struct pmcring_log {
 	size_t			cap, start, end;
 	uint64_t		off;	/* stream offset of buf[start] */
 	uint64_t		count;
+	uint64_t		tsc_freq; /* INITIALIZE's, 0: none seen */
 	uint64_t		rec[(PMCRING_RECORD_MAX + 7) / 8];
 };
 
@@ -215,8 +216,8 @@ static const char *decode(const uint8_t *rec, uint32_t type, uint32_t len,
 		ev->pl_u.pl_i.pl_version = r->pl_version;
 		ev->pl_u.pl_i.pl_arch = r->pl_cpu;
 		ev->pl_u.pl_i.pl_tsc_freq = r->pl_tsc_freq;
-		ev->pl_u.pl_i.pl_ts.tv_sec = (time_t)r->pl_ts_sec;
-		ev->pl_u.pl_i.pl_ts.tv_nsec = (long)r->pl_ts_nsec;
+		ev->pl_u.pl_i.pl_ts_sec = r->pl_ts_sec;
+		ev->pl_u.pl_i.pl_ts_nsec = r->pl_ts_nsec;
 		copy_str(ev->pl_u.pl_i.pl_cpuid, r->pl_cpuid,
 			 PMCRING_CPUID_LEN);
 		break;
@@ -376,7 +377,22 @@ static const char *decode(const uint8_t *rec, uint32_t type, uint32_t len,
 	return NULL;
 }
 
-int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev)
+/*
+ * Header timestamp to ns with INITIALIZE's tsc_freq (ticks per second): a
+ * FreeBSD log counts TSC ticks, pmcring's count ns (tsc_freq 10^9, the
+ * identity).  128-bit product, no overflow below 2^64 ns.
+ */
+static uint64_t tsc_to_ns(uint64_t tsc, uint64_t freq)
+{
+	unsigned __int128 ns;
+
+	if (!freq || freq == 1000000000u)
+		return tsc;
+	ns = (unsigned __int128)tsc * 1000000000u / freq;
+	return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
+static int log_read(struct pmcring_log *l, struct pmcring_log_ev *ev)
 {
 	uint32_t hdr, len, type;
 	const char *why;
@@ -414,16 +430,20 @@ int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev)
 	type = PMCRING_HEADER_TYPE(hdr);
 	src = l->buf + l->start;
 	memcpy(l->rec, src, len);
-	ev->pl_offset = l->off;
 	ev->pl_type = type;
 	ev->pl_len = len;
 	ev->pl_data = l->rec;
-	memcpy(&ev->pl_ts, src + 8, 8);
+	memcpy(&ev->pl_tsc, src + 8, 8);
 	why = decode((const uint8_t *)l->rec, type, len, ev);
 	if (why)
 		return set_state(l, ev, PMCRING_LOG_ERROR, why);
+	if (type == PMCRING_TYPE_INITIALIZE)
+		l->tsc_freq = ev->pl_u.pl_i.pl_tsc_freq;
+	ev->pl_ts = tsc_to_ns(ev->pl_tsc, l->tsc_freq);
 	l->start += len;
 	l->off += len;
+	/* FreeBSD: ps_offset += evlen, pl_offset = ps_offset */
+	ev->pl_offset = l->off;
 	ev->pl_count = ++l->count;
 	ev->pl_reason = NULL;
 	if (type == PMCRING_TYPE_CLOSELOG) {
@@ -433,4 +453,30 @@ int pmcring_log_read(struct pmcring_log *l, struct pmcring_log_ev *ev)
 	}
 	ev->pl_state = PMCRING_LOG_OK;
 	return 0;
+}
+
+/*
+ * The event is decoded whole on the stack and copied up to the caller's
+ * size: a program built against an older, smaller struct gets its fields.
+ */
+int pmcring_log_next(struct pmcring_log *l, struct pmcring_log_ev *ev)
+{
+	struct pmcring_log_ev full;
+	size_t sz = ev->sz;
+	int ret;
+
+	if (sz < offsetof(struct pmcring_log_ev, pl_u)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(&full, 0, sizeof(full));
+	ret = log_read(l, &full);
+	full.sz = sz;
+	memcpy(ev, &full, sz < sizeof(full) ? sz : sizeof(full));
+	return ret;
+}
+
+uint32_t pmcring_version(void)
+{
+	return LIBPMCRING_VERSION;
 }

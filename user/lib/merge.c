@@ -10,9 +10,12 @@
  *		bound, a timestamp below which it will never produce a
  *		record.  Bounds only grow, so an old bound stays true.
  *
- * The head r of the visible heap is handed out once the smallest bound is
- * >= r.ts: every other ring then either holds a record >= r.ts or can never
- * produce one below it.  A drained ring whose bound blocks r is refreshed:
+ * Records go out in (ts, ring index) order.  The head r of the visible heap
+ * (ring t) is handed out once no drained ring d blocks it: d blocks r while
+ * (bound, d) < (r.ts, t), i.e. its bound is below r.ts, or equal to it and
+ * d < t (d may still produce a record of r.ts, which goes first).  Every
+ * other ring then holds a later record or can never produce an earlier one.
+ * A drained ring that blocks r is refreshed:
  *
  *	(F) T = clock (cached); smp_mb(); pending = load-acquire pending_ts
  *	(H) load-acquire data_head: moved -> it has a record, peek it
@@ -66,6 +69,12 @@ struct pmcring_merge {
 	struct pmcring_cpu_buf	*last;	/* ring of the last record out */
 	uint64_t		last_end;
 };
+
+/* Does drained-heap entry @d keep a record of @ts from ring @t back? */
+static bool blocks(const struct heap_ent *d, uint64_t ts, unsigned int t)
+{
+	return d->key < ts || (d->key == ts && d->idx < t);
+}
 
 /* ---- two binary min-heaps of ring indexes -------------------------------- */
 
@@ -240,6 +249,11 @@ uint64_t pmcring_merge_max_delay_ns(const struct pmcring_merge *m)
 	return m->max_delay_ns;
 }
 
+bool pmcring_merge_holds(const struct pmcring_merge *m)
+{
+	return m->nvis != 0;
+}
+
 /* ---- the merge ----------------------------------------------------------- */
 
 /*
@@ -271,20 +285,22 @@ static int poll_drained(struct pmcring_merge *m)
 }
 
 /*
- * Raise the bound of drained ring @i so it may let a record of @ts out:
- * 1 if the ring turned out to hold a record (now in rec), 0 with the bound
- * raised as far as the contract allows, or a negative errno.
+ * Raise the bound of drained ring @i so it may let a record of @ts from ring
+ * @t out: 1 if the ring turned out to hold a record (now in rec), 0 with the
+ * bound raised as far as the contract allows, or a negative errno.
  */
-static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts)
+static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts,
+		   unsigned int t)
 {
 	struct merge_ring *mr = &m->rings[i];
+	struct heap_ent cached = { m->T, i };
 	uint64_t pending, bound;
 	int ret;
 
 	ret = pmcring_cpu_buf_peek(mr->b, &mr->rec);
 	if (ret)
 		return ret;
-	if (m->T < ts && !m->T_round) {
+	if (blocks(&cached, ts, t) && !m->T_round) {
 		ret = m->clock(m->clock_ctx, &m->T);
 		if (ret)
 			return ret < 0 ? ret : -EIO;
@@ -311,6 +327,7 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts)
 
 int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
 {
+	struct heap_ent e;
 	struct merge_ring *top;
 	unsigned int t;
 	uint64_t ts;
@@ -333,10 +350,10 @@ again:
 	t = m->vis[0].idx;
 	ts = m->vis[0].key;
 	top = &m->rings[t];
-	while (m->ndr && m->dr[0].key < ts) {
+	while (m->ndr && blocks(&m->dr[0], ts, t)) {
 		unsigned int d = m->dr[0].idx;
 
-		ret = refresh(m, d, ts);
+		ret = refresh(m, d, ts, t);
 		if (ret < 0)
 			return m->err = ret;
 		if (ret) {
@@ -346,13 +363,15 @@ again:
 				goto again;
 			continue;
 		}
-		if (m->rings[d].bound < ts)
-			goto none;	/* a record of d is in flight, or ts > T */
-		m->dr[0].key = m->rings[d].bound;
+		e = (struct heap_ent){ m->rings[d].bound, d };
+		if (blocks(&e, ts, t))
+			goto none;	/* a record of d is in flight, or ts >= T */
+		m->dr[0] = e;
 		sift_down(m->dr, m->ndr, 0);
 	}
 
 	*r = top->rec;
+	r->ring = t;
 	pmcring_cpu_buf_next(top->b);
 	if (m->flags & PMCRING_MERGE_F_AUTO_CONSUME) {
 		m->last = top->b;

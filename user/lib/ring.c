@@ -15,6 +15,9 @@
  * Nothing read from the ring is trusted: a record with a bad magic, type or
  * length, one that reaches past data_head, or a data_head further from
  * data_tail than the ring is long makes the ring corrupt (-EBADMSG, sticky).
+ * A timestamp below the previous record's is not corruption (a clock may
+ * step back a little, the bytes are sound): it is clamped to the previous
+ * one in the pmcring_record, and counted in the stats as `backwards`.
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
@@ -97,14 +100,17 @@ int pmcring_cpu_buf_peek(struct pmcring_cpu_buf *b, struct pmcring_record *r)
 	if (PMCRING_HEADER_MAGIC(hdr) != PMCRING_LOG_MAGIC ||
 	    len < PMCRING_HEADER_SIZE || len > PMCRING_RECORD_MAX ||
 	    PMCRING_RING_SPACE(len) > avail || type == 0 ||
-	    type > PMCRING_TYPE_MAX || ts < b->last_ts)
+	    type > PMCRING_TYPE_MAX)
 		return corrupt(b);
+	b->peek_back = ts < b->last_ts;
+	if (b->peek_back)
+		ts = b->last_ts;
 	r->data = h;
 	r->len = len;
 	r->type = type;
 	r->ts = ts;
 	r->cpu = b->cpu;
-	r->__pad = 0;
+	r->ring = b->cpu;
 	r->end = b->pos + PMCRING_RING_SPACE(len);
 	b->peek_end = r->end;
 	b->peek_ts = ts;
@@ -115,8 +121,10 @@ void pmcring_cpu_buf_next(struct pmcring_cpu_buf *b)
 {
 	if (!b->peek_end)
 		return;
-	b->records++;
-	b->bytes += b->peek_end - b->pos;
+	/* relaxed atomics: pmcring_cpu_stats() may read them elsewhere */
+	WRITE_ONCE(&b->records, b->records + 1);
+	WRITE_ONCE(&b->backwards, b->backwards + b->peek_back);
+	WRITE_ONCE(&b->bytes, b->bytes + (b->peek_end - b->pos));
 	b->last_ts = b->peek_ts;
 	b->pos = b->peek_end;
 	b->peek_end = 0;
@@ -150,12 +158,23 @@ uint64_t pmcring_cpu_buf_data_size(const struct pmcring_cpu_buf *b)
 	return b->mask + 1;
 }
 
-void pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
-			   struct pmcring_cpu_stats *st)
+int pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
+			  struct pmcring_cpu_stats *st)
 {
-	st->records = b->records;
-	st->bytes = b->bytes;
-	st->lost = READ_ONCE(&b->prod->lost);
+	struct pmcring_cpu_stats all = {
+		.sz = st ? st->sz : 0,
+		.records = READ_ONCE(&b->records),
+		.bytes = READ_ONCE(&b->bytes),
+		.lost = READ_ONCE(&b->prod->lost),
+		.backwards = READ_ONCE(&b->backwards),
+		.prod_records = READ_ONCE(&b->prod->records),
+		.prod_bytes = READ_ONCE(&b->prod->bytes),
+	};
+
+	if (!st || st->sz < offsetof(struct pmcring_cpu_stats, bytes))
+		return -EINVAL;
+	memcpy(st, &all, st->sz < sizeof(all) ? st->sz : sizeof(all));
+	return 0;
 }
 
 void *pmcring_map_region(int fd, off_t off, size_t region_size,

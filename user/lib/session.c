@@ -220,3 +220,11 @@ struct pmcring_cpu_buf *pmcring_cpu_buf(struct pmcring *s, unsigned int cpu)
 	}
 	return &s->bufs[cpu];
 }
+
+int pmcring_cpu_stats(struct pmcring *s, unsigned int cpu,
+		      struct pmcring_cpu_stats *st)
+{
+	if (cpu >= s->nr_cpus)
+		return -EINVAL;
+	return pmcring_cpu_buf_stats(&s->bufs[cpu], st);
+}

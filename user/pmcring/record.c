@@ -451,7 +451,7 @@ static void status_update(struct status *st, const struct consumer *c,
 
 static uint64_t total_lost(struct pmcring *s)
 {
-	struct pmcring_cpu_stats cs;
+	struct pmcring_cpu_stats cs = { .sz = sizeof(cs) };
 	uint64_t lost = 0;
 	unsigned int i;
 

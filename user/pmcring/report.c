@@ -328,7 +328,7 @@ void report_thr_create(struct report *r, uint32_t tid, uint32_t pid,
 }
 
 void report_exec(struct report *r, uint64_t ts, uint32_t pid,
-		 const char *path, uint64_t base)
+		 const char *path, uint64_t dynaddr)
 {
 	struct report_proc *p = report_proc(r, pid, true);
 	const char *b = path ? strrchr(path, '/') : NULL;
@@ -336,7 +336,7 @@ void report_exec(struct report *r, uint64_t ts, uint32_t pid,
 	(void)ts;
 	if (p && path && *path)
 		report_name_set(p->comm, b && b[1] ? b + 1 : path);
-	sym_exec(r->sym, pid, path, base);
+	sym_exec(r->sym, pid, path, dynaddr);
 }
 
 void report_map_in(struct report *r, uint32_t pid, uint64_t start,

@@ -59,8 +59,9 @@ void report_set_space_fallback(struct report *r, uint32_t pid);
 void report_proc_create(struct report *r, uint32_t pid, const char *comm);
 void report_thr_create(struct report *r, uint32_t tid, uint32_t pid,
 		       const char *name);
+/* @dynaddr: PROCEXEC's pl_dynaddr (offset 32), a PIE's load base or 0 */
 void report_exec(struct report *r, uint64_t ts, uint32_t pid,
-		 const char *path, uint64_t base);
+		 const char *path, uint64_t dynaddr);
 void report_map_in(struct report *r, uint32_t pid, uint64_t start,
 		   const char *path);
 void report_map_out(struct report *r, uint32_t pid, uint64_t start);

@@ -66,7 +66,7 @@ static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 		break;
 	case PMCRING_TYPE_PROCEXEC:
 		report_exec(r, ev->pl_ts, ev->pl_u.pl_x.pl_pid,
-			    ev->pl_u.pl_x.pl_pathname, ev->pl_u.pl_x.pl_baseaddr);
+			    ev->pl_u.pl_x.pl_pathname, ev->pl_u.pl_x.pl_dynaddr);
 		break;
 	case PMCRING_TYPE_MAP_IN:
 		report_map_in(r, ev->pl_u.pl_mi.pl_pid, ev->pl_u.pl_mi.pl_start,

@@ -25,7 +25,7 @@ struct rj {
 	char		type[32];
 	char		path[RJ_STR];	/* path, comm or name */
 	char		pc[PMCRING_CALLCHAIN_DEPTH_MAX * 20];
-	uint64_t	ts, cpu, pid, tid, pmcid, cc_cpu, base, start, value;
+	uint64_t	ts, cpu, pid, tid, pmcid, cc_cpu, dyn, start, value;
 	uint64_t	oldpid, newpid;
 	bool		has_cc_cpu;
 };
@@ -73,7 +73,7 @@ static void rj_field(struct rj *j, const char *key, const char *s, uint64_t v,
 		{ "tid", offsetof(struct rj, tid) },
 		{ "pmcid", offsetof(struct rj, pmcid) },
 		{ "cc_cpu", offsetof(struct rj, cc_cpu) },
-		{ "base", offsetof(struct rj, base) },
+		{ "dyn", offsetof(struct rj, dyn) },
 		{ "start", offsetof(struct rj, start) },
 		{ "value", offsetof(struct rj, value) },
 		{ "oldpid", offsetof(struct rj, oldpid) },
@@ -168,7 +168,7 @@ int report_json_record(struct report *r, const char *msg, size_t len,
 				    (int32_t)j->cpu, j->pid, j->tid, j->pmcid,
 				    pcs, n);
 	} else if (!strcmp(j->type, "procexec")) {
-		report_exec(r, j->ts, j->pid, j->path, j->base);
+		report_exec(r, j->ts, j->pid, j->path, j->dyn);
 	} else if (!strcmp(j->type, "map_in")) {
 		report_map_in(r, j->pid, j->start, j->path);
 	} else if (!strcmp(j->type, "map_out")) {

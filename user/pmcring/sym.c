@@ -771,7 +771,7 @@ static void sym_space_add(struct sym_space *s, uint64_t start,
 }
 
 void sym_exec(struct sym_ctx *c, uint32_t pid, const char *path,
-	      uint64_t base)
+	      uint64_t dynaddr)
 {
 	struct sym_space *s = sym_space(c, pid, true);
 	struct sym_image *im;
@@ -790,14 +790,15 @@ void sym_exec(struct sym_ctx *c, uint32_t pid, const char *path,
 	if (!im->has_exec)
 		return;
 	/*
-	 * PROCEXEC's base is where the image's lowest PT_LOAD is mapped: the
-	 * load bias of a PIE.  MAP_IN records, when they come, are exact and
-	 * replace this guess.
+	 * PROCEXEC's pl_dynaddr (offset 32) is the load bias of a PIE, as
+	 * FreeBSD's et_dyn_addr and as libpmcstat places the executable; an
+	 * ET_EXEC sits at its link addresses.  MAP_IN records, when they
+	 * come, are exact and replace this guess.
 	 */
 	if (im->e_type == ET_EXEC)
 		bias = 0;
-	else if (base)
-		bias = base - SYM_PAGE_DOWN(im->min_vaddr);
+	else if (dynaddr)
+		bias = dynaddr;
 	else
 		return;
 	sym_space_add(s, bias + SYM_PAGE_DOWN(im->exec_vaddr), im, true);

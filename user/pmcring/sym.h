@@ -66,7 +66,7 @@ int sym_set_symfs(struct sym_ctx *c, const char *dir);
 
 /* Record handlers, to be called in timestamp order. */
 void sym_exec(struct sym_ctx *c, uint32_t pid, const char *path,
-	      uint64_t base);
+	      uint64_t dynaddr);
 void sym_map_in(struct sym_ctx *c, uint32_t pid, uint64_t start,
 		const char *path);
 void sym_map_out(struct sym_ctx *c, uint32_t pid, uint64_t start);

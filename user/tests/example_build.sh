@@ -26,10 +26,13 @@ command -v pkg-config >/dev/null 2>&1 ||
 
 make -s -C "$user" install DESTDIR="$tmp/root" PREFIX=/usr >"$tmp/install.log" 2>&1 ||
 	{ tail -n 30 "$tmp/install.log"; fail "make install"; }
-for f in usr/include/libpmcring.h usr/include/linux/pmcring.h \
+for f in usr/include/libpmcring.h usr/include/pmcring/linux/pmcring.h \
 	 usr/lib/pkgconfig/libpmcring.pc usr/lib/libpmcring.a; do
 	[ -e "$tmp/root/$f" ] || fail "make install did not install /$f"
 done
+# the uapi header must not land where the distribution's kernel headers are
+[ ! -e "$tmp/root/usr/include/linux/pmcring.h" ] ||
+	fail "make install put pmcring.h into \$includedir/linux/"
 
 # A copy outside the source tree: nothing but the installed files to use.
 cp -r "$user/examples" "$tmp/src"
@@ -42,18 +45,29 @@ make -s -C "$tmp/src" STATIC=1 O="$tmp/static" CFLAGS="-O2 -Werror" \
 	{ cat "$tmp/build.log"; fail "example build (static)"; }
 mkdir -p "$build/../vmroot/usr/local/bin"
 cp "$tmp/static/consumer" "$build/../vmroot/usr/local/bin/pmcring-example-consumer"
+cp "$tmp/static/reader" "$build/../vmroot/usr/local/bin/pmcring-example-reader"
 
-if [ -e /dev/pmcring ]; then
-	LD_LIBRARY_PATH="$tmp/root/usr/lib" "$tmp/src/consumer" -q -w 16 -t 1 ||
-		fail "consumer run"
-	echo "ok: example built from the installed files and ran"
-else
-	if LD_LIBRARY_PATH="$tmp/root/usr/lib" "$tmp/src/consumer" -q \
+# the raw-ABI consumer must not need the library at all
+if command -v nm >/dev/null 2>&1 && nm -u "$tmp/src/consumer" | grep -q pmcring_; then
+	fail "consumer links libpmcring"
+fi
+
+for ex in consumer reader; do
+	if [ -e /dev/pmcring ]; then
+		LD_LIBRARY_PATH="$tmp/root/usr/lib" "$tmp/src/$ex" -q -w 16 -t 1 ||
+			fail "$ex run"
+		continue
+	fi
+	if LD_LIBRARY_PATH="$tmp/root/usr/lib" "$tmp/src/$ex" -q \
 		>"$tmp/run.log" 2>&1; then
-		fail "consumer succeeded without /dev/pmcring"
+		fail "$ex succeeded without /dev/pmcring"
 	fi
 	grep -q "module loaded" "$tmp/run.log" ||
-		{ cat "$tmp/run.log"; fail "no hint about the module"; }
-	echo "ok: example built from the installed files (no /dev/pmcring here:" \
-		"it runs in the VM, selftests/report_example.sh)"
+		{ cat "$tmp/run.log"; fail "$ex: no hint about the module"; }
+done
+if [ -e /dev/pmcring ]; then
+	echo "ok: examples built from the installed files and ran"
+else
+	echo "ok: examples built from the installed files (no /dev/pmcring here:" \
+		"they run in the VM, selftests/report_example.sh)"
 fi

@@ -9,6 +9,7 @@
  */
 #include <liburing.h>
 
+#include "libpmcring_test.h"
 #include "test_fmt_common.h"
 #include "../pmcring/consumer.h"
 

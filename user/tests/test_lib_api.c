@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "libpmcring.h"
+#include "libpmcring_test.h"
 
 #define FAIL(...) do { \
 	fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__); \

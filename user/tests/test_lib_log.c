@@ -10,12 +10,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "libpmcring.h"
+#include "libpmcring_test.h"
 
 #define FAIL(...) do { \
 	fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__); \
@@ -88,7 +89,8 @@ static void build_stream(void)
 	put32(r, 20, 42);
 	r = rec_path(PMCRING_TYPE_PROCEXEC, 40, "/usr/bin/true");
 	put32(r, 16, 42);
-	put64(r, 24, 0x400000);
+	put64(r, 24, 0x7f0000001000ull);	/* AT_BASE: the interpreter */
+	put64(r, 32, 0x555555554000ull);	/* the PIE's load base */
 	r = rec(PMCRING_TYPE_CALLCHAIN, 32 + 8 * 5);
 	put32(r, 16, 42);
 	put32(r, 20, 43);
@@ -139,7 +141,8 @@ static int test_whole(void)
 	if (!l || pmcring_log_feed(l, stream, stream_len))
 		FAIL("open/feed");
 	while (pmcring_log_read(l, &ev) == 0) {
-		if (ev.pl_offset != rec_off[n] || ev.pl_count != n + 1 ||
+		if (ev.pl_offset != rec_off[n] + ev.pl_len ||
+		    ev.pl_count != n + 1 ||
 		    ev.pl_ts != 1000 + n * 10u || (uintptr_t)ev.pl_data % 8)
 			FAIL("record %u: offset %llu count %llu", n,
 			     (unsigned long long)ev.pl_offset,
@@ -154,7 +157,8 @@ static int test_whole(void)
 		case PMCRING_TYPE_INITIALIZE:
 			if (ev.pl_u.pl_i.pl_version != PMCRING_LOG_VERSION ||
 			    ev.pl_u.pl_i.pl_tsc_freq != 1000000000 ||
-			    ev.pl_u.pl_i.pl_ts.tv_nsec != 123 ||
+			    ev.pl_u.pl_i.pl_ts_sec != 1700000000 ||
+			    ev.pl_u.pl_i.pl_ts_nsec != 123 ||
 			    strlen(ev.pl_u.pl_i.pl_cpuid) != 64)
 				FAIL("INITIALIZE");
 			break;
@@ -185,7 +189,8 @@ static int test_whole(void)
 			break;
 		case PMCRING_TYPE_PROCEXEC:
 			if (strcmp(ev.pl_u.pl_x.pl_pathname, "/usr/bin/true") ||
-			    ev.pl_u.pl_x.pl_baseaddr != 0x400000)
+			    ev.pl_u.pl_x.pl_baseaddr != 0x7f0000001000ull ||
+			    ev.pl_u.pl_x.pl_dynaddr != 0x555555554000ull)
 				FAIL("PROCEXEC");
 			break;
 		case PMCRING_TYPE_CALLCHAIN:
@@ -211,13 +216,168 @@ static int test_whole(void)
 		n++;
 	}
 	if (ev.pl_state != PMCRING_LOG_EOF || n != nrec - 1 ||
-	    ev.pl_type != PMCRING_TYPE_CLOSELOG || ev.pl_count != nrec)
+	    ev.pl_type != PMCRING_TYPE_CLOSELOG || ev.pl_count != nrec ||
+	    ev.pl_offset != stream_len)
 		FAIL("end: state %d after %u of %u records (%s)", ev.pl_state,
 		     n, nrec, ev.pl_reason ? ev.pl_reason : "");
 	if (pmcring_log_read(l, &ev) != -1 || ev.pl_state != PMCRING_LOG_EOF)
 		FAIL("EOF not sticky");
 	pmcring_log_close(l);
 	printf("# %u records, %zu bytes\n", nrec, stream_len);
+	return 0;
+}
+
+/* ---- PROCEXEC, byte for byte as FreeBSD writes it ------------------------ */
+
+/*
+ * FreeBSD's pmclog_process_procexec(): pid 0x2a, pmcid 0x100, pl_baseaddr
+ * (offset 24) = imgp->reloc_base, AT_BASE, the interpreter's load address;
+ * pl_dynaddr (offset 32) = imgp->et_dyn_addr, the PIE's load base, which
+ * libpmcstat places the executable with; path "/bin/ls", length 48.
+ */
+static const uint8_t procexec_golden[48] = {
+	0x30, 0x00, 0x09, 0xee, 0x00, 0x00, 0x00, 0x00,	/* hdr, spare */
+	0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,	/* tsc */
+	0x2a, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,	/* pid, pmcid */
+	0x00, 0x10, 0x00, 0x40, 0x00, 0x08, 0x00, 0x00,	/* 24: 0x80040001000 */
+	0x00, 0x40, 0x55, 0x55, 0x55, 0x55, 0x00, 0x00,	/* 32: 0x555555554000 */
+	'/', 'b', 'i', 'n', '/', 'l', 's', 0x00,
+};
+
+static int test_procexec_golden(void)
+{
+	struct pmcring_log *l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	const struct pmcring_log_ev_procexec *x;
+	struct pmcring_log_ev ev;
+
+	if (!l || pmcring_log_feed(l, procexec_golden, sizeof(procexec_golden)))
+		FAIL("open/feed");
+	if (pmcring_log_read(l, &ev) || ev.pl_type != PMCRING_TYPE_PROCEXEC)
+		FAIL("read: state %d (%s)", ev.pl_state,
+		     ev.pl_reason ? ev.pl_reason : "");
+	x = &ev.pl_u.pl_x;
+	if (x->pl_pid != 42 || x->pl_pmcid != 0x100 ||
+	    x->pl_baseaddr != 0x80040001000ull ||
+	    x->pl_dynaddr != 0x555555554000ull ||
+	    strcmp(x->pl_pathname, "/bin/ls"))
+		FAIL("PROCEXEC: base %#llx dyn %#llx",
+		     (unsigned long long)x->pl_baseaddr,
+		     (unsigned long long)x->pl_dynaddr);
+	/* the uapi struct lays the fields out at the same offsets */
+	if (offsetof(struct pmcring_rec_procexec, pl_baseaddr) != 24 ||
+	    offsetof(struct pmcring_rec_procexec, pl_dynaddr) != 32 ||
+	    offsetof(struct pmcring_rec_procexec, pl_pathname) != 40)
+		FAIL("struct pmcring_rec_procexec layout");
+	pmcring_log_close(l);
+	return 0;
+}
+
+/* ---- the state transitions of FreeBSD's pmclog_read() -------------------- */
+
+static unsigned int find(unsigned int type);
+
+#define EXPECT_EV(ret_, st_, off_, cnt_) do {				\
+	int r_ = pmcring_log_read(l, &ev);				\
+	if (r_ != (ret_) || ev.pl_state != (st_) ||			\
+	    ev.pl_offset != (off_) || ev.pl_count != (cnt_))		\
+		FAIL("read %d state %d offset %llu count %llu, want "	\
+		     "%d %d %llu %llu", r_, ev.pl_state,		\
+		     (unsigned long long)ev.pl_offset,			\
+		     (unsigned long long)ev.pl_count, (ret_), (st_),	\
+		     (unsigned long long)(off_), (unsigned long long)(cnt_)); \
+} while (0)
+
+/*
+ * NEW_RECORD -> EXPECTING_HEADER (< 4 bytes) -> PARTIAL_RECORD -> a record
+ * (pl_offset just past it, ps_offset += evlen) -> CLOSELOG: -1, EOF, with
+ * pl_type CLOSELOG and pl_offset past it; EOF and ERROR are sticky; an
+ * ERROR's pl_offset is past the last good record (where the bad one
+ * starts).
+ */
+static int test_states(void)
+{
+	struct pmcring_log *l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	uint64_t u = rec_off[find(PMCRING_TYPE_USERDATA)];
+	uint8_t bad[24];
+	struct pmcring_log_ev ev;
+
+	if (!l)
+		FAIL("open");
+	EXPECT_EV(-1, PMCRING_LOG_REQUIRE_DATA, 0, 0);		/* NEW_RECORD */
+	pmcring_log_feed(l, stream + u, 3);
+	EXPECT_EV(-1, PMCRING_LOG_REQUIRE_DATA, 0, 0);	/* EXPECTING_HEADER */
+	pmcring_log_feed(l, stream + u + 3, 20);
+	EXPECT_EV(-1, PMCRING_LOG_REQUIRE_DATA, 0, 0);	/* PARTIAL_RECORD */
+	pmcring_log_feed(l, stream + u + 23, 1);
+	EXPECT_EV(0, PMCRING_LOG_OK, 24, 1);
+	if (ev.pl_type != PMCRING_TYPE_USERDATA || ev.pl_len != 24 ||
+	    ev.pl_u.pl_u.pl_userdata != 0xabcd)
+		FAIL("USERDATA");
+	EXPECT_EV(-1, PMCRING_LOG_REQUIRE_DATA, 24, 1);
+	pmcring_log_feed(l, stream + stream_len - 16, 16);	/* CLOSELOG */
+	EXPECT_EV(-1, PMCRING_LOG_EOF, 40, 2);
+	if (ev.pl_type != PMCRING_TYPE_CLOSELOG || ev.pl_len != 16)
+		FAIL("CLOSELOG: type %u", ev.pl_type);
+	pmcring_log_feed(l, stream + u, 24);	/* ignored after EOF */
+	EXPECT_EV(-1, PMCRING_LOG_EOF, 40, 2);
+	pmcring_log_close(l);
+
+	l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	memcpy(bad, stream + u, 24);
+	bad[3] = 0xef;				/* bad magic */
+	pmcring_log_feed(l, stream + u, 24);
+	pmcring_log_feed(l, bad, 24);
+	EXPECT_EV(0, PMCRING_LOG_OK, 24, 1);
+	EXPECT_EV(-1, PMCRING_LOG_ERROR, 24, 1);
+	pmcring_log_feed(l, stream + u, 24);
+	EXPECT_EV(-1, PMCRING_LOG_ERROR, 24, 1);
+	pmcring_log_close(l);
+	return 0;
+}
+
+/* ---- INITIALIZE's tsc_freq: a FreeBSD log at 2.4 GHz ----------------------- */
+
+static size_t hdr_at(uint8_t *b, size_t off, unsigned int type, uint32_t len,
+		     uint64_t tsc)
+{
+	uint32_t hdr = PMCRING_HEADER(type, len);
+
+	memset(b + off, 0, len);
+	memcpy(b + off, &hdr, 4);
+	memcpy(b + off + 8, &tsc, 8);
+	return off + len;
+}
+
+static int test_tsc_freq(void)
+{
+	struct pmcring_log *l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	const uint64_t ghz24 = 2400000000ull;
+	struct pmcring_log_ev ev;
+	uint8_t b[112 + 24 * 3];
+	size_t n;
+
+	n = hdr_at(b, 0, PMCRING_TYPE_INITIALIZE, 112, ghz24);	/* 1 s */
+	put32(b, 16, PMCRING_LOG_VERSION);
+	put64(b, 24, ghz24);
+	n = hdr_at(b, n, PMCRING_TYPE_USERDATA, 24, 3 * ghz24 + ghz24 / 2);
+	n = hdr_at(b, n, PMCRING_TYPE_USERDATA, 24, 12345);
+	n = hdr_at(b, n, PMCRING_TYPE_USERDATA, 24, UINT64_MAX);
+	if (!l || pmcring_log_feed(l, b, n))
+		FAIL("open/feed");
+	if (pmcring_log_read(l, &ev) || ev.pl_tsc != ghz24 ||
+	    ev.pl_ts != 1000000000ull || ev.pl_u.pl_i.pl_tsc_freq != ghz24)
+		FAIL("INITIALIZE: ts %llu tsc %llu", (unsigned long long)ev.pl_ts,
+		     (unsigned long long)ev.pl_tsc);
+	if (pmcring_log_read(l, &ev) || ev.pl_ts != 3500000000ull ||
+	    ev.pl_tsc != 3 * ghz24 + ghz24 / 2)
+		FAIL("3.5 s: ts %llu", (unsigned long long)ev.pl_ts);
+	if (pmcring_log_read(l, &ev) || ev.pl_ts != 5143 || ev.pl_tsc != 12345)
+		FAIL("12345 ticks: ts %llu", (unsigned long long)ev.pl_ts);
+	/* (2^64 - 1) / 2.4 without overflowing the product */
+	if (pmcring_log_read(l, &ev) || ev.pl_tsc != UINT64_MAX ||
+	    ev.pl_ts != 7686143364045646506ull)
+		FAIL("2^64 - 1 ticks: ts %llu", (unsigned long long)ev.pl_ts);
+	pmcring_log_close(l);
 	return 0;
 }
 
@@ -555,7 +715,8 @@ int main(void)
 	build_stream();
 	if (stream_len > sizeof(stream) / 2 || rec_off[4] % 8 == 0)
 		FAIL("bad test stream");
-	if (test_whole() || test_truncation() || test_chunks() ||
+	if (test_whole() || test_procexec_golden() || test_states() ||
+	    test_tsc_freq() || test_truncation() || test_chunks() ||
 	    test_corrupt() || test_ring_to_log() || test_nonblocking_fd())
 		return 1;
 	printf("ok log\n");

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "libpmcring.h"
+#include "libpmcring_test.h"
 
 /* Fail fast: writer threads may still run, so no cleanup. */
 #define FAIL(...) do { \
@@ -372,6 +372,7 @@ static int test_property(unsigned int seed, bool auto_consume,
 	pthread_t th[MAX_CPUS];
 	uint64_t next_seq[MAX_CPUS] = { 0 }, last_ts = 0, got = 0, drops = 0;
 	uint64_t deadline = now() + 120ull * 1000000000ull, dropnotify = 0;
+	unsigned int last_ring = 0;
 	struct pmcring_merge *m;
 	struct pmcring_record r;
 	unsigned int i;
@@ -402,11 +403,14 @@ static int test_property(unsigned int seed, bool auto_consume,
 			sched_yield();
 			continue;
 		}
-		if (r.ts < last_ts)
-			FAIL("out of order: %llu after %llu (cpu %u)",
-			     (unsigned long long)r.ts,
-			     (unsigned long long)last_ts, r.cpu);
+		if (r.ts < last_ts || (r.ts == last_ts && r.ring < last_ring))
+			FAIL("out of order: %llu/%u after %llu/%u",
+			     (unsigned long long)r.ts, r.ring,
+			     (unsigned long long)last_ts, last_ring);
+		if (r.ring != r.cpu)
+			FAIL("ring index %u of cpu %u", r.ring, r.cpu);
 		last_ts = r.ts;
+		last_ring = r.ring;
 		if (r.type == PMCRING_TYPE_DROPNOTIFY) {
 			dropnotify++;
 		} else {
@@ -422,7 +426,7 @@ static int test_property(unsigned int seed, bool auto_consume,
 			got++;
 		}
 		if (!auto_consume)
-			pmcring_cpu_buf_consume(pmcring_merge_buf(m, r.cpu),
+			pmcring_cpu_buf_consume(pmcring_merge_buf(m, r.ring),
 						r.end);
 	}
 	for (i = 0; i < nthreads; i++)
@@ -432,7 +436,7 @@ static int test_property(unsigned int seed, bool auto_consume,
 	    !(ret == 1 && r.type == PMCRING_TYPE_DROPNOTIFY))
 		FAIL("record after the end (ret %d)", ret);
 	for (i = 0; i < ncpu; i++) {
-		struct pmcring_cpu_stats st;
+		struct pmcring_cpu_stats st = { .sz = sizeof(st) };
 		uint64_t d = w[i % nthreads].drops[i];
 
 		pmcring_cpu_buf_stats(pmcring_uprod_cpu_buf(p, i), &st);
@@ -452,8 +456,154 @@ static int test_property(unsigned int seed, bool auto_consume,
 	return 0;
 }
 
+/* ---- records at chosen timestamps, a fixed clock -------------------------- */
+
+static uint64_t fixed_now;
+
+static int fixed_clock(void *ctx, uint64_t *t)
+{
+	(void)ctx;
+	*t = fixed_now;
+	return 0;
+}
+
+/* Commit a GENERATED record with header timestamp @ts, seq @seq. */
+static void put_at(struct pmcring_uprod *p, unsigned int cpu, uint64_t ts,
+		   uint64_t seq)
+{
+	struct pmcring_rec_generated *g;
+
+	g = pmcring_uprod_reserve(p, cpu, PMCRING_TYPE_GENERATED, 32);
+	if (!g)
+		FAIL("reserve: %m");
+	g->h.pl_tsc = ts;
+	g->pl_seq = seq;
+	g->pl_cpu = cpu;
+	pmcring_uprod_commit(p, cpu);
+}
+
+static struct pmcring_merge *fixed_merge(struct pmcring_uprod *p,
+					 unsigned int *order, unsigned int n)
+{
+	struct pmcring_cpu_buf *bufs[8];
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o),
+		.clock = fixed_clock,
+		.flags = PMCRING_MERGE_F_AUTO_CONSUME,
+	};
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		bufs[i] = pmcring_uprod_cpu_buf(p, order[i]);
+	return pmcring_merge_new(bufs, n, &o);
+}
+
+/* Next record, giving the merge a second round if the first says 0. */
+static int next2(struct pmcring_merge *m, struct pmcring_record *r)
+{
+	int ret = pmcring_merge_next(m, r);
+
+	return ret ? ret : pmcring_merge_next(m, r);
+}
+
+/*
+ * Equal timestamps come out by ring index, also when the lower ring had
+ * run dry at that very timestamp and commits another record of it (the
+ * drained ring's bound equals the record's ts: it must be looked at).  The
+ * index is the position in the merge's array, not the CPU.
+ */
+static int test_ties(void)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(3, 1);
+	unsigned int order[3] = { 2, 0, 1 };	/* ring i = cpu order[i] */
+	static const struct { unsigned int ring; uint64_t seq; } want[] = {
+		{ 0, 0 }, { 0, 1 }, { 1, 0 }, { 2, 0 }, { 0, 2 }, { 1, 1 },
+	};
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	unsigned int i;
+
+	fixed_now = 1000;
+	m = fixed_merge(p, order, 3);
+	if (!p || !m)
+		FAIL("setup: %m");
+	put_at(p, 1, 100, 0);		/* ring 2 */
+	put_at(p, 0, 100, 0);		/* ring 1 */
+	put_at(p, 2, 100, 0);		/* ring 0 */
+	/* ring 0 hands out its 100 and runs dry with bound 100 */
+	if (next2(m, &r) != 1 || r.ring != 0)
+		FAIL("first: ring %u", r.ring);
+	put_at(p, 2, 100, 1);		/* ring 0 again, the same ts */
+	put_at(p, 2, 200, 2);
+	put_at(p, 0, 200, 1);
+	for (i = 1; i < 6; i++) {
+		const struct pmcring_rec_generated *g;
+
+		if (next2(m, &r) != 1)
+			FAIL("record %u missing", i);
+		g = r.data;
+		if (r.ring != want[i].ring || g->pl_seq != want[i].seq ||
+		    r.cpu != order[r.ring])
+			FAIL("record %u: ring %u seq %llu, want ring %u seq %llu",
+			     i, r.ring, (unsigned long long)g->pl_seq,
+			     want[i].ring, (unsigned long long)want[i].seq);
+	}
+	if (pmcring_merge_next(m, &r) != 0)
+		FAIL("extra record");
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
+/*
+ * A timestamp that goes backwards in one ring is clamped to that ring's
+ * previous one and counted; the merge goes on (it used to end with a
+ * sticky -EBADMSG) and stays in order.
+ */
+static int test_backwards(void)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(2, 1);
+	unsigned int order[2] = { 0, 1 }, i;
+	static const uint64_t want_ts[] = { 100, 250, 300, 300, 400 };
+	struct pmcring_cpu_stats st = { .sz = sizeof(st) };
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+
+	fixed_now = 1000;
+	m = fixed_merge(p, order, 2);
+	if (!p || !m)
+		FAIL("setup: %m");
+	put_at(p, 0, 100, 0);
+	put_at(p, 0, 300, 1);
+	put_at(p, 0, 200, 2);		/* backwards: read as 300 */
+	put_at(p, 1, 250, 0);
+	put_at(p, 1, 400, 1);
+	for (i = 0; i < 5; i++) {
+		int ret = next2(m, &r);
+
+		if (ret != 1 || r.ts != want_ts[i])
+			FAIL("record %u: ret %d ts %llu", i, ret,
+			     (unsigned long long)r.ts);
+	}
+	if (pmcring_merge_next(m, &r) != 0)
+		FAIL("extra record");
+	put_at(p, 0, 500, 3);		/* and the ring goes on */
+	if (next2(m, &r) != 1 || r.ts != 500)
+		FAIL("after the clamp");
+	pmcring_cpu_buf_stats(pmcring_uprod_cpu_buf(p, 0), &st);
+	if (st.backwards != 1 || st.records != 4)
+		FAIL("backwards %llu records %llu",
+		     (unsigned long long)st.backwards,
+		     (unsigned long long)st.records);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
 int main(void)
 {
+	if (test_ties() || test_backwards())
+		return 1;
 	if (test_idle_cpus_do_not_stall())
 		return 1;
 	if (test_in_flight_blocks())

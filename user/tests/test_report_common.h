@@ -85,14 +85,15 @@ static inline void plog_thr_create(struct plog *p, uint32_t tid, uint32_t pid,
 	plog_rec(p, PMCRING_TYPE_THR_CREATE, b, sizeof(b));
 }
 
-static inline void plog_exec(struct plog *p, uint32_t pid, uint64_t base,
+/* PROCEXEC as FreeBSD writes it: no interpreter, @dyn = the PIE's base */
+static inline void plog_exec(struct plog *p, uint32_t pid, uint64_t dyn,
 		      const char *path)
 {
 	uint8_t b[24 + PATH_MAX] = { 0 };
 	size_t n = strlen(path) + 1;
 
 	memcpy(b, &pid, 4);
-	memcpy(b + 8, &base, 8);
+	memcpy(b + 16, &dyn, 8);	/* record offset 32: pl_dynaddr */
 	memcpy(b + 24, path, n);
 	plog_rec(p, PMCRING_TYPE_PROCEXEC, b, 24 + n);
 }

@@ -395,8 +395,6 @@ static long pmcring_dev_ioctl(struct file *file, unsigned int cmd,
 		return 0;
 	case PMCRING_IOC_WRITELOG:
 		return pmcring_dev_writelog(s, uarg);
-	case PMCRING_IOC_GENERATE:
-		return pmcring_gen_ioctl(s, uarg);
 	case PMCRING_IOC_CLOCK:
 		return pmcring_dev_clock(uarg);
 	case PMCRING_IOC_ADD_COUNTER:
@@ -405,6 +403,10 @@ static long pmcring_dev_ioctl(struct file *file, unsigned int cmd,
 		atomic_set(&s->poll_flush, 1);
 		wake_up_all(&s->wq);
 		return 0;
+	case PMCRING_IOC_GENERATE:
+	case PMCRING_IOC_GENERATE_VER0:
+		/* The size in @cmd says which version of the struct. */
+		return pmcring_gen_ioctl(s, cmd, uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -472,6 +472,26 @@ void pmcring_ring_commit(struct pmcring_wr *wr)
 	pmcring_ring_exit(rb);
 }
 
+/*
+ * Writers on @wr's ring between reserve and commit, @wr's own included:
+ * 1 for the outermost.  Exact only when nothing can nest in the caller
+ * (NMI context) and called before pmcring_ring_commit(); for the generator.
+ */
+unsigned int pmcring_ring_nest(const struct pmcring_wr *wr)
+{
+	return local_read(&wr->rb->nest);
+}
+
+/* True if the record of @wr crosses the end of the data (wraps). */
+bool pmcring_ring_wraps(const struct pmcring_wr *wr)
+{
+	struct pmcring_ring *rb = wr->rb;
+
+	unsigned long off = (unsigned long)(wr->rec - rb->data) & rb->mask;
+
+	return off + PMCRING_RING_SPACE(wr->len) > rb->mask + 1;
+}
+
 /* Compile-time checks of the ABI; called once at module load. */
 void pmcring_ring_check_abi(void)
 {
@@ -499,7 +519,10 @@ void pmcring_ring_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct pmcring_info) != 80);
 	BUILD_BUG_ON(sizeof(struct pmcring_config) != 72);
 	BUILD_BUG_ON(sizeof(struct pmcring_counter) != 128);
-	BUILD_BUG_ON(sizeof(struct pmcring_generate) != 48);
+	BUILD_BUG_ON(sizeof(struct pmcring_generate) !=
+		     PMCRING_GENERATE_SIZE_VER1);
+	BUILD_BUG_ON(offsetof(struct pmcring_generate, written) !=
+		     PMCRING_GENERATE_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct pmcring_rec_initialize) !=
 		     PMCRING_SIZE_INITIALIZE);
 	BUILD_BUG_ON(sizeof(struct pmcring_rec_pmcallocatedyn) !=

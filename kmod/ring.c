@@ -183,8 +183,12 @@ struct pmcring_ring *pmcring_ring_alloc(struct pmcring_session *s,
 	local_set(&rb->head, 0);
 	local_set(&rb->nest, 0);
 	local_set(&rb->unreported, 0);
-	/* Never 0: pending_ts = last_ts must read as "writer in flight". */
-	rb->last_ts = 1;
+	/*
+	 * The clock, not a small constant: pending_ts = last_ts must read as
+	 * "writer in flight" even after every writer nested in the first
+	 * reservation lowered it by one (1 would reach 0).
+	 */
+	rb->last_ts = ktime_get_mono_fast_ns();
 	init_irq_work(&rb->wake_work, pmcring_ring_wake);
 	pmcring_ring_init_ctl(rb);
 	return rb;
@@ -253,8 +257,8 @@ struct pmcring_ring *pmcring_session_ring(struct pmcring_session *s)
  * cmpxchg_local() in pmcring_ring_exit() fails whenever a nested writer came
  * in after it read the value (no ABA).  The value stays a lower bound: a
  * nested writer's records are stamped after the outer writer's t0.
- * (The monotonic clock is far above 1 by the time a module can be loaded, so
- * neither branch produces 0.)
+ * last_ts starts from the clock (pmcring_ring_alloc()), which is far above
+ * the depth of any nesting, so neither branch produces 0.
  */
 static void pmcring_ring_pending(struct pmcring_prod *prod, u64 t0)
 {
@@ -263,6 +267,8 @@ static void pmcring_ring_pending(struct pmcring_prod *prod, u64 t0)
 
 	for (;;) {
 		new = old ? old - 1 : t0;
+		/* 0 would tell the consumer that nothing is in flight. */
+		WARN_ON_ONCE(!new);
 		prev = cmpxchg_local(&prod->pending_ts, old, new);
 		if (prev == old)
 			return;

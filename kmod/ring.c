@@ -398,9 +398,19 @@ void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 	void *rec;
 	u64 ts;
 
-	if (unlikely(!rb || len < PMCRING_HEADER_SIZE ||
-		     len > PMCRING_RECORD_MAX || type > PMCRING_TYPE_MAX))
+	if (unlikely(!rb))
 		return NULL;
+	/*
+	 * A caller's bug, not the ring's: the padding below writes one u32
+	 * only, so a length must be 4-aligned (PMCRING_LOG_ALIGN()).  Dropped
+	 * and counted like any other lost record.
+	 */
+	if (WARN_ON_ONCE(len < PMCRING_HEADER_SIZE || len > PMCRING_RECORD_MAX ||
+			 (len & 3) || type > PMCRING_TYPE_MAX)) {
+		local_inc(&rb->prod->lost);
+		local_inc(&rb->unreported);
+		return NULL;
+	}
 	space = PMCRING_RING_SPACE(len);
 	size = rb->mask + 1;
 

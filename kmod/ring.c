@@ -407,8 +407,7 @@ void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 	 */
 	if (WARN_ON_ONCE(len < PMCRING_HEADER_SIZE || len > PMCRING_RECORD_MAX ||
 			 (len & 3) || type > PMCRING_TYPE_MAX)) {
-		local_inc(&rb->prod->lost);
-		local_inc(&rb->unreported);
+		pmcring_ring_lost(rb);
 		return NULL;
 	}
 	space = PMCRING_RING_SPACE(len);
@@ -476,6 +475,19 @@ drop:
 	local_inc(&rb->unreported);
 	pmcring_ring_exit(rb);
 	return NULL;
+}
+
+/*
+ * Count one record that a source could not even try to write (a lock it
+ * cannot take, NMI context) as lost; a DROPNOTIFY precedes the next record
+ * that fits.  Any context including NMI; preemption disabled.
+ */
+void pmcring_ring_lost(struct pmcring_ring *rb)
+{
+	if (!rb)
+		return;
+	local_inc(&rb->prod->lost);
+	local_inc(&rb->unreported);
 }
 
 /* Publish a record obtained from pmcring_ring_reserve(). */

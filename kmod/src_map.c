@@ -84,6 +84,37 @@ static bool pmcring_src_vma_exec(struct vm_area_struct *vma)
 	return vma->vm_file && (vma->vm_flags & VM_EXEC);
 }
 
+/*
+ * A probe that cannot write its @type records (NMI context, a contended
+ * mmap lock) counts one lost record in each session that wanted one, so
+ * that lost stays exact at least in "something was lost here".
+ */
+static void pmcring_src_map_lost(unsigned int type)
+{
+	struct pmcring_session *s;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &pmcring_active, active_node)
+		if (pmcring_session_wants(s, type) &&
+		    pmcring_src_follows(s, current))
+			pmcring_ring_lost(pmcring_session_ring(s));
+	rcu_read_unlock();
+}
+
+/*
+ * The probes below take the mmap lock (trylock) and call d_path(): task
+ * context only.  An int3-based kprobe runs under irqentry_nmi_enter() on
+ * x86 (ours sit on function entries and go through ftrace, so they
+ * normally do not): there they write nothing and count the record lost.
+ */
+static bool pmcring_src_map_nmi(unsigned int type)
+{
+	if (likely(!in_nmi()))
+		return false;
+	pmcring_src_map_lost(type);
+	return true;
+}
+
 /* MAP_IN for every executable file mapping of @mm; mmap lock held. */
 static void pmcring_src_map_all(struct pmcring_session *s, pid_t pid,
 				struct mm_struct *mm, char *buf)
@@ -137,6 +168,8 @@ void pmcring_src_map_exec(struct pmcring_session *s, struct task_struct *p,
 				      pmcring_src_d_path(exe, buf));
 	if (locked && pmcring_session_wants(s, PMCRING_TYPE_MAP_IN))
 		pmcring_src_map_all(s, task_tgid_nr(p), mm, buf);
+	else if (mm && pmcring_session_wants(s, PMCRING_TYPE_MAP_IN))
+		pmcring_ring_lost(pmcring_session_ring(s));
 	if (locked)
 		mmap_read_unlock(mm);
 }
@@ -152,7 +185,8 @@ static int pmcring_src_kp_mmap(struct kprobe *kp, struct pt_regs *regs)
 	struct pmcring_session *s;
 
 	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_IN) ||
-	    !pmcring_src_vma_exec(vma) || current->in_execve)
+	    !pmcring_src_vma_exec(vma) || current->in_execve ||
+	    pmcring_src_map_nmi(PMCRING_TYPE_MAP_IN))
 		return 0;
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
@@ -192,7 +226,8 @@ static void pmcring_src_unmap_range(unsigned long start, unsigned long len)
 	struct mm_struct *mm = current->mm;
 	struct pmcring_session *s;
 
-	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_OUT) || !mm || end <= start)
+	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_OUT) || !mm || end <= start ||
+	    pmcring_src_map_nmi(PMCRING_TYPE_MAP_OUT))
 		return;
 	/* Probe handlers run with preemption off; the rings need it. */
 	preempt_disable();
@@ -201,9 +236,11 @@ static void pmcring_src_unmap_range(unsigned long start, unsigned long len)
 		if (!pmcring_session_wants(s, PMCRING_TYPE_MAP_OUT) ||
 		    !pmcring_src_follows(s, current))
 			continue;
-		/* Never sleeps: a contended lock loses the record. */
-		if (!mmap_read_trylock(mm))
-			break;
+		/* Never sleeps: a contended lock loses (counted) the record. */
+		if (!mmap_read_trylock(mm)) {
+			pmcring_ring_lost(pmcring_session_ring(s));
+			continue;
+		}
 		pmcring_src_unmap(s, mm, start, end);
 		mmap_read_unlock(mm);
 	}
@@ -301,7 +338,7 @@ static int pmcring_src_kp_mremap_ret(struct kretprobe_instance *ri,
 	const char *path = NULL;
 
 	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_IN) || !mm ||
-	    IS_ERR_VALUE(addr))
+	    IS_ERR_VALUE(addr) || pmcring_src_map_nmi(PMCRING_TYPE_MAP_IN))
 		return 0;
 	preempt_disable();	/* the path buffer and the rings */
 	rcu_read_lock();
@@ -309,8 +346,10 @@ static int pmcring_src_kp_mremap_ret(struct kretprobe_instance *ri,
 		if (!pmcring_session_wants(s, PMCRING_TYPE_MAP_IN) ||
 		    !pmcring_src_follows(s, current))
 			continue;
-		if (!mmap_read_trylock(mm))
-			break;
+		if (!mmap_read_trylock(mm)) {
+			pmcring_ring_lost(pmcring_session_ring(s));
+			continue;
+		}
 		vma = vma_lookup(mm, addr);
 		if (vma && pmcring_src_vma_exec(vma)) {
 			if (!path)

@@ -440,15 +440,25 @@ static __poll_t pmcring_dev_poll(struct file *file, poll_table *wait)
 
 /* ---- mmap ---- */
 
+/*
+ * The ring and its page both come from the file offset, never from the VMA:
+ * a VMA that grew or merged with its neighbour (VM_DONTEXPAND forbids both
+ * today) would still get each CPU's own pages.
+ */
 static vm_fault_t pmcring_vm_fault(struct vm_fault *vmf)
 {
 	struct pmcring_session *s = vmf->vma->vm_file->private_data;
-	struct pmcring_ring *rb = vmf->vma->vm_private_data;
-	unsigned long region_pages;
+	struct pmcring_ring **rings = pmcring_dev_rings(s);
+	unsigned long region_pages, cpu;
 	struct page *page;
 
+	if (!rings)
+		return VM_FAULT_SIGBUS;
 	region_pages = pmcring_region_size(s->data_pages) >> PAGE_SHIFT;
-	page = pmcring_ring_page(rb, vmf->pgoff % region_pages);
+	cpu = vmf->pgoff / region_pages;
+	if (cpu >= nr_cpu_ids || !rings[cpu])
+		return VM_FAULT_SIGBUS;
+	page = pmcring_ring_page(rings[cpu], vmf->pgoff % region_pages);
 	if (!page)
 		return VM_FAULT_SIGBUS;
 	/* The page table holds its own reference, dropped on unmap. */
@@ -495,7 +505,6 @@ static int pmcring_dev_mmap(struct file *file, struct vm_area_struct *vma)
 	vm_flags_clear(vma, VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_ops = &pmcring_vm_ops;
-	vma->vm_private_data = rings[cpu];
 	return 0;
 }
 

@@ -155,7 +155,12 @@ lint: ksrc
 	mkdir -p $(BUILD)/lint/include/uapi/linux && \
 	cp uapi/linux/pmcring.h $(BUILD)/lint/include/uapi/linux/ && \
 	cd $(BUILD)/lint && \
-	$(CHECKPATCH) -f include/uapi/linux/pmcring.h || rc=1; exit $$rc
+	$(CHECKPATCH) -f include/uapi/linux/pmcring.h || rc=1; \
+	cd $(TOP) && echo "  ARCH-CHECK kmod refuses a kernel without CONFIG_X86_64" && \
+	{ $(MAKE) -s -C kmod KDIR=$(KDIR) CONFIG_X86_64= 2>&1 | \
+	  grep -q 'only x86-64 is supported' || \
+	  { echo "kmod/Kbuild: no clear error without CONFIG_X86_64"; rc=1; }; }; \
+	exit $$rc
 
 # ---------------------------------------------------------------------------
 check: deps

@@ -37,12 +37,14 @@ struct pmcring_ring *pmcring_ring_alloc(struct pmcring_session *s,
 void pmcring_ring_free(struct pmcring_ring *rb);
 struct page *pmcring_ring_page(struct pmcring_ring *rb, unsigned long pgoff);
 bool pmcring_ring_ready(struct pmcring_ring *rb);
+unsigned int pmcring_ring_nest(const struct pmcring_wr *wr);
+bool pmcring_ring_wraps(const struct pmcring_wr *wr);
 void pmcring_ring_check_abi(void);
 
 /* gen.c */
 int pmcring_gen_init(void);
 void pmcring_gen_exit(void);
-long pmcring_gen_ioctl(struct pmcring_session *s,
+long pmcring_gen_ioctl(struct pmcring_session *s, unsigned int cmd,
 		       struct pmcring_generate __user *arg);
 
 #endif /* _PMCRING_CORE_H */

@@ -471,8 +471,6 @@ static long pmcring_dev_ioctl(struct file *file, unsigned int cmd,
 		return 0;
 	case PMCRING_IOC_WRITELOG:
 		return pmcring_dev_writelog(s, uarg);
-	case PMCRING_IOC_GENERATE:
-		return pmcring_gen_ioctl(s, uarg);
 	case PMCRING_IOC_CLOCK:
 		return pmcring_dev_clock(uarg);
 	case PMCRING_IOC_ADD_COUNTER:
@@ -481,6 +479,10 @@ static long pmcring_dev_ioctl(struct file *file, unsigned int cmd,
 		atomic_set(&s->poll_flush, 1);
 		wake_up_all(&s->wq);
 		return 0;
+	case PMCRING_IOC_GENERATE:
+	case PMCRING_IOC_GENERATE_VER0:
+		/* The size in @cmd says which version of the struct. */
+		return pmcring_gen_ioctl(s, cmd, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -514,15 +516,25 @@ static __poll_t pmcring_dev_poll(struct file *file, poll_table *wait)
 
 /* ---- mmap ---- */
 
+/*
+ * The ring and its page both come from the file offset, never from the VMA:
+ * a VMA that grew or merged with its neighbour (VM_DONTEXPAND forbids both
+ * today) would still get each CPU's own pages.
+ */
 static vm_fault_t pmcring_vm_fault(struct vm_fault *vmf)
 {
 	struct pmcring_session *s = vmf->vma->vm_file->private_data;
-	struct pmcring_ring *rb = vmf->vma->vm_private_data;
-	unsigned long region_pages;
+	struct pmcring_ring **rings = pmcring_dev_rings(s);
+	unsigned long region_pages, cpu;
 	struct page *page;
 
+	if (!rings)
+		return VM_FAULT_SIGBUS;
 	region_pages = pmcring_region_size(s->data_pages) >> PAGE_SHIFT;
-	page = pmcring_ring_page(rb, vmf->pgoff % region_pages);
+	cpu = vmf->pgoff / region_pages;
+	if (cpu >= nr_cpu_ids || !rings[cpu])
+		return VM_FAULT_SIGBUS;
+	page = pmcring_ring_page(rings[cpu], vmf->pgoff % region_pages);
 	if (!page)
 		return VM_FAULT_SIGBUS;
 	/* The page table holds its own reference, dropped on unmap. */
@@ -569,7 +581,6 @@ static int pmcring_dev_mmap(struct file *file, struct vm_area_struct *vma)
 	vm_flags_clear(vma, VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_ops = &pmcring_vm_ops;
-	vma->vm_private_data = rings[cpu];
 	return 0;
 }
 

@@ -10,10 +10,22 @@
  *				preemption disabled around each record)
  *	PMCRING_GEN_F_HARDIRQ	an hrtimer pinned to the CPU in hard-IRQ mode,
  *				irq_batch records per tick
+ *	PMCRING_GEN_F_NMI	an NMI handler, PMCRING_GEN_NMI_BATCH records
+ *				per NMI
  *
  * With both flags the timer interrupts the work item on the same CPU, so the
- * two streams interleave and nest in the ring.  The caller sleeps
- * interruptibly until every stream finished; a signal stops them all.
+ * two streams interleave and nest in the ring.  NMIs are raised on the CPU
+ * itself (apic->send_IPI() to its own APIC) by the task and timer writers
+ * *between* reserving and committing a record - every PMCRING_GEN_NMI_EVERY
+ * task records, the first record of every tick, and every record that wraps
+ * the end of the ring - and by the timer outside any writer once its own
+ * stream is done.  So NMI records nest in one writer (task or timer) or two
+ * (the timer inside the task), and land inside a wrapping record: the paths
+ * of pmcring_ring_reserve()/pmcring_ring_exit() that only nesting reaches.
+ * The result says how often, measured on the ring (pmcring_ring_nest()).
+ *
+ * The caller sleeps interruptibly until every stream finished; a signal stops
+ * them all.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -26,6 +38,12 @@
 #include <linux/hrtimer.h>
 #include <linux/completion.h>
 #include <linux/sched.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/delay.h>
+#include <asm/local.h>
+#include <asm/apic.h>
+#include <asm/nmi.h>
 #include "core.h"
 
 /* Period of the hard-IRQ writer. */
@@ -37,6 +55,16 @@
 #define PMCRING_GEN_TASK_BATCH		64u
 /* Largest CPU bitmap accepted, bytes. */
 #define PMCRING_GEN_CPUS_MAX		4096u
+/* Records written per NMI. */
+#define PMCRING_GEN_NMI_BATCH		4u
+/* The task writer raises an NMI inside every this many of its records. */
+#define PMCRING_GEN_NMI_EVERY		16u
+/*
+ * A writer that raised an NMI waits at most this many cpu_relax() for it
+ * inside its record: the NMI is meant to nest there, and a self-IPI takes
+ * a little while to arrive.
+ */
+#define PMCRING_GEN_NMI_WAIT		20000u
 
 /* Fill bytes: byte i of a record is (u8)(seq + i), copied from here. */
 static u8 pmcring_gen_pattern[512];
@@ -45,12 +73,23 @@ static struct workqueue_struct *pmcring_gen_wq;
 
 struct pmcring_gen;
 
-/* The streams of one CPU. */
+/*
+ * The streams of one CPU.  Each counter indexed by ctx is written only by
+ * the writer of that context; the others are local_t (any context of the
+ * CPU) or written by the NMI writer alone.
+ */
 struct pmcring_gen_cpu {
 	struct pmcring_gen	*g;
 	unsigned int		cpu;
 	u64			task_seq;	/* next pl_seq of the task stream */
 	u64			irq_seq;	/* next pl_seq of the IRQ stream */
+	u64			nmi_seq;	/* next pl_seq of the NMI stream */
+	u64			written[PMCRING_GEN_CTX_MAX + 1];
+	u64			dropped[PMCRING_GEN_CTX_MAX + 1];
+	u64			nmi_depth[4];	/* NMI records by nesting */
+	u64			nmi_in_wrap;
+	local_t			nmi_sent;
+	local_t			wrapping;	/* wrapping records in flight */
 	struct work_struct	work;
 	struct hrtimer		timer;
 };
@@ -68,18 +107,83 @@ struct pmcring_gen {
 	struct pmcring_gen_cpu	cpus[];
 };
 
-/* Write one record on this CPU's ring; preemption is disabled. */
-static void pmcring_gen_record(struct pmcring_gen *g, u64 seq, u32 ctx)
+/*
+ * The NMI stream.  One GENERATE with PMCRING_GEN_F_NMI runs at a time
+ * (pmcring_gen_nmi_lock); pmcring_gen_nmi_gc points each of its CPUs at
+ * their streams while it runs.  pmcring_gen_nmi_pending is 1 from raising an
+ * NMI until the handler takes it: one NMI of ours in flight per CPU at most,
+ * so two never merge into one and none arrives unclaimed ("unknown NMI").
+ */
+static DEFINE_MUTEX(pmcring_gen_nmi_lock);
+static DEFINE_PER_CPU(struct pmcring_gen_cpu *, pmcring_gen_nmi_gc);
+static DEFINE_PER_CPU(int, pmcring_gen_nmi_pending);
+
+static bool pmcring_gen_nmi_done(const struct pmcring_gen_cpu *gc)
 {
+	const struct pmcring_gen *g = gc->g;
+
+	return !(g->flags & PMCRING_GEN_F_NMI) ||
+		READ_ONCE(gc->nmi_seq) >= g->count || READ_ONCE(g->stop);
+}
+
+/*
+ * Raise an NMI on this CPU unless one is in flight, and give it a moment to
+ * arrive.  Task or hard-IRQ context, preemption disabled.
+ */
+static void pmcring_gen_raise_nmi(struct pmcring_gen_cpu *gc)
+{
+	unsigned int i;
+
+	if (pmcring_gen_nmi_done(gc) ||
+	    this_cpu_cmpxchg(pmcring_gen_nmi_pending, 0, 1))
+		return;
+	local_inc(&gc->nmi_sent);
+	apic->send_IPI(smp_processor_id(), NMI_VECTOR);
+	for (i = 0; i < PMCRING_GEN_NMI_WAIT &&
+	     this_cpu_read(pmcring_gen_nmi_pending); i++)
+		cpu_relax();
+}
+
+/* How an NMI record sits in the ring: nested how deep, inside a wrap? */
+static void pmcring_gen_nmi_account(struct pmcring_gen_cpu *gc,
+				    const struct pmcring_wr *wr)
+{
+	unsigned int depth = pmcring_ring_nest(wr) - 1;
+
+	gc->nmi_depth[min_t(unsigned int, depth, 3)]++;
+	if (local_read(&gc->wrapping))
+		gc->nmi_in_wrap++;
+}
+
+/*
+ * Write one record of stream @ctx on this CPU's ring; preemption is
+ * disabled.  With @raise (or when the record wraps and NMIs are wanted), an
+ * NMI is raised between reserve and commit.
+ */
+static void pmcring_gen_record(struct pmcring_gen_cpu *gc, u64 seq, u32 ctx,
+			       bool raise)
+{
+	struct pmcring_gen *g = gc->g;
 	struct pmcring_rec_generated *rec;
 	struct pmcring_wr wr;
 	u32 i, n, size = g->size;
+	bool wraps = false;
 	u8 *p;
 
 	rec = pmcring_ring_reserve(pmcring_session_ring(g->s),
 				   PMCRING_TYPE_GENERATED, size, &wr);
-	if (!rec)
+	if (!rec) {
+		gc->dropped[ctx]++;
 		return;
+	}
+	if (ctx == PMCRING_GEN_CTX_NMI) {
+		pmcring_gen_nmi_account(gc, &wr);
+	} else if ((g->flags & PMCRING_GEN_F_NMI) && pmcring_ring_wraps(&wr)) {
+		wraps = true;
+		local_inc(&gc->wrapping);
+	}
+	if (raise || wraps)
+		pmcring_gen_raise_nmi(gc);
 	if (size >= 24)
 		rec->pl_seq = seq;
 	if (size >= 32) {
@@ -91,6 +195,9 @@ static void pmcring_gen_record(struct pmcring_gen *g, u64 seq, u32 ctx)
 		n = min_t(u32, size - i, 256);
 		memcpy(p + i, pmcring_gen_pattern + ((seq + i) & 255), n);
 	}
+	if (wraps)
+		local_dec(&gc->wrapping);
+	gc->written[ctx]++;
 	pmcring_ring_commit(&wr);
 }
 
@@ -107,9 +214,13 @@ static void pmcring_gen_task(struct work_struct *work)
 						  work);
 	struct pmcring_gen *g = gc->g;
 
+	bool raise;
+
 	while (gc->task_seq < g->count && !READ_ONCE(g->stop)) {
+		raise = !(gc->task_seq % PMCRING_GEN_NMI_EVERY);
 		preempt_disable();
-		pmcring_gen_record(g, gc->task_seq++, PMCRING_GEN_CTX_TASK);
+		pmcring_gen_record(gc, gc->task_seq++, PMCRING_GEN_CTX_TASK,
+				   raise);
 		preempt_enable();
 		if (!(gc->task_seq % PMCRING_GEN_TASK_BATCH))
 			cond_resched();
@@ -122,16 +233,49 @@ static enum hrtimer_restart pmcring_gen_tick(struct hrtimer *timer)
 	struct pmcring_gen_cpu *gc = container_of(timer, struct pmcring_gen_cpu,
 						  timer);
 	struct pmcring_gen *g = gc->g;
-	u32 i;
+	u32 i, irq_count = g->flags & PMCRING_GEN_F_HARDIRQ ? g->count : 0;
 
-	for (i = 0; i < g->irq_batch && gc->irq_seq < g->count; i++)
-		pmcring_gen_record(g, gc->irq_seq++, PMCRING_GEN_CTX_HARDIRQ);
-	if (gc->irq_seq >= g->count || READ_ONCE(g->stop)) {
+	for (i = 0; i < g->irq_batch && gc->irq_seq < irq_count; i++)
+		pmcring_gen_record(gc, gc->irq_seq++, PMCRING_GEN_CTX_HARDIRQ,
+				   !i);
+	/* Our stream is done: drive the NMI stream from outside a writer. */
+	if (!i)
+		pmcring_gen_raise_nmi(gc);
+	if ((gc->irq_seq >= irq_count && pmcring_gen_nmi_done(gc)) ||
+	    READ_ONCE(g->stop)) {
 		pmcring_gen_stream_done(g);
 		return HRTIMER_NORESTART;
 	}
 	hrtimer_forward_now(timer, ns_to_ktime(PMCRING_GEN_TICK_NS));
 	return HRTIMER_RESTART;
+}
+
+/* One NMI's records; NMI context, so nothing here may take a lock. */
+static void pmcring_gen_nmi_batch(struct pmcring_gen_cpu *gc)
+{
+	u32 i;
+
+	for (i = 0; i < PMCRING_GEN_NMI_BATCH && !pmcring_gen_nmi_done(gc); i++)
+		pmcring_gen_record(gc, gc->nmi_seq++, PMCRING_GEN_CTX_NMI,
+				   false);
+}
+
+/*
+ * NMI_LOCAL handler, registered while the module is loaded: claims the NMIs
+ * this CPU raised (pending), runs the batch if a generator still wants one.
+ */
+static int pmcring_gen_nmi(unsigned int type, struct pt_regs *regs)
+{
+	struct pmcring_gen_cpu *gc;
+
+	if (!this_cpu_read(pmcring_gen_nmi_pending))
+		return NMI_DONE;
+	gc = this_cpu_read(pmcring_gen_nmi_gc);
+	if (gc)
+		pmcring_gen_nmi_batch(gc);
+	/* Cleared last: the raiser waits for it inside its record. */
+	this_cpu_write(pmcring_gen_nmi_pending, 0);
+	return NMI_HANDLED;
 }
 
 /* Runs on the target CPU (IPI) so that the pinned timer fires there. */
@@ -141,6 +285,18 @@ static void pmcring_gen_start_timer(void *arg)
 
 	hrtimer_start(&gc->timer, ns_to_ktime(PMCRING_GEN_TICK_NS),
 		      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+/* hrtimer_setup() replaced hrtimer_init() + .function (6.13). */
+static void pmcring_gen_timer_setup(struct hrtimer *timer)
+{
+#ifdef PMCRING_HAVE_HRTIMER_SETUP
+	hrtimer_setup(timer, pmcring_gen_tick, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_PINNED_HARD);
+#else
+	hrtimer_init(timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	timer->function = pmcring_gen_tick;
+#endif
 }
 
 /* CPUs named by the request: all online ones, or a user bitmap of u64s. */
@@ -181,7 +337,8 @@ static int pmcring_gen_check(const struct pmcring_generate *req)
 {
 	if (req->__reserved[0] || req->__reserved[1])
 		return -EINVAL;
-	if (!req->flags || (req->flags & ~PMCRING_GEN_F_ALL))
+	if (!req->flags ||
+	    (req->flags & ~(PMCRING_GEN_F_ALL | PMCRING_GEN_F_NMI)))
 		return -EINVAL;
 	if (req->size < PMCRING_HEADER_SIZE || req->size > PMCRING_RECORD_MAX ||
 	    req->size % 8)
@@ -212,10 +369,10 @@ static struct pmcring_gen *pmcring_gen_alloc(struct pmcring_session *s,
 		gc = &g->cpus[g->nr++];
 		gc->g = g;
 		gc->cpu = cpu;
+		local_set(&gc->nmi_sent, 0);
+		local_set(&gc->wrapping, 0);
 		INIT_WORK(&gc->work, pmcring_gen_task);
-		hrtimer_init(&gc->timer, CLOCK_MONOTONIC,
-			     HRTIMER_MODE_REL_PINNED_HARD);
-		gc->timer.function = pmcring_gen_tick;
+		pmcring_gen_timer_setup(&gc->timer);
 	}
 	return g;
 }
@@ -230,9 +387,13 @@ static int pmcring_gen_start(struct pmcring_gen *g)
 	unsigned int i, streams;
 	int err = 0;
 
+	/* The timer also drives the NMI stream and finishes with it. */
 	streams = !!(g->flags & PMCRING_GEN_F_TASK) +
-		  !!(g->flags & PMCRING_GEN_F_HARDIRQ);
+		  !!(g->flags & (PMCRING_GEN_F_HARDIRQ | PMCRING_GEN_F_NMI));
 	atomic_set(&g->running, g->nr * streams);
+	for (i = 0; i < g->nr && (g->flags & PMCRING_GEN_F_NMI); i++)
+		WRITE_ONCE(per_cpu(pmcring_gen_nmi_gc, g->cpus[i].cpu),
+			   &g->cpus[i]);
 
 	cpus_read_lock();
 	for (i = 0; i < g->nr && !err; i++) {
@@ -241,7 +402,7 @@ static int pmcring_gen_start(struct pmcring_gen *g)
 			err = -EINVAL;
 			break;
 		}
-		if (g->flags & PMCRING_GEN_F_HARDIRQ)
+		if (g->flags & (PMCRING_GEN_F_HARDIRQ | PMCRING_GEN_F_NMI))
 			err = smp_call_function_single(gc->cpu,
 						       pmcring_gen_start_timer,
 						       gc, 1);
@@ -262,11 +423,54 @@ static void pmcring_gen_stop(struct pmcring_gen *g)
 		hrtimer_cancel(&g->cpus[i].timer);
 		cancel_work_sync(&g->cpus[i].work);
 	}
+	if (!(g->flags & PMCRING_GEN_F_NMI))
+		return;
+	for (i = 0; i < g->nr; i++)
+		WRITE_ONCE(per_cpu(pmcring_gen_nmi_gc, g->cpus[i].cpu), NULL);
+	/*
+	 * NMI handlers run inside an RCU read-side section (nmi_handle()):
+	 * after this none still uses g.  An NMI raised but not yet taken
+	 * keeps its pending flag and is claimed, without a generator, later.
+	 */
+	synchronize_rcu();
 }
 
-long pmcring_gen_ioctl(struct pmcring_session *s,
+/* Sum the streams' counters into the result. */
+static void pmcring_gen_result(const struct pmcring_gen *g,
+			       struct pmcring_generate *req)
+{
+	const struct pmcring_gen_cpu *gc;
+	unsigned int i, j;
+
+	/* The output fields as the caller passed them are ignored. */
+	memset(req->written, 0, sizeof(req->written));
+	memset(req->dropped, 0, sizeof(req->dropped));
+	memset(req->nmi_depth, 0, sizeof(req->nmi_depth));
+	memset(req->__reserved_out, 0, sizeof(req->__reserved_out));
+	req->nmi_sent = 0;
+	req->nmi_in_wrap = 0;
+	for (i = 0; i < g->nr; i++) {
+		gc = &g->cpus[i];
+		for (j = 0; j <= PMCRING_GEN_CTX_MAX; j++) {
+			req->written[j] += gc->written[j];
+			req->dropped[j] += gc->dropped[j];
+		}
+		for (j = 0; j < ARRAY_SIZE(gc->nmi_depth); j++)
+			req->nmi_depth[j] += gc->nmi_depth[j];
+		req->nmi_sent += local_read(&gc->nmi_sent);
+		req->nmi_in_wrap += gc->nmi_in_wrap;
+	}
+}
+
+/*
+ * @cmd is PMCRING_IOC_GENERATE or PMCRING_IOC_GENERATE_VER0: the struct
+ * grows at its end (PMCRING_GENERATE_SIZE_*), input fields first, and the
+ * size in @cmd says how much of it the caller has.  VER0 gets nothing back.
+ */
+long pmcring_gen_ioctl(struct pmcring_session *s, unsigned int cmd,
 		       struct pmcring_generate __user *arg)
 {
+	size_t usize = _IOC_SIZE(cmd);
 	struct pmcring_generate req;
 	struct pmcring_gen *g;
 	cpumask_var_t mask;
@@ -276,8 +480,9 @@ long pmcring_gen_ioctl(struct pmcring_session *s,
 	if (!capable(CAP_SYS_ADMIN) ||
 	    !file_ns_capable(s->file, &init_user_ns, CAP_SYS_ADMIN))
 		return -EPERM;
-	if (copy_from_user(&req, arg, sizeof(req)))
-		return -EFAULT;
+	err = copy_struct_from_user(&req, sizeof(req), arg, usize);
+	if (err)
+		return err;
 	err = pmcring_gen_check(&req);
 	if (err)
 		return err;
@@ -290,15 +495,28 @@ long pmcring_gen_ioctl(struct pmcring_session *s,
 	if (err)
 		goto out_mask;
 
+	if ((req.flags & PMCRING_GEN_F_NMI) &&
+	    mutex_lock_interruptible(&pmcring_gen_nmi_lock)) {
+		err = -EINTR;
+		goto out_mask;
+	}
 	err = -ENOMEM;
 	g = pmcring_gen_alloc(s, &req, mask);
 	if (!g)
-		goto out_mask;
+		goto out_nmi;
 	err = pmcring_gen_start(g);
 	if (!err && wait_for_completion_interruptible(&g->done))
 		err = -EINTR;
 	pmcring_gen_stop(g);
+	pmcring_gen_result(g, &req);
 	kfree(g);
+	if (!err && (_IOC_DIR(cmd) & _IOC_READ) &&
+	    usize > PMCRING_GENERATE_SIZE_VER0 &&
+	    copy_to_user(arg, &req, min(usize, sizeof(req))))
+		err = -EFAULT;
+out_nmi:
+	if (req.flags & PMCRING_GEN_F_NMI)
+		mutex_unlock(&pmcring_gen_nmi_lock);
 out_mask:
 	free_cpumask_var(mask);
 	return err;
@@ -307,14 +525,26 @@ out_mask:
 int pmcring_gen_init(void)
 {
 	unsigned int i;
+	int err;
 
 	for (i = 0; i < ARRAY_SIZE(pmcring_gen_pattern); i++)
 		pmcring_gen_pattern[i] = (u8)i;
 	pmcring_gen_wq = alloc_workqueue("pmcring_gen", WQ_CPU_INTENSIVE, 0);
-	return pmcring_gen_wq ? 0 : -ENOMEM;
+	if (!pmcring_gen_wq)
+		return -ENOMEM;
+	err = register_nmi_handler(NMI_LOCAL, pmcring_gen_nmi, 0,
+				   "pmcring_gen");
+	if (err)
+		goto err_wq;
+	return 0;
+
+err_wq:
+	destroy_workqueue(pmcring_gen_wq);
+	return err;
 }
 
 void pmcring_gen_exit(void)
 {
+	unregister_nmi_handler(NMI_LOCAL, "pmcring_gen");
 	destroy_workqueue(pmcring_gen_wq);
 }

@@ -37,6 +37,8 @@ struct pmcring_wr {
 void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 			   struct pmcring_wr *wr);
 void pmcring_ring_commit(struct pmcring_wr *wr);
+/* A record not written for another reason than space, counted in lost. */
+void pmcring_ring_lost(struct pmcring_ring *rb);
 
 /* A session: one open() of /dev/pmcring. */
 struct pmcring_session {

@@ -184,8 +184,12 @@ struct pmcring_ring *pmcring_ring_alloc(struct pmcring_session *s,
 	local_set(&rb->head, 0);
 	local_set(&rb->nest, 0);
 	local_set(&rb->unreported, 0);
-	/* Never 0: pending_ts = last_ts must read as "writer in flight". */
-	rb->last_ts = 1;
+	/*
+	 * The clock, not a small constant: pending_ts = last_ts must read as
+	 * "writer in flight" even after every writer nested in the first
+	 * reservation lowered it by one (1 would reach 0).
+	 */
+	rb->last_ts = ktime_get_mono_fast_ns();
 	init_irq_work(&rb->wake_work, pmcring_ring_wake);
 	pmcring_ring_init_ctl(rb);
 	return rb;
@@ -254,8 +258,8 @@ struct pmcring_ring *pmcring_session_ring(struct pmcring_session *s)
  * cmpxchg_local() in pmcring_ring_exit() fails whenever a nested writer came
  * in after it read the value (no ABA).  The value stays a lower bound: a
  * nested writer's records are stamped after the outer writer's t0.
- * (The monotonic clock is far above 1 by the time a module can be loaded, so
- * neither branch produces 0.)
+ * last_ts starts from the clock (pmcring_ring_alloc()), which is far above
+ * the depth of any nesting, so neither branch produces 0.
  */
 static void pmcring_ring_pending(struct pmcring_prod *prod, u64 t0)
 {
@@ -264,6 +268,8 @@ static void pmcring_ring_pending(struct pmcring_prod *prod, u64 t0)
 
 	for (;;) {
 		new = old ? old - 1 : t0;
+		/* 0 would tell the consumer that nothing is in flight. */
+		WARN_ON_ONCE(!new);
 		prev = cmpxchg_local(&prod->pending_ts, old, new);
 		if (prev == old)
 			return;
@@ -393,9 +399,18 @@ void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 	void *rec;
 	u64 ts;
 
-	if (unlikely(!rb || len < PMCRING_HEADER_SIZE ||
-		     len > PMCRING_RECORD_MAX || type > PMCRING_TYPE_MAX))
+	if (unlikely(!rb))
 		return NULL;
+	/*
+	 * A caller's bug, not the ring's: the padding below writes one u32
+	 * only, so a length must be 4-aligned (PMCRING_LOG_ALIGN()).  Dropped
+	 * and counted like any other lost record.
+	 */
+	if (WARN_ON_ONCE(len < PMCRING_HEADER_SIZE || len > PMCRING_RECORD_MAX ||
+			 (len & 3) || type > PMCRING_TYPE_MAX)) {
+		pmcring_ring_lost(rb);
+		return NULL;
+	}
 	space = PMCRING_RING_SPACE(len);
 	size = rb->mask + 1;
 
@@ -463,6 +478,19 @@ drop:
 	return NULL;
 }
 
+/*
+ * Count one record that a source could not even try to write (a lock it
+ * cannot take, NMI context) as lost; a DROPNOTIFY precedes the next record
+ * that fits.  Any context including NMI; preemption disabled.
+ */
+void pmcring_ring_lost(struct pmcring_ring *rb)
+{
+	if (!rb)
+		return;
+	local_inc(&rb->prod->lost);
+	local_inc(&rb->unreported);
+}
+
 /* Publish a record obtained from pmcring_ring_reserve(). */
 void pmcring_ring_commit(struct pmcring_wr *wr)
 {
@@ -471,6 +499,26 @@ void pmcring_ring_commit(struct pmcring_wr *wr)
 	local_inc(&rb->prod->records);
 	local_add(PMCRING_RING_SPACE(wr->len), &rb->prod->bytes);
 	pmcring_ring_exit(rb);
+}
+
+/*
+ * Writers on @wr's ring between reserve and commit, @wr's own included:
+ * 1 for the outermost.  Exact only when nothing can nest in the caller
+ * (NMI context) and called before pmcring_ring_commit(); for the generator.
+ */
+unsigned int pmcring_ring_nest(const struct pmcring_wr *wr)
+{
+	return local_read(&wr->rb->nest);
+}
+
+/* True if the record of @wr crosses the end of the data (wraps). */
+bool pmcring_ring_wraps(const struct pmcring_wr *wr)
+{
+	struct pmcring_ring *rb = wr->rb;
+
+	unsigned long off = (unsigned long)(wr->rec - rb->data) & rb->mask;
+
+	return off + PMCRING_RING_SPACE(wr->len) > rb->mask + 1;
 }
 
 /* Compile-time checks of the ABI; called once at module load. */
@@ -500,7 +548,10 @@ void pmcring_ring_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct pmcring_info) != 80);
 	BUILD_BUG_ON(sizeof(struct pmcring_config) != 72);
 	BUILD_BUG_ON(sizeof(struct pmcring_counter) != 128);
-	BUILD_BUG_ON(sizeof(struct pmcring_generate) != 48);
+	BUILD_BUG_ON(sizeof(struct pmcring_generate) !=
+		     PMCRING_GENERATE_SIZE_VER1);
+	BUILD_BUG_ON(offsetof(struct pmcring_generate, written) !=
+		     PMCRING_GENERATE_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct pmcring_rec_initialize) !=
 		     PMCRING_SIZE_INITIALIZE);
 	BUILD_BUG_ON(sizeof(struct pmcring_rec_pmcallocatedyn) !=

@@ -11,12 +11,13 @@
  *				kprobe on perf_event_mmap() (no tracepoint sees
  *				the new vma); start = start of the mapping
  *	munmap			MAP_OUT of the executable file mappings in the
- *				range, from kprobes on the munmap syscalls, on
+ *				range, from kretprobes on the munmap syscalls, on
  *				mmap/mmap2 with MAP_FIXED (the range it replaces)
  *				and on mremap (the old range, and the new one
- *				with MREMAP_FIXED; MAP_IN of the result on
- *				return), 64- and 32-bit; mappings dropped at exit
- *				or exec get none (SYSEXIT/PROCEXEC end them all)
+ *				with MREMAP_FIXED; MAP_IN of the result), 64- and
+ *				32-bit, written on return and only if the call
+ *				succeeded; mappings dropped at exit or exec get
+ *				none (SYSEXIT/PROCEXEC end them all)
  *	enable			PROC_CREATE and MAP_IN of every followed process
  *				that already runs, MAP_IN of the loaded kernel
  *				modules (unless PMCRING_CFG_F_NO_SYNTH)
@@ -86,6 +87,37 @@ static bool pmcring_src_vma_exec(struct vm_area_struct *vma)
 	return vma->vm_file && (vma->vm_flags & VM_EXEC);
 }
 
+/*
+ * A probe that cannot write its @type records (NMI context, a contended
+ * mmap lock) counts one lost record in each session that wanted one, so
+ * that lost stays exact at least in "something was lost here".
+ */
+static void pmcring_src_map_lost(unsigned int type)
+{
+	struct pmcring_session *s;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &pmcring_active, active_node)
+		if (pmcring_session_wants(s, type) &&
+		    pmcring_src_follows(s, current))
+			pmcring_ring_lost(pmcring_session_ring(s));
+	rcu_read_unlock();
+}
+
+/*
+ * The probes below take the mmap lock (trylock) and call d_path(): task
+ * context only.  An int3-based kprobe runs under irqentry_nmi_enter() on
+ * x86 (ours sit on function entries and go through ftrace, so they
+ * normally do not): there they write nothing and count the record lost.
+ */
+static bool pmcring_src_map_nmi(unsigned int type)
+{
+	if (likely(!in_nmi()))
+		return false;
+	pmcring_src_map_lost(type);
+	return true;
+}
+
 /* MAP_IN for every executable file mapping of @mm; mmap lock held. */
 static void pmcring_src_map_all(struct pmcring_session *s, pid_t pid,
 				struct mm_struct *mm, char *buf)
@@ -147,6 +179,8 @@ void pmcring_src_map_exec(struct pmcring_session *s, struct task_struct *p,
 				      pmcring_src_d_path(exe, buf));
 	if (locked && pmcring_session_wants(s, PMCRING_TYPE_MAP_IN))
 		pmcring_src_map_all(s, pmcring_src_pid(s, p), mm, buf);
+	else if (mm && pmcring_session_wants(s, PMCRING_TYPE_MAP_IN))
+		pmcring_ring_lost(pmcring_session_ring(s));
 	if (locked)
 		mmap_read_unlock(mm);
 }
@@ -162,7 +196,8 @@ static int pmcring_src_kp_mmap(struct kprobe *kp, struct pt_regs *regs)
 	struct pmcring_session *s;
 
 	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_IN) ||
-	    !pmcring_src_vma_exec(vma) || current->in_execve)
+	    !pmcring_src_vma_exec(vma) || current->in_execve ||
+	    pmcring_src_map_nmi(PMCRING_TYPE_MAP_IN))
 		return 0;
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
@@ -179,43 +214,110 @@ static int pmcring_src_kp_mmap(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
-static void pmcring_src_unmap(struct pmcring_session *s, struct mm_struct *mm,
-			      unsigned long start, unsigned long end)
-{
-	VMA_ITERATOR(vmi, mm, start);
-	struct vm_area_struct *vma;
+/*
+ * MAP_OUT is written when the call returns, and only if it succeeded: the
+ * entry handler notes the executable file mappings in the range (clipped),
+ * the return handler writes them.  A call that fails (EINVAL, EBADF,
+ * ENOMEM...) changed nothing and writes nothing.
+ */
+#define PMCRING_SRC_UNMAP_MAX	8
 
-	for_each_vma_range(vmi, vma, end)
-		if (pmcring_src_vma_exec(vma))
-			pmcring_src_map_out(s, pmcring_src_pid(s, current),
-					    max(start, vma->vm_start),
-					    min(end, vma->vm_end));
+struct pmcring_src_unmap {
+	unsigned int	n;
+	bool		lost;	/* ranges left out: lock contended, too many */
+	struct {
+		unsigned long start, end;
+	} r[PMCRING_SRC_UNMAP_MAX];
+};
+
+/* Does an enabled session want @type records of current? */
+static bool pmcring_src_map_any(unsigned int type)
+{
+	struct pmcring_session *s;
+	bool any = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
+		if (pmcring_session_wants(s, type) &&
+		    pmcring_src_follows(s, current)) {
+			any = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return any;
 }
 
 /*
- * MAP_OUT for the executable file mappings of current in [start, start+len),
- * clipped to the range; called before the syscall changes anything.
+ * Note the executable file mappings of current in [start, start + len)
+ * into @d, before the call changes anything.  Entry handler context.
  */
-static void pmcring_src_unmap_range(unsigned long start, unsigned long len)
+static void pmcring_src_unmap_note(struct pmcring_src_unmap *d,
+				   unsigned long start, unsigned long len)
 {
+	VMA_ITERATOR(vmi, current->mm, start);
 	unsigned long end = start + PAGE_ALIGN(len);
 	struct mm_struct *mm = current->mm;
-	struct pmcring_session *s;
+	struct vm_area_struct *vma;
 
-	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_OUT) || !mm || end <= start)
+	if (!mm || end <= start)
 		return;
-	/* Probe handlers run with preemption off; the rings need it. */
-	preempt_disable();
+	/* Never sleeps: a contended lock loses (counted) the records. */
+	if (!mmap_read_trylock(mm)) {
+		d->lost = true;
+		return;
+	}
+	for_each_vma_range(vmi, vma, end) {
+		if (!pmcring_src_vma_exec(vma))
+			continue;
+		if (d->n == PMCRING_SRC_UNMAP_MAX) {
+			d->lost = true;
+			break;
+		}
+		d->r[d->n].start = max(start, vma->vm_start);
+		d->r[d->n].end = min(end, vma->vm_end);
+		d->n++;
+	}
+	mmap_read_unlock(mm);
+}
+
+/*
+ * Start of an entry handler: 0 to go on with @d cleared, 1 to skip the
+ * call (no session wants MAP_OUT of current; NMI context, counted).
+ */
+static int pmcring_src_unmap_start(struct kretprobe_instance *ri,
+				   struct pmcring_src_unmap **d)
+{
+	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_OUT) ||
+	    pmcring_src_map_nmi(PMCRING_TYPE_MAP_OUT) ||
+	    !pmcring_src_map_any(PMCRING_TYPE_MAP_OUT))
+		return 1;
+	*d = (struct pmcring_src_unmap *)ri->data;
+	(*d)->n = 0;
+	(*d)->lost = false;
+	return 0;
+}
+
+/* The call succeeded: MAP_OUT of what @d noted, to every session. */
+static void pmcring_src_unmap_emit(const struct pmcring_src_unmap *d)
+{
+	struct pmcring_session *s;
+	unsigned int i;
+
+	if (!d->n && !d->lost)
+		return;
+	preempt_disable();	/* the rings */
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
 		if (!pmcring_session_wants(s, PMCRING_TYPE_MAP_OUT) ||
 		    !pmcring_src_follows(s, current))
 			continue;
-		/* Never sleeps: a contended lock loses the record. */
-		if (!mmap_read_trylock(mm))
-			break;
-		pmcring_src_unmap(s, mm, start, end);
-		mmap_read_unlock(mm);
+		/* in the opener's pid namespace */
+		for (i = 0; i < d->n; i++)
+			pmcring_src_map_out(s, pmcring_src_pid(s, current),
+					    d->r[i].start, d->r[i].end);
+		if (d->lost)
+			pmcring_ring_lost(pmcring_session_ring(s));
 	}
 	rcu_read_unlock();
 	preempt_enable();
@@ -227,56 +329,105 @@ static struct pt_regs *pmcring_src_uregs(struct pt_regs *regs)
 	return (struct pt_regs *)regs_get_kernel_argument(regs, 0);
 }
 
-/* __x64_sys_munmap(addr, len), before the unmap. */
-static int pmcring_src_kp_munmap(struct kprobe *kp, struct pt_regs *regs)
+/* __x64_sys_munmap(addr, len). */
+static int pmcring_src_kp_munmap(struct kretprobe_instance *ri,
+				 struct pt_regs *regs)
 {
 	struct pt_regs *u = pmcring_src_uregs(regs);
+	struct pmcring_src_unmap *d;
 
-	pmcring_src_unmap_range(u->di, u->si);
+	if (pmcring_src_unmap_start(ri, &d))
+		return 1;
+	pmcring_src_unmap_note(d, u->di, u->si);
 	return 0;
 }
 
 /* __ia32_sys_munmap(addr, len): 32-bit tasks, arguments in ebx, ecx. */
-static int pmcring_src_kp_munmap32(struct kprobe *kp, struct pt_regs *regs)
+static int pmcring_src_kp_munmap32(struct kretprobe_instance *ri,
+				   struct pt_regs *regs)
 {
 	struct pt_regs *u = pmcring_src_uregs(regs);
+	struct pmcring_src_unmap *d;
 
-	pmcring_src_unmap_range((u32)u->bx, (u32)u->cx);
+	if (pmcring_src_unmap_start(ri, &d))
+		return 1;
+	pmcring_src_unmap_note(d, (u32)u->bx, (u32)u->cx);
+	return 0;
+}
+
+/* Return of munmap: 0 on success. */
+static int pmcring_src_kp_munmap_ret(struct kretprobe_instance *ri,
+				     struct pt_regs *regs)
+{
+	if (!regs_return_value(regs))
+		pmcring_src_unmap_emit((void *)ri->data);
 	return 0;
 }
 
 /* __x64_sys_mmap(addr, len, prot, flags, ...): MAP_FIXED replaces the range. */
-static int pmcring_src_kp_mmap_fixed(struct kprobe *kp, struct pt_regs *regs)
+static int pmcring_src_kp_mmap_fixed(struct kretprobe_instance *ri,
+				     struct pt_regs *regs)
 {
 	struct pt_regs *u = pmcring_src_uregs(regs);
+	struct pmcring_src_unmap *d;
 
-	if (u->r10 & MAP_FIXED)
-		pmcring_src_unmap_range(u->di, u->si);
+	if (!(u->r10 & MAP_FIXED) || pmcring_src_unmap_start(ri, &d))
+		return 1;
+	pmcring_src_unmap_note(d, u->di, u->si);
 	return 0;
 }
 
 /* __ia32_sys_mmap_pgoff (mmap2): ebx addr, ecx len, edx prot, esi flags. */
-static int pmcring_src_kp_mmap_fixed32(struct kprobe *kp, struct pt_regs *regs)
+static int pmcring_src_kp_mmap_fixed32(struct kretprobe_instance *ri,
+				       struct pt_regs *regs)
 {
 	struct pt_regs *u = pmcring_src_uregs(regs);
+	struct pmcring_src_unmap *d;
 
-	if ((u32)u->si & MAP_FIXED)
-		pmcring_src_unmap_range((u32)u->bx, (u32)u->cx);
+	if (!((u32)u->si & MAP_FIXED) || pmcring_src_unmap_start(ri, &d))
+		return 1;
+	pmcring_src_unmap_note(d, (u32)u->bx, (u32)u->cx);
+	return 0;
+}
+
+/* Return of mmap, mmap2 and mremap: an address, or -errno. */
+static bool pmcring_src_ret_ok(struct pt_regs *regs)
+{
+	return !IS_ERR_VALUE(regs_return_value(regs));
+}
+
+static int pmcring_src_kp_mmap_fixed_ret(struct kretprobe_instance *ri,
+					 struct pt_regs *regs)
+{
+	if (pmcring_src_ret_ok(regs))
+		pmcring_src_unmap_emit((void *)ri->data);
 	return 0;
 }
 
 /*
  * mremap(addr, old_len, new_len, flags, new_addr): the old range ends
  * (moved, shrunk, or grown in place: MAP_IN follows on return), and with
- * MREMAP_FIXED whatever was at the new range.
+ * MREMAP_FIXED whatever was at the new range.  Noted here, written on a
+ * successful return, MAP_OUT first.
  */
-static void pmcring_src_mremap(unsigned long addr, unsigned long old_len,
-			       unsigned long new_len, unsigned long flags,
-			       unsigned long new_addr)
+static int pmcring_src_mremap(struct kretprobe_instance *ri,
+			      unsigned long addr, unsigned long old_len,
+			      unsigned long new_len, unsigned long flags,
+			      unsigned long new_addr)
 {
-	pmcring_src_unmap_range(addr, old_len);
+	struct pmcring_src_unmap *d;
+
+	if (pmcring_src_unmap_start(ri, &d)) {
+		/* MAP_IN on return may still be wanted. */
+		d = (struct pmcring_src_unmap *)ri->data;
+		d->n = 0;
+		d->lost = false;
+		return 0;
+	}
+	pmcring_src_unmap_note(d, addr, old_len);
 	if (flags & MREMAP_FIXED)
-		pmcring_src_unmap_range(new_addr, new_len);
+		pmcring_src_unmap_note(d, new_addr, new_len);
+	return 0;
 }
 
 /* __x64_sys_mremap: rdi, rsi, rdx, r10, r8. */
@@ -285,8 +436,7 @@ static int pmcring_src_kp_mremap(struct kretprobe_instance *ri,
 {
 	struct pt_regs *u = pmcring_src_uregs(regs);
 
-	pmcring_src_mremap(u->di, u->si, u->dx, u->r10, u->r8);
-	return 0;
+	return pmcring_src_mremap(ri, u->di, u->si, u->dx, u->r10, u->r8);
 }
 
 /* __ia32_sys_mremap: ebx, ecx, edx, esi, edi. */
@@ -295,12 +445,14 @@ static int pmcring_src_kp_mremap32(struct kretprobe_instance *ri,
 {
 	struct pt_regs *u = pmcring_src_uregs(regs);
 
-	pmcring_src_mremap((u32)u->bx, (u32)u->cx, (u32)u->dx, (u32)u->si,
-			   (u32)u->di);
-	return 0;
+	return pmcring_src_mremap(ri, (u32)u->bx, (u32)u->cx, (u32)u->dx,
+				  (u32)u->si, (u32)u->di);
 }
 
-/* Return of mremap: MAP_IN of the mapping now at the returned address. */
+/*
+ * Return of mremap: MAP_OUT of the old range(s), then MAP_IN of the mapping
+ * now at the returned address.
+ */
 static int pmcring_src_kp_mremap_ret(struct kretprobe_instance *ri,
 				     struct pt_regs *regs)
 {
@@ -310,8 +462,11 @@ static int pmcring_src_kp_mremap_ret(struct kretprobe_instance *ri,
 	struct pmcring_session *s;
 	const char *path = NULL;
 
+	if (!pmcring_src_ret_ok(regs))
+		return 0;
+	pmcring_src_unmap_emit((void *)ri->data);
 	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_IN) || !mm ||
-	    IS_ERR_VALUE(addr))
+	    pmcring_src_map_nmi(PMCRING_TYPE_MAP_IN))
 		return 0;
 	preempt_disable();	/* the path buffer and the rings */
 	rcu_read_lock();
@@ -319,8 +474,10 @@ static int pmcring_src_kp_mremap_ret(struct kretprobe_instance *ri,
 		if (!pmcring_session_wants(s, PMCRING_TYPE_MAP_IN) ||
 		    !pmcring_src_follows(s, current))
 			continue;
-		if (!mmap_read_trylock(mm))
-			break;
+		if (!mmap_read_trylock(mm)) {
+			pmcring_ring_lost(pmcring_session_ring(s));
+			continue;
+		}
 		vma = vma_lookup(mm, addr);
 		if (vma && pmcring_src_vma_exec(vma)) {
 			if (!path)
@@ -359,27 +516,45 @@ static struct pmcring_src_kp pmcring_src_kps[] = {
 	{ .kp = { .symbol_name = "perf_event_mmap",
 		  .pre_handler = pmcring_src_kp_mmap },
 	  .types = PMCRING_SRC_T(MAP_IN), .what = "mmap MAP_IN" },
-	{ .kp = { .symbol_name = "__x64_sys_munmap",
-		  .pre_handler = pmcring_src_kp_munmap },
-	  .types = PMCRING_SRC_T(MAP_OUT), .what = "munmap MAP_OUT" },
-	{ .kp = { .symbol_name = "__ia32_sys_munmap",
-		  .pre_handler = pmcring_src_kp_munmap32 },
-	  .types = PMCRING_SRC_T(MAP_OUT), .what = "32-bit munmap MAP_OUT" },
-	{ .kp = { .symbol_name = "__x64_sys_mmap",
-		  .pre_handler = pmcring_src_kp_mmap_fixed },
-	  .types = PMCRING_SRC_T(MAP_OUT), .what = "MAP_FIXED MAP_OUT" },
-	{ .kp = { .symbol_name = "__ia32_sys_mmap_pgoff",
-		  .pre_handler = pmcring_src_kp_mmap_fixed32 },
-	  .types = PMCRING_SRC_T(MAP_OUT), .what = "32-bit MAP_FIXED MAP_OUT" },
+	{ .rp = { .kp.symbol_name = "__x64_sys_munmap",
+		  .entry_handler = pmcring_src_kp_munmap,
+		  .handler = pmcring_src_kp_munmap_ret,
+		  .data_size = sizeof(struct pmcring_src_unmap),
+		  .maxactive = 64 },
+	  .ret = true, .types = PMCRING_SRC_T(MAP_OUT),
+	  .what = "munmap MAP_OUT" },
+	{ .rp = { .kp.symbol_name = "__ia32_sys_munmap",
+		  .entry_handler = pmcring_src_kp_munmap32,
+		  .handler = pmcring_src_kp_munmap_ret,
+		  .data_size = sizeof(struct pmcring_src_unmap),
+		  .maxactive = 64 },
+	  .ret = true, .types = PMCRING_SRC_T(MAP_OUT),
+	  .what = "32-bit munmap MAP_OUT" },
+	{ .rp = { .kp.symbol_name = "__x64_sys_mmap",
+		  .entry_handler = pmcring_src_kp_mmap_fixed,
+		  .handler = pmcring_src_kp_mmap_fixed_ret,
+		  .data_size = sizeof(struct pmcring_src_unmap),
+		  .maxactive = 64 },
+	  .ret = true, .types = PMCRING_SRC_T(MAP_OUT),
+	  .what = "MAP_FIXED MAP_OUT" },
+	{ .rp = { .kp.symbol_name = "__ia32_sys_mmap_pgoff",
+		  .entry_handler = pmcring_src_kp_mmap_fixed32,
+		  .handler = pmcring_src_kp_mmap_fixed_ret,
+		  .data_size = sizeof(struct pmcring_src_unmap),
+		  .maxactive = 64 },
+	  .ret = true, .types = PMCRING_SRC_T(MAP_OUT),
+	  .what = "32-bit MAP_FIXED MAP_OUT" },
 	{ .rp = { .kp.symbol_name = "__x64_sys_mremap",
 		  .entry_handler = pmcring_src_kp_mremap,
 		  .handler = pmcring_src_kp_mremap_ret,
+		  .data_size = sizeof(struct pmcring_src_unmap),
 		  .maxactive = 64 },
 	  .ret = true, .types = PMCRING_SRC_T(MAP_IN) | PMCRING_SRC_T(MAP_OUT),
 	  .what = "mremap MAP_OUT/MAP_IN" },
 	{ .rp = { .kp.symbol_name = "__ia32_sys_mremap",
 		  .entry_handler = pmcring_src_kp_mremap32,
 		  .handler = pmcring_src_kp_mremap_ret,
+		  .data_size = sizeof(struct pmcring_src_unmap),
 		  .maxactive = 64 },
 	  .ret = true, .types = PMCRING_SRC_T(MAP_IN) | PMCRING_SRC_T(MAP_OUT),
 	  .what = "32-bit mremap MAP_OUT/MAP_IN" },

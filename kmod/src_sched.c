@@ -7,6 +7,11 @@
  *	sched_process_exec	PROCEXEC, PROC_CREATE, MAP_IN (src_map.c)
  *	sched_process_exit	THR_EXIT, and PROCEXIT + SYSEXIT for the last
  *				thread of a process
+ *	sched_process_free	forgets the exit claim of a reaped process
+ *
+ * The probes are registered by name (the tracepoints are not exported), so
+ * pmcring_src_tp_check() has the compiler compare each prototype with the
+ * tracepoint of the kernel built against (check_trace_callback_type_*()).
  *
  * The fork and exit probes also maintain the target set of per-pid sessions.
  *
@@ -25,6 +30,8 @@
 #include <linux/sched/signal.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
+#include <linux/spinlock.h>
+#include <trace/events/sched.h>
 #include "src.h"
 
 /* The outgoing thread's runtime when it was switched in, per CPU. */
@@ -116,8 +123,19 @@ static void pmcring_src_probe_fork(void *data, struct task_struct *parent,
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
 		struct pmcring_src_state *st = s->src;
 
-		if (st->targets && !thread && pmcring_src_follows(s, parent))
-			pmcring_src_target_add(st, tgid);
+		/*
+		 * A new process is followed iff its parent is: add or drop
+		 * it here, not at exit, where the thread that writes PROCEXIT
+		 * need not be the last to pass (a stale entry of a dead pid
+		 * is harmless: whoever gets the pid next comes by here, and
+		 * the entries are as many as the processes followed).
+		 */
+		if (st->targets && !thread) {
+			if (pmcring_src_follows(s, parent))
+				pmcring_src_target_add(st, tgid);
+			else if (xa_load(st->targets, tgid))
+				pmcring_src_target_del(st, tgid);
+		}
 		if (pmcring_src_follows(s, child))
 			pmcring_src_fork_records(s, parent, child, thread);
 	}
@@ -172,26 +190,114 @@ static void pmcring_src_exit_records(struct pmcring_session *s,
 }
 
 /*
- * Runs in the exiting thread after do_exit() decremented signal->live: 0
- * means this is the last thread of its process.
+ * Which exiting thread writes PROCEXIT and SYSEXIT.  do_exit() knows
+ * (group_dead, from atomic_dec_and_test(&signal->live)), but before 6.16
+ * the tracepoint does not pass it, and signal->live read in the probe is 0
+ * for every thread that reaches it after the last decrement: threads that
+ * exit together would each write them.  Of those, the first to claim the
+ * process's signal_struct here does.  A claim lives until the group leader
+ * is freed (sched_process_free), which is after every thread of the group
+ * passed sched_process_exit; both probes stay attached until unload, so no
+ * claim outlives its signal_struct.  A full table only allows a duplicate,
+ * never loses a record.
  */
-static void pmcring_src_probe_exit(void *data, struct task_struct *p)
+#define PMCRING_SRC_EXIT_CLAIMS	128
+
+static DEFINE_RAW_SPINLOCK(pmcring_src_exit_lock);
+static const struct signal_struct *pmcring_src_exit_claims[PMCRING_SRC_EXIT_CLAIMS];
+static unsigned int pmcring_src_exit_nclaims;	/* under the lock */
+
+#ifndef PMCRING_HAVE_EXIT_GROUP_DEAD
+/* True for the first caller for @sig. */
+static bool pmcring_src_exit_claim(const struct signal_struct *sig)
 {
-	bool group_dead = !atomic_read(&p->signal->live);
-	pid_t tgid = task_tgid_nr(p);
+	unsigned int i, free = PMCRING_SRC_EXIT_CLAIMS;
+	unsigned long flags;
+	bool first = true;
+
+	raw_spin_lock_irqsave(&pmcring_src_exit_lock, flags);
+	for (i = 0; i < PMCRING_SRC_EXIT_CLAIMS; i++) {
+		if (pmcring_src_exit_claims[i] == sig) {
+			first = false;
+			break;
+		}
+		if (!pmcring_src_exit_claims[i] && free == PMCRING_SRC_EXIT_CLAIMS)
+			free = i;
+	}
+	if (first && free < PMCRING_SRC_EXIT_CLAIMS) {
+		pmcring_src_exit_claims[free] = sig;
+		WRITE_ONCE(pmcring_src_exit_nclaims,
+			   pmcring_src_exit_nclaims + 1);
+	}
+	raw_spin_unlock_irqrestore(&pmcring_src_exit_lock, flags);
+	return first;
+}
+#endif
+
+/* The group leader is freed (RCU callback): its process is gone. */
+static void pmcring_src_probe_free(void *data, struct task_struct *p)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	if (!READ_ONCE(pmcring_src_exit_nclaims) || !thread_group_leader(p))
+		return;
+	raw_spin_lock_irqsave(&pmcring_src_exit_lock, flags);
+	for (i = 0; i < PMCRING_SRC_EXIT_CLAIMS; i++) {
+		if (pmcring_src_exit_claims[i] == p->signal) {
+			pmcring_src_exit_claims[i] = NULL;
+			WRITE_ONCE(pmcring_src_exit_nclaims,
+				   pmcring_src_exit_nclaims - 1);
+		}
+	}
+	raw_spin_unlock_irqrestore(&pmcring_src_exit_lock, flags);
+}
+
+/*
+ * Runs in the exiting thread after do_exit() decremented signal->live.
+ * @group_dead: this is the last thread of its process.
+ */
+static void pmcring_src_exit_task(struct task_struct *p, bool group_dead)
+{
 	struct pmcring_session *s;
 
 	rcu_read_lock();
-	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
-		struct pmcring_src_state *st = s->src;
-
-		if (!pmcring_src_follows(s, p))
-			continue;
-		pmcring_src_exit_records(s, p, group_dead);
-		if (group_dead && st->targets)
-			pmcring_src_target_del(st, tgid);
-	}
+	list_for_each_entry_rcu(s, &pmcring_active, active_node)
+		if (pmcring_src_follows(s, p))
+			pmcring_src_exit_records(s, p, group_dead);
 	rcu_read_unlock();
+}
+
+#ifdef PMCRING_HAVE_EXIT_GROUP_DEAD
+static void pmcring_src_probe_exit(void *data, struct task_struct *p,
+				   bool group_dead)
+{
+	pmcring_src_exit_task(p, group_dead);
+}
+#else
+static void pmcring_src_probe_exit(void *data, struct task_struct *p)
+{
+	bool group_dead = !atomic_read(&p->signal->live);
+
+	/*
+	 * A thread whose decrement did not reach 0 may read 0 too: only the
+	 * first claimant is the last thread.  Not following @p, nothing to
+	 * claim (and a later follower claims on its own).
+	 */
+	if (group_dead)
+		group_dead = pmcring_src_exit_claim(p->signal);
+	pmcring_src_exit_task(p, group_dead);
+}
+#endif
+
+/* Build-time check of every probe against the kernel's tracepoint. */
+static inline void pmcring_src_tp_check(void)
+{
+	check_trace_callback_type_sched_switch(pmcring_src_probe_switch);
+	check_trace_callback_type_sched_process_fork(pmcring_src_probe_fork);
+	check_trace_callback_type_sched_process_exec(pmcring_src_probe_exec);
+	check_trace_callback_type_sched_process_exit(pmcring_src_probe_exit);
+	check_trace_callback_type_sched_process_free(pmcring_src_probe_free);
 }
 
 /* ---- attach / detach ---- */
@@ -214,6 +320,10 @@ static struct pmcring_src_tp pmcring_src_tps[] = {
 	{ "sched_process_exec", pmcring_src_probe_exec,
 	  PMCRING_SRC_T(PROCEXEC) | PMCRING_SRC_T(PROC_CREATE) |
 	  PMCRING_SRC_T(MAP_IN), true },
+	/* Before sched_process_exit: no claim without its release. */
+	{ "sched_process_free", pmcring_src_probe_free,
+	  PMCRING_SRC_T(PROCEXIT) | PMCRING_SRC_T(THR_EXIT) |
+	  PMCRING_SRC_T(SYSEXIT), true },
 	{ "sched_process_exit", pmcring_src_probe_exit,
 	  PMCRING_SRC_T(PROCEXIT) | PMCRING_SRC_T(THR_EXIT) |
 	  PMCRING_SRC_T(SYSEXIT), true },
@@ -259,6 +369,7 @@ int pmcring_src_sched_get(struct pmcring_session *s)
 	unsigned int i;
 	int err = 0;
 
+	pmcring_src_tp_check();
 	if (!pmcring_src_tps[0].tp)
 		for_each_kernel_tracepoint(pmcring_src_tp_find, NULL);
 	for (i = 0; i < ARRAY_SIZE(pmcring_src_tps); i++) {

@@ -433,6 +433,7 @@ static void op_bad_ioctl(uint64_t *s, int fd)
 	case PMCRING_IOC_GET_INFO: case PMCRING_IOC_CONFIGURE:
 	case PMCRING_IOC_ENABLE: case PMCRING_IOC_DISABLE:
 	case PMCRING_IOC_WRITELOG: case PMCRING_IOC_GENERATE:
+	case PMCRING_IOC_GENERATE_VER0:
 	case PMCRING_IOC_CLOCK: case PMCRING_IOC_ADD_COUNTER:
 	case PMCRING_IOC_FLUSH:
 		return;	/* hit a real one by chance: not this op's business */

@@ -38,7 +38,13 @@ TEST(offsets)
 	EXPECT_EQ(72, sizeof(struct pmcring_config));
 	EXPECT_EQ(32, OFF(pmcring_config, region_size));
 	EXPECT_EQ(128, sizeof(struct pmcring_counter));
-	EXPECT_EQ(48, sizeof(struct pmcring_generate));
+	EXPECT_EQ(PMCRING_GENERATE_SIZE_VER1, sizeof(struct pmcring_generate));
+	EXPECT_EQ(PMCRING_GENERATE_SIZE_VER0, OFF(pmcring_generate, written));
+	EXPECT_EQ(48, PMCRING_GENERATE_SIZE_VER0);
+	EXPECT_EQ(80, OFF(pmcring_generate, dropped));
+	EXPECT_EQ(112, OFF(pmcring_generate, nmi_sent));
+	EXPECT_EQ(120, OFF(pmcring_generate, nmi_depth));
+	EXPECT_EQ(152, OFF(pmcring_generate, nmi_in_wrap));
 	EXPECT_EQ(16, OFF(pmcring_generate, cpus));
 	EXPECT_EQ(16, OFF(pmcring_rec_generated, pl_seq));
 	EXPECT_EQ(24, OFF(pmcring_rec_generated, pl_cpu));
@@ -50,7 +56,9 @@ TEST(offsets)
 		  sizeof(struct pmcring_rec_pmcallocatedyn));
 	EXPECT_EQ(0xEE0d0018u, PMCRING_HEADER(PMCRING_TYPE_USERDATA, 24));
 	EXPECT_EQ(PMCRING_IOC_GET_INFO, _IOR(0xC1, 0x01, struct pmcring_info));
-	EXPECT_EQ(PMCRING_IOC_GENERATE, _IOW(0xC1, 0x06, struct pmcring_generate));
+	EXPECT_EQ(PMCRING_IOC_GENERATE, _IOWR(0xC1, 0x06, struct pmcring_generate));
+	/* The first version's number, as binaries built before have it. */
+	EXPECT_EQ(PMCRING_IOC_GENERATE_VER0, _IOC(_IOC_WRITE, 0xC1, 0x06, 48));
 }
 
 /*

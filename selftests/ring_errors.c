@@ -143,6 +143,12 @@ TEST(generate_args)
 	ASSERT_EQ(0, configure(fd, &c));
 	ASSERT_EQ(0, rt_ioctl(fd, PMCRING_IOC_GET_INFO, &info));
 	EXPECT_EQ(0, generate(fd, &ok));
+	/* The first, 48-byte version of the struct is still accepted. */
+	EXPECT_LT(0, ok.written[1]);	/* the result came back */
+	g = ok;
+	memset(g.written, 0, sizeof(g.written));
+	EXPECT_EQ(0, rt_ioctl(fd, PMCRING_IOC_GENERATE_VER0, &g));
+	EXPECT_EQ(0, g.written[1]);	/* VER0: nothing written back */
 
 #define BAD(errno_, field, value) do {					\
 		g = ok;							\
@@ -158,7 +164,8 @@ TEST(generate_args)
 	BAD(EINVAL, size, ~0u);
 	BAD(EINVAL, count, 0);
 	BAD(EINVAL, flags, 0);
-	BAD(EINVAL, flags, 4);
+	BAD(EINVAL, flags, 8);
+	BAD(EINVAL, flags, PMCRING_GEN_F_NMI << 1);
 	BAD(EINVAL, flags, PMCRING_GEN_F_ALL | 1u << 31);
 	BAD(EINVAL, irq_batch, 1u << 20);
 	BAD(EINVAL, __reserved[0], 1);

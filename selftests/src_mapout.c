@@ -6,7 +6,9 @@
  * path), each through the 64-bit system calls and the 32-bit ones (int
  * $0x80: munmap, mmap2, mremap).  A per-pid session
  * on the test itself maps its own executable file and checks the records of
- * each step by address.
+ * each step by address.  A call that fails (munmap of an unaligned address,
+ * MAP_FIXED with a bad fd, mremap with MREMAP_FIXED alone) changed nothing
+ * and must write no MAP_OUT.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -227,6 +229,67 @@ out:
 	close(fd);
 	rt_close(&s);
 	free(r);
+}
+
+/* MAP_OUT records of @pid among @r. */
+static unsigned int count_map_out(const struct mrec *r, unsigned int n)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += r[i].type == PMCRING_TYPE_MAP_OUT;
+	return k;
+}
+
+TEST(failed_calls_no_map_out)
+{
+	struct mrec *r = calloc(MAX_RECS, sizeof(*r));
+	long page = sysconf(_SC_PAGESIZE);
+	struct pmcring_config cfg = { 0 };
+	size_t len = 2 * page;
+	pid_t pid = getpid();
+	struct rt_sess s;
+	uint8_t *a, *c;
+	unsigned int n;
+	int fd;
+
+	PMCRING_REQUIRE_DEV();
+	ASSERT_NE(NULL, r);
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	cfg.data_pages = 16;
+	cfg.flags = PMCRING_CFG_F_PID | PMCRING_CFG_F_NO_SYNTH;
+	cfg.pid = pid;
+	cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_MAP_IN) |
+		    PMCRING_TYPE_BIT(PMCRING_TYPE_MAP_OUT);
+	ASSERT_EQ(0, rt_open_cfg(&s, &cfg, 1));
+	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL));
+	a = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, a);
+	c = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, c);
+	collect(&s, pid, r, 0);
+
+	EXPECT_EQ(-1, munmap(a + 1, len));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(MAP_FAILED, mmap(a, len, PROT_READ,
+				   MAP_PRIVATE | MAP_FIXED, -1, 0));
+	EXPECT_EQ(EBADF, errno);
+	EXPECT_EQ(MAP_FAILED, mremap(a, len, len, MREMAP_FIXED, c));
+	EXPECT_EQ(EINVAL, errno);
+	n = collect(&s, pid, r, 0);
+	EXPECT_EQ(0, count_map_out(r, n)) TH_LOG("MAP_OUT after failed calls");
+
+	/* The mapping is still there; unmapping it works and says so once. */
+	EXPECT_EQ(0, munmap(a, len));
+	n = collect(&s, pid, r, 0);
+	EXPECT_EQ(1, count_map_out(r, n));
+	EXPECT_LE(0, find(r, n, PMCRING_TYPE_MAP_OUT, (uintptr_t)a,
+			  (uintptr_t)a + len));
+	munmap(c, len);
+	close(fd);
+	free(r);
+	rt_close(&s);
 }
 
 TEST_HARNESS_MAIN

@@ -299,6 +299,8 @@ struct pmcring_rec_generated {
 
 #define PMCRING_GEN_CTX_TASK		1u
 #define PMCRING_GEN_CTX_HARDIRQ		2u
+#define PMCRING_GEN_CTX_NMI		3u
+#define PMCRING_GEN_CTX_MAX		3u
 
 /* Exact record lengths of the fixed-size types. */
 #define PMCRING_SIZE_CLOSELOG		16u
@@ -440,10 +442,40 @@ struct pmcring_generate {
 	__u32	cpus_size;		/* bytes of the bitmap, multiple of 8 */
 	__u32	irq_batch;		/* records per hrtimer tick, 0 = 16 */
 	__u64	__reserved[2];		/* must be 0 */
+
+	/*
+	 * PMCRING_GENERATE_SIZE_VER1: the result, written back by
+	 * PMCRING_IOC_GENERATE (ignored on input), summed over the CPUs.
+	 * Index [ctx] is a PMCRING_GEN_CTX_*; [0] is unused.
+	 */
+	__u64	written[4];		/* out: records committed per ctx */
+	__u64	dropped[4];		/* out: records dropped per ctx (lost) */
+	__u64	nmi_sent;		/* out: NMIs raised */
+	__u64	nmi_depth[4];		/* out: NMI records by the number of
+					 * writers they nested in on the ring
+					 * (0, 1, 2, 3 or more)
+					 */
+	__u64	nmi_in_wrap;		/* out: NMI records written while a
+					 * record wrapping the end of the
+					 * data was reserved, not committed
+					 */
+	__u64	__reserved_out[4];	/* out: 0 */
 };
+
+/*
+ * struct pmcring_generate grows at its end; the ioctl's size field says
+ * which version the caller has.  VER0 (input only) is still accepted.
+ */
+#define PMCRING_GENERATE_SIZE_VER0	48
+#define PMCRING_GENERATE_SIZE_VER1	192
 
 #define PMCRING_GEN_F_TASK		(1u << 0)	/* from process context */
 #define PMCRING_GEN_F_HARDIRQ		(1u << 1)	/* from an hrtimer */
+#define PMCRING_GEN_F_NMI		(1u << 2)	/* from NMIs (x86 APIC) */
+/*
+ * The streams of the first version.  Callers pass it to mean "task and
+ * hard IRQ", so it keeps that meaning: the NMI stream is asked for by name.
+ */
 #define PMCRING_GEN_F_ALL		(PMCRING_GEN_F_TASK | PMCRING_GEN_F_HARDIRQ)
 
 #define PMCRING_IOC_GET_INFO	_IOR(PMCRING_IOC_MAGIC, 0x01, struct pmcring_info)
@@ -452,7 +484,10 @@ struct pmcring_generate {
 #define PMCRING_IOC_DISABLE	_IO(PMCRING_IOC_MAGIC, 0x04)
 /* USERDATA record with this value on the calling CPU (pmc_writelog(3)). */
 #define PMCRING_IOC_WRITELOG	_IOW(PMCRING_IOC_MAGIC, 0x05, __u32)
-#define PMCRING_IOC_GENERATE	_IOW(PMCRING_IOC_MAGIC, 0x06, struct pmcring_generate)
+#define PMCRING_IOC_GENERATE	_IOWR(PMCRING_IOC_MAGIC, 0x06, struct pmcring_generate)
+/* The first version: the 48-byte request, nothing written back. */
+#define PMCRING_IOC_GENERATE_VER0 \
+	_IOC(_IOC_WRITE, PMCRING_IOC_MAGIC, 0x06, PMCRING_GENERATE_SIZE_VER0)
 /*
  * ktime_get_mono_fast_ns() read as (F) of the ordering contract; the
  * caller issues the full barrier of (F) (smp_mb(), C11 seq_cst fence)

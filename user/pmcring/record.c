@@ -449,16 +449,20 @@ static void status_update(struct status *st, const struct consumer *c,
 	st->last_bytes = c->st.bytes;
 }
 
-static uint64_t total_lost(struct pmcring *s)
+/* Records the kernel dropped, over all CPUs; *backwards: clamped ones. */
+static uint64_t total_lost(struct pmcring *s, uint64_t *backwards)
 {
 	struct pmcring_cpu_stats cs = { .sz = sizeof(cs) };
-	uint64_t lost = 0;
+	uint64_t lost = 0, back = 0;
 	unsigned int i;
 
 	for (i = 0; i < pmcring_nr_cpus(s); i++) {
 		pmcring_cpu_buf_stats(pmcring_cpu_buf(s, i), &cs);
 		lost += cs.lost;
+		back += cs.backwards;
 	}
+	if (backwards)
+		*backwards = back;
 	return lost;
 }
 
@@ -558,7 +562,7 @@ static int record_loop(struct recorder *r, int *child_sig)
 		err = consumer_drain(&r->c, DRAIN_MAX, &n);
 		if (err)
 			break;
-		status_update(&st, &r->c, total_lost(r->s), false);
+		status_update(&st, &r->c, total_lost(r->s, NULL), false);
 		why = stop_check(r, end_at);
 		if (why != STOP_NONE)
 			break;
@@ -589,7 +593,7 @@ static int record_loop(struct recorder *r, int *child_sig)
 		pmcring_clock(r->s, &end_ts);
 		err = consumer_end(&r->c, end_ts);
 	}
-	status_update(&st, &r->c, total_lost(r->s), true);
+	status_update(&st, &r->c, total_lost(r->s, NULL), true);
 	if (st.shown)
 		fputc('\n', stderr);
 	return err;
@@ -769,7 +773,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!r->o.quiet && !ret) {
 		double secs = (double)(now_ns(CLOCK_MONOTONIC) - r->t_enable) / 1e9;
-		uint64_t lost = total_lost(r->s);
+		uint64_t back, lost = total_lost(r->s, &back);
 
 		fprintf(stderr, "pmcring: %" PRIu64 " records, %" PRIu64
 			" bytes written to %s (%" PRIu64 " in the file) in "
@@ -779,6 +783,12 @@ int cmd_record(int argc, char **argv)
 			(double)r->c.st.records / secs,
 			(double)r->c.st.bytes / secs / 1e6,
 			r->c.use_uring ? "io_uring" : "read/write", lost);
+		/* the merge handed them out in order, the file has them as is */
+		if (back)
+			fprintf(stderr, "pmcring: warning: %" PRIu64 " records "
+				"had a timestamp before the one before them on "
+				"their CPU: merged in order, written with their "
+				"own timestamp\n", back);
 	}
 	/* The exit status is the command's, as with time(1), unless we failed. */
 	if (r->ch.pid > 0 && r->ch.go_fd < 0) {

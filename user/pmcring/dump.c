@@ -24,6 +24,7 @@ struct walk {
 	int			kind;
 	struct fmt_bm_info	bi;
 	bool			closed;		/* pmclog: CLOSELOG seen */
+	uint64_t		seen;		/* items of this file so far */
 };
 
 /* Walk the records of @path; prints problems, returns 0, or 1 on error. */
@@ -297,6 +298,7 @@ int cmd_dump(int argc, char **argv)
 struct stat_ctx {
 	struct walk	*w;
 	uint64_t	n, bytes, drops, first, last;
+	uint64_t	prev, backwards;	/* ts below the one before */
 	uint64_t	types[STAT_TYPES];
 	uint64_t	cpus[STAT_CPUS + 1];	/* last: CPU unknown */
 };
@@ -311,6 +313,10 @@ static int stat_item(const struct fmt_item *it, void *ctx)
 		s->first = it->ts;
 	if (it->ts > s->last)
 		s->last = it->ts;
+	/* in each file (a blob directory's sets each start over) */
+	if (s->w->seen++ && it->ts < s->prev)
+		s->backwards++;
+	s->prev = it->ts;
 	s->n++;
 	s->bytes += it->len;
 	s->types[it->type % STAT_TYPES]++;
@@ -350,6 +356,10 @@ int cmd_stat(int argc, char **argv)
 		       argv[i], kinds[w.kind], s->n, s->bytes);
 		printf("duration %.6f s, rate %.0f records/s, drops %" PRIu64 "\n",
 		       secs, secs > 0 ? (double)s->n / secs : 0.0, s->drops);
+		/* pmcring's files are ordered; FreeBSD's are not */
+		if (s->backwards)
+			printf("out of order %" PRIu64 " (a timestamp below the "
+			       "one before)\n", s->backwards);
 		probe.kind = w.kind;
 		for (t = 0; t < STAT_TYPES; t++) {
 			if (!s->types[t])

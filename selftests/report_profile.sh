@@ -42,4 +42,15 @@ pmcring report --folded $ks "$dir/prof.pmclog" >"$dir/folded.txt" ||
 grep -Eq "^pmcring-workload;(.*;)?burn_cpu(;| )" "$dir/folded.txt" ||
 	fail "no folded stack of pmcring-workload ending in burn_cpu"
 grep -q 'data-n="burn_cpu"' "$dir/flame.svg" || fail "burn_cpu not in the SVG"
+# perf report's habits: -i PATH, and pmcring.pmclog when none is given
+# shellcheck disable=SC2086
+pmcring report --folded $ks -i "$dir/prof.pmclog" >"$dir/folded-i.txt" &&
+	cmp -s "$dir/folded.txt" "$dir/folded-i.txt" || fail "report -i PATH differs"
+ks2=
+[ -n "$ks" ] || ks2="--kallsyms $dir/prof.pmclog.kallsyms"
+# shellcheck disable=SC2086
+(cd "$dir" && cp prof.pmclog pmcring.pmclog &&
+	pmcring report --folded $ks $ks2 >"$dir/folded-d.txt") &&
+	cmp -s "$dir/folded.txt" "$dir/folded-d.txt" ||
+	fail "report without PATH does not read pmcring.pmclog"
 echo "ok: report of the workload: top user function burn_cpu"

@@ -287,6 +287,7 @@ static const struct option report_longopts[] = {
 	{ "title",	required_argument, NULL, OPT_TITLE },
 	{ "path-map",	required_argument, NULL, OPT_PATH_MAP },
 	{ "symfs",	required_argument, NULL, OPT_SYMFS },
+	{ "input",	required_argument, NULL, 'i' },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -294,13 +295,15 @@ static const struct option report_longopts[] = {
 static int report_usage(int help)
 {
 	fprintf(help ? stdout : stderr,
-"usage: pmcring report [OPTIONS] PATH\n"
+"usage: pmcring report [OPTIONS] [PATH]\n"
 "\n"
 "Print where the time went in a recording (pmclog, barman or blob file):\n"
 "top functions by self and total samples, samples per process and thread,\n"
 "symbolized from the recording's own PROCEXEC/MAP_IN records and the ELF\n"
 "files they name.\n"
 "\n"
+"  -i, --input PATH       the recording (or PATH; default pmcring.pmclog,\n"
+"                         as perf report reads perf.data)\n"
 "  -p, --pid PID          only samples of process PID\n"
 "  -c, --comm NAME        only samples of processes or threads named NAME\n"
 "  -C, --cpu N            only samples taken on CPU N\n"
@@ -403,9 +406,12 @@ int cmd_report(int argc, char **argv)
 	int opt, err;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+p:c:C:h", report_longopts,
+	while ((opt = getopt_long(argc, argv, "+i:p:c:C:h", report_longopts,
 				  NULL)) != -1) {
 		switch (opt) {
+		case 'i':
+			c.path = optarg;
+			break;
 		case 'p':
 			if (report_parse_u64(optarg, &v) || v > INT32_MAX)
 				goto bad;
@@ -466,9 +472,13 @@ int cmd_report(int argc, char **argv)
 			return report_usage(0);
 		}
 	}
-	if (optind + 1 != argc)
+	/* the recording: -i PATH, PATH, or perf's habit, the default file */
+	if (optind + 1 == argc && !c.path)
+		c.path = argv[optind];
+	else if (optind != argc)
 		return report_usage(0);
-	c.path = argv[optind];
+	if (!c.path)
+		c.path = "pmcring.pmclog";
 
 	if (fmt_map_file(c.path, &im.p, &im.len, "pmcring report"))
 		return 1;

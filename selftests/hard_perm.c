@@ -384,28 +384,19 @@ static int nobody_cannot_reach_other_session(void *arg)
 }
 
 FIXTURE(perm) {
-	mode_t	mode;
-	int	paranoid;
+	struct pmcring_perm_state saved;
 };
 
 FIXTURE_SETUP(perm)
 {
-	struct stat st;
-
-	self->mode = 0;
-	self->paranoid = -1000;
+	self->saved = (struct pmcring_perm_state){ 0, PMCRING_UNSAVED };
 	PMCRING_REQUIRE_DEV();
-	ASSERT_EQ(0, stat(PMCRING_DEV_PATH, &st));
-	self->mode = st.st_mode & 07777;
-	self->paranoid = pmcring_read_long(PARANOID, -1000);
+	ASSERT_EQ(0, pmcring_perm_save(&self->saved));
 }
 
 FIXTURE_TEARDOWN(perm)
 {
-	if (self->mode)
-		chmod(PMCRING_DEV_PATH, self->mode);
-	if (self->paranoid != -1000)
-		pmcring_write_int(PARANOID, self->paranoid);
+	pmcring_perm_restore(&self->saved);
 }
 
 TEST_F(perm, dev_mode_0600_keeps_nobody_out)
@@ -447,7 +438,7 @@ TEST_F(perm, no_kernel_addresses_no_foreign_records)
 
 	if (_metadata->skip)
 		return;
-	if (self->paranoid == -1000)
+	if (self->saved.paranoid == PMCRING_UNSAVED)
 		SKIP(return, "%s not readable", PARANOID);
 	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
 	pmcring_write_int(PARANOID, 2);	/* own processes yes, kernel addresses no */
@@ -465,7 +456,7 @@ TEST_F(perm, sysctls_cannot_be_spoofed_from_a_user_namespace)
 
 	if (_metadata->skip)
 		return;
-	if (self->paranoid == -1000)
+	if (self->saved.paranoid == PMCRING_UNSAVED)
 		SKIP(return, "%s not readable", PARANOID);
 	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
 	pmcring_write_int(PARANOID, 3);		/* Debian's default */

@@ -152,31 +152,24 @@ static int record_exec(int drop, struct exec_seen *n)
 static struct exec_seen nobody_seen;
 
 FIXTURE(exec) {
-	mode_t	mode;
-	long	paranoid;
+	struct pmcring_perm_state saved;
 };
 
 FIXTURE_SETUP(exec)
 {
 	struct stat st;
 
-	self->mode = 0;
-	self->paranoid = -1000;
+	self->saved = (struct pmcring_perm_state){ 0, PMCRING_UNSAVED };
 	PMCRING_REQUIRE_DEV();
 	if (stat(HELPER, &st) || st.st_uid || !(st.st_mode & S_ISUID))
 		SKIP(return, "no setuid-root %s (make selftests puts it in build/vmroot/)",
 		     HELPER);
-	ASSERT_EQ(0, stat(PMCRING_DEV_PATH, &st));
-	self->mode = st.st_mode & 07777;
-	self->paranoid = pmcring_read_long(PARANOID, -1000);
+	ASSERT_EQ(0, pmcring_perm_save(&self->saved));
 }
 
 FIXTURE_TEARDOWN(exec)
 {
-	if (self->mode)
-		chmod(PMCRING_DEV_PATH, self->mode);
-	if (self->paranoid != -1000)
-		pmcring_write_int(PARANOID, self->paranoid);
+	pmcring_perm_restore(&self->saved);
 }
 
 TEST_F_TIMEOUT(exec, unprivileged_session_drops_setuid_exec, 60)

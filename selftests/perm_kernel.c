@@ -128,28 +128,19 @@ static int nobody_samples(void *arg)
 }
 
 FIXTURE(kern) {
-	mode_t	mode;
-	int	paranoid;
+	struct pmcring_perm_state saved;
 };
 
 FIXTURE_SETUP(kern)
 {
-	struct stat st;
-
-	self->mode = 0;
-	self->paranoid = -1000;
+	self->saved = (struct pmcring_perm_state){ 0, PMCRING_UNSAVED };
 	PMCRING_REQUIRE_DEV();
-	ASSERT_EQ(0, stat(PMCRING_DEV_PATH, &st));
-	self->mode = st.st_mode & 07777;
-	self->paranoid = pmcring_read_long(PARANOID, -1000);
+	ASSERT_EQ(0, pmcring_perm_save(&self->saved));
 }
 
 FIXTURE_TEARDOWN(kern)
 {
-	if (self->mode)
-		chmod(PMCRING_DEV_PATH, self->mode);
-	if (self->paranoid != -1000)
-		pmcring_write_int(PARANOID, self->paranoid);
+	pmcring_perm_restore(&self->saved);
 }
 
 TEST_F_TIMEOUT(kern, paranoid2_no_kernel_samples, 60)

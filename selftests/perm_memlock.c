@@ -115,34 +115,26 @@ static int nobody_allowance(void *arg)
 #define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
 
 FIXTURE(memlock) {
-	mode_t	mode;
+	struct pmcring_perm_state saved;
 	long	mlock_kb;
-	long	paranoid;
 };
 
 FIXTURE_SETUP(memlock)
 {
-	struct stat st;
-
-	self->mode = 0;
+	self->saved = (struct pmcring_perm_state){ 0, PMCRING_UNSAVED };
 	self->mlock_kb = -1;
 	PMCRING_REQUIRE_DEV();
-	ASSERT_EQ(0, stat(PMCRING_DEV_PATH, &st));
-	self->mode = st.st_mode & 07777;
+	ASSERT_EQ(0, pmcring_perm_save(&self->saved));
 	self->mlock_kb = pmcring_read_long(MLOCK_KB, -1);
-	self->paranoid = pmcring_read_long(PARANOID, -1000);
 	cpus = nr_cpus();
 	ASSERT_LT(0, cpus);
 }
 
 FIXTURE_TEARDOWN(memlock)
 {
-	if (self->mode)
-		chmod(PMCRING_DEV_PATH, self->mode);
+	pmcring_perm_restore(&self->saved);
 	if (self->mlock_kb >= 0)
 		pmcring_write_int(MLOCK_KB, self->mlock_kb);
-	if (self->paranoid != -1000)
-		pmcring_write_int(PARANOID, self->paranoid);
 }
 
 TEST_F(memlock, rlimit_memlock_beyond_the_allowance)

@@ -143,31 +143,22 @@ static int sample_self_nokaddr(void *arg __attribute__((unused)))
 }
 
 FIXTURE(perm) {
-	mode_t	mode;
-	int	paranoid;
+	struct pmcring_perm_state saved;
 };
 
 FIXTURE_SETUP(perm)
 {
-	struct stat st;
-
-	self->paranoid = -1000;
-	self->mode = 0;
+	self->saved = (struct pmcring_perm_state){ 0, PMCRING_UNSAVED };
 	PMCRING_REQUIRE_DEV();
-	ASSERT_EQ(0, stat(PMCRING_DEV_PATH, &st));
-	self->mode = st.st_mode & 07777;
-	self->paranoid = pmcring_read_long(PARANOID, -1000);
-	if (self->paranoid == -1000)
+	ASSERT_EQ(0, pmcring_perm_save(&self->saved));
+	if (self->saved.paranoid == PMCRING_UNSAVED)
 		SKIP(return, "%s not readable", PARANOID);
 	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
 }
 
 FIXTURE_TEARDOWN(perm)
 {
-	if (self->mode)
-		chmod(PMCRING_DEV_PATH, self->mode);
-	if (self->paranoid != -1000)
-		pmcring_write_int(PARANOID, self->paranoid);
+	pmcring_perm_restore(&self->saved);
 }
 
 TEST_F(perm, system_wide_needs_cap_perfmon)

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -160,6 +161,40 @@ static inline int pmcring_write_int(const char *path, int v)
 	n = write(fd, buf, len);
 	close(fd);
 	return n == len ? 0 : -1;
+}
+
+#define PMCRING_PARANOID_PATH	"/proc/sys/kernel/perf_event_paranoid"
+#define PMCRING_UNSAVED		(-1000)
+
+/*
+ * What a permission test changes and its teardown puts back: the device
+ * node's mode (0: not saved) and perf_event_paranoid (PMCRING_UNSAVED).
+ */
+struct pmcring_perm_state {
+	mode_t	mode;
+	long	paranoid;
+};
+
+/* 0, or -1 when the device node cannot be stat()ed. */
+static inline int pmcring_perm_save(struct pmcring_perm_state *st)
+{
+	struct stat sb;
+
+	st->mode = 0;
+	st->paranoid = pmcring_read_long(PMCRING_PARANOID_PATH,
+					 PMCRING_UNSAVED);
+	if (stat(PMCRING_DEV_PATH, &sb))
+		return -1;
+	st->mode = sb.st_mode & 07777;
+	return 0;
+}
+
+static inline void pmcring_perm_restore(const struct pmcring_perm_state *st)
+{
+	if (st->mode)
+		chmod(PMCRING_DEV_PATH, st->mode);
+	if (st->paranoid != PMCRING_UNSAVED)
+		pmcring_write_int(PMCRING_PARANOID_PATH, (int)st->paranoid);
 }
 
 /* The module's reference count, -1 when it is not a loaded module. */

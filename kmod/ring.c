@@ -261,6 +261,41 @@ struct pmcring_ring *pmcring_session_ring(struct pmcring_session *s)
  * last_ts starts from the clock (pmcring_ring_alloc()), which is far above
  * the depth of any nesting, so neither branch produces 0.
  */
+/*
+ * The record clock, never below the ring's last timestamp.
+ * ktime_get_mono_fast_ns() is NMI-safe at a price (kernel/time/
+ * timekeeping.c): an NMI that hits the timekeeper's update may read a time
+ * ahead of what the CPU reads after it.  So a record written after such an
+ * NMI record would come out earlier than it, and the exact merge, which
+ * needs every ring in timestamp order, would break (ring_order's NMI run
+ * saw it, 40 to 60 us under TCG).  perf leaves such timestamps as they are
+ * (its consumers sort heuristically); pmcring lifts the later ones.
+ */
+static __always_inline u64 pmcring_ring_clock(struct pmcring_ring *rb)
+{
+	u64 ts = ktime_get_mono_fast_ns(), last = READ_ONCE(rb->last_ts);
+
+	return ts < last ? last : ts;
+}
+
+/*
+ * last_ts only moves up: a writer that nests after our reservation (an
+ * NMI) may have stored a later time before we store ours.  Only this CPU
+ * writes it; cmpxchg_local() orders us against the nesting writers.
+ */
+static __always_inline void pmcring_ring_last_ts(struct pmcring_ring *rb,
+						 u64 ts)
+{
+	u64 old = READ_ONCE(rb->last_ts), prev;
+
+	while (old < ts) {
+		prev = cmpxchg_local(&rb->last_ts, old, ts);
+		if (prev == old)
+			break;
+		old = prev;
+	}
+}
+
 static void pmcring_ring_pending(struct pmcring_prod *prod, u64 t0)
 {
 	u64 old = READ_ONCE(prod->pending_ts);
@@ -435,7 +470,7 @@ void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 		 * stores (as perf_output_begin()).
 		 */
 		tail = READ_ONCE(rb->ctl->data_tail);
-		ts = ktime_get_mono_fast_ns();
+		ts = pmcring_ring_clock(rb);
 		drops = local_read(&rb->unreported);
 		need = space + (drops ? PMCRING_SIZE_DROPNOTIFY : 0);
 		/* A tail beyond head or a ring behind reads as a full ring. */
@@ -452,7 +487,7 @@ void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 	}
 
 	WRITE_ONCE(rb->tail_hint, tail);
-	WRITE_ONCE(rb->last_ts, ts);
+	pmcring_ring_last_ts(rb, ts);
 	rec = rb->data + (head & rb->mask);
 	if (drops) {
 		pmcring_ring_header(rec, PMCRING_TYPE_DROPNOTIFY,

@@ -43,6 +43,7 @@ static const char blob_magic[BLOB_NR_FILES][8] = {
  * message.
  */
 #define BLOB_SLAB_ENTRIES	512u
+#define BLOB_BATCH_BYTES	(64u << 10)
 static const size_t blob_entry[BLOB_NR_FILES] = { 0, 8, 16, 1 };
 
 struct blob_slab {
@@ -211,10 +212,16 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 	char *json = NULL;
 	int err;
 
-	/* per stream: 4 magics on a roll, 4 ranges, index slabs */
+	/*
+	 * Per stream: 4 magics on a roll, 4 ranges, index slabs.  And at most
+	 * BLOB_BATCH_BYTES a batch: its messages count only once OFFSET is
+	 * written after them, so a disk that fills up in the middle of a
+	 * large batch would keep none of it.
+	 */
 	if (!out_batch_room(b, 8 * w->o.nr_streams + 1,
 			    (w->o.blob_json ? FMT_JSON_MAX : 0) +
-			    w->o.nr_streams * 25 * (BLOB_SLAB_ENTRIES + 1)))
+			    w->o.nr_streams * 25 * (BLOB_SLAB_ENTRIES + 1)) ||
+	    (b->bytes >= BLOB_BATCH_BYTES && b->nr_puts))
 		return -EAGAIN;
 	fmt_realtime(&w->o, r->ts, &rt);
 	if (w->o.blob_json) {	/* made in the arena: no copy */

@@ -416,7 +416,10 @@ struct pmcring_config {
 
 /* A sampling counter (PMCALLOCATE on allocation, CALLCHAIN on overflow). */
 struct pmcring_counter {
-	__u32	type;			/* in: PERF_TYPE_HARDWARE/SOFTWARE */
+	__u32	type;			/* in: PERF_TYPE_HARDWARE, _SOFTWARE,
+					 * _HW_CACHE, _RAW, or a PMU's
+					 * dynamic type (below 0x10000)
+					 */
 	__u32	flags;			/* in: PMCRING_CTR_F_* */
 	__u64	config;			/* in: perf event config */
 	__u64	rate;			/* in: period, or Hz with _F_FREQ */
@@ -427,7 +430,12 @@ struct pmcring_counter {
 };
 
 #define PMCRING_CTR_F_FREQ		(1u << 0)	/* rate is a frequency */
-#define PMCRING_CTR_F_ALL		(PMCRING_CTR_F_FREQ)
+/* perf's :u and :k: count in user mode only, in kernel mode only */
+#define PMCRING_CTR_F_EXCLUDE_KERNEL	(1u << 1)
+#define PMCRING_CTR_F_EXCLUDE_USER	(1u << 2)
+#define PMCRING_CTR_F_ALL		(PMCRING_CTR_F_FREQ | \
+					 PMCRING_CTR_F_EXCLUDE_KERNEL | \
+					 PMCRING_CTR_F_EXCLUDE_USER)
 
 /* Synthetic load for tests and benchmarks; CAP_SYS_ADMIN only. */
 struct pmcring_generate {

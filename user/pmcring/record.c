@@ -376,7 +376,7 @@ static bool add_counters(struct pmcring *s, struct rec_opts *o,
 		c.config = ev[i].config;
 		c.rate = o->period ? o->period : o->freq ? o->freq :
 			 REC_DEFAULT_FREQ;
-		c.flags = o->period ? 0 : PMCRING_CTR_F_FREQ;
+		c.flags = (o->period ? 0 : PMCRING_CTR_F_FREQ) | ev[i].flags;
 		memcpy(c.name, ev[i].name, sizeof(c.name));
 		c.name[sizeof(c.name) - 1] = '\0';
 		err = pmcring_add_counter(s, &c);

@@ -220,9 +220,11 @@ struct pmcring_merge_opts {
 };
 
 /*
- * Consume automatically: each call of pmcring_merge_next() first gives back
- * the space of the record it handed out before (so that record is invalid
- * from then on).  Without it the caller calls pmcring_cpu_buf_consume().
+ * Consume automatically: each call of pmcring_merge_next() makes the record
+ * it handed out before invalid, and the merge gives the space of the
+ * records handed out back: in steps of 1/16 of a ring while it hands out
+ * records, all of it when it returns 0 and when it is freed.  Without it
+ * the caller calls pmcring_cpu_buf_consume().
  */
 #define PMCRING_MERGE_F_AUTO_CONSUME	(1u << 0)
 

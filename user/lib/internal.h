@@ -44,7 +44,7 @@ struct pmcring_cpu_buf {
 	uint64_t			peek_end;/* end of the peeked record, or 0 */
 	uint64_t			peek_ts;
 	uint64_t			records;
-	uint64_t			bytes;
+	uint64_t			start;	/* pos at init: bytes passed */
 	uint64_t			backwards;/* records clamped */
 	void				*base;	/* region, for _cpu_buffer() */
 	size_t				size;
@@ -52,6 +52,81 @@ struct pmcring_cpu_buf {
 	bool				corrupt;
 	bool				peek_back;/* peeked ts was clamped */
 };
+
+/*
+ * pmcring_cpu_buf_peek() and _next() (ring.c: what is checked and why),
+ * inline for the merge's per-record path.
+ */
+static inline int cpu_buf_corrupt(struct pmcring_cpu_buf *b)
+{
+	b->corrupt = true;
+	b->peek_end = 0;
+	return -EBADMSG;
+}
+
+static inline int cpu_buf_peek(struct pmcring_cpu_buf *b,
+			       struct pmcring_record *r)
+{
+	const struct pmcring_rec_header *h;
+	uint32_t hdr, len, type;
+	uint64_t avail, ts;
+
+	if (b->corrupt)
+		return -EBADMSG;
+	if (b->pos == b->head) {
+		/* (C): pairs with (B), the smp_wmb() before the producer's
+		 * store of data_head in pmcring_ring_commit().
+		 */
+		uint64_t head = smp_load_acquire(&b->ctl->data_head);
+
+		if ((head & 7) || head - b->tail > b->mask + 1 ||
+		    head - b->pos > head - b->tail)
+			return cpu_buf_corrupt(b);
+		b->head = head;
+		if (head == b->pos)
+			return 0;
+	}
+	avail = b->head - b->pos;
+	if (avail < PMCRING_HEADER_SIZE)
+		return cpu_buf_corrupt(b);
+	h = (const void *)(b->data + (b->pos & b->mask));
+	hdr = h->pl_header;
+	ts = h->pl_tsc;
+	len = PMCRING_HEADER_LEN(hdr);
+	type = PMCRING_HEADER_TYPE(hdr);
+	if (PMCRING_HEADER_MAGIC(hdr) != PMCRING_LOG_MAGIC ||
+	    len < PMCRING_HEADER_SIZE || len > PMCRING_RECORD_MAX ||
+	    PMCRING_RING_SPACE(len) > avail || type == 0 ||
+	    type > PMCRING_TYPE_MAX)
+		return cpu_buf_corrupt(b);
+	b->peek_back = ts < b->last_ts;
+	if (b->peek_back)
+		ts = b->last_ts;
+	r->data = h;
+	r->len = len;
+	r->type = type;
+	r->ts = ts;
+	r->cpu = b->cpu;
+	r->ring = b->cpu;
+	r->end = b->pos + PMCRING_RING_SPACE(len);
+	b->peek_end = r->end;
+	b->peek_ts = ts;
+	return 1;
+}
+
+static inline void cpu_buf_next(struct pmcring_cpu_buf *b)
+{
+	if (!b->peek_end)
+		return;
+	/* relaxed atomics: pmcring_cpu_stats() may read them elsewhere */
+	WRITE_ONCE(&b->records, b->records + 1);
+	if (b->peek_back)
+		WRITE_ONCE(&b->backwards, b->backwards + 1);
+	b->last_ts = b->peek_ts;
+	/* the stats' bytes are pos - start */
+	WRITE_ONCE(&b->pos, b->peek_end);
+	b->peek_end = 0;
+}
 
 /*
  * Set up @b over a mapped region whose control page is at @base: checks the

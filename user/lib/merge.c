@@ -42,6 +42,8 @@ struct merge_ring {
 	struct pmcring_cpu_buf	*b;
 	struct pmcring_record	rec;	/* peeked, when in the visible heap */
 	uint64_t		bound;	/* when in the drained heap */
+	uint64_t		give;	/* AUTO_CONSUME: give back in steps of */
+	bool			dirty;	/* AUTO_CONSUME: records to give back */
 };
 
 /* A heap entry carries its key, so sifting touches only the heap array. */
@@ -66,8 +68,8 @@ struct pmcring_merge {
 	uint64_t		due_ns;	/* when the caller was asked back, 0 */
 	uint32_t		flags;
 	int			err;	/* sticky error of a ring */
-	struct pmcring_cpu_buf	*last;	/* ring of the last record out */
-	uint64_t		last_end;
+	unsigned int		*dirty;	/* rings with records to give back */
+	unsigned int		ndirty;
 };
 
 /* Does drained-heap entry @d keep a record of @ts from ring @t back? */
@@ -83,7 +85,8 @@ static bool ent_less(const struct heap_ent *a, const struct heap_ent *b)
 	return a->key < b->key || (a->key == b->key && a->idx < b->idx);
 }
 
-static void sift_down(struct heap_ent *h, unsigned int n, unsigned int i)
+static inline __attribute__((always_inline)) void
+sift_down(struct heap_ent *h, unsigned int n, unsigned int i)
 {
 	struct heap_ent e = h[i];
 
@@ -167,7 +170,8 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	m->rings = calloc(n, sizeof(*m->rings));
 	m->vis = calloc(n, sizeof(*m->vis));
 	m->dr = calloc(n, sizeof(*m->dr));
-	if (!m->rings || !m->vis || !m->dr) {
+	m->dirty = calloc(n, sizeof(*m->dirty));
+	if (!m->rings || !m->vis || !m->dr || !m->dirty) {
 		pmcring_merge_free(m);
 		errno = ENOMEM;
 		return NULL;
@@ -181,6 +185,7 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	/* Every ring starts drained with bound 0: looked at on first use. */
 	for (i = 0; i < n; i++) {
 		m->rings[i].b = bufs[i];
+		m->rings[i].give = pmcring_cpu_buf_data_size(bufs[i]) / 16;
 		dr_push(m, i);
 	}
 	return m;
@@ -224,10 +229,30 @@ pmcring_merge_new_session(struct pmcring *s,
 	return m;
 }
 
+/*
+ * AUTO_CONSUME: give back the space of every record handed out (the caller
+ * is done with them: it called again and got 0, or frees the merge).
+ */
+static void give_back_all(struct pmcring_merge *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->ndirty; i++) {
+		struct merge_ring *mr = &m->rings[m->dirty[i]];
+
+		pmcring_cpu_buf_consume(mr->b, pmcring_cpu_buf_pos(mr->b));
+		mr->dirty = false;
+	}
+	m->ndirty = 0;
+}
+
 void pmcring_merge_free(struct pmcring_merge *m)
 {
 	if (!m)
 		return;
+	if (m->dirty)
+		give_back_all(m);
+	free(m->dirty);
 	free(m->rings);
 	free(m->vis);
 	free(m->dr);
@@ -268,7 +293,7 @@ static int poll_drained(struct pmcring_merge *m)
 	for (i = 0; i < m->ndr; i++) {
 		unsigned int r = m->dr[i].idx;
 
-		ret = pmcring_cpu_buf_peek(m->rings[r].b, &m->rings[r].rec);
+		ret = cpu_buf_peek(m->rings[r].b, &m->rings[r].rec);
 		if (ret < 0)
 			return ret;
 		if (ret)
@@ -297,7 +322,7 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts,
 	uint64_t pending, bound;
 	int ret;
 
-	ret = pmcring_cpu_buf_peek(mr->b, &mr->rec);
+	ret = cpu_buf_peek(mr->b, &mr->rec);
 	if (ret)
 		return ret;
 	if (blocks(&cached, ts, t) && !m->T_round) {
@@ -316,7 +341,7 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts,
 	 * of data_head and its clearing of pending_ts: if we read the clear,
 	 * peek sees the record it published.
 	 */
-	ret = pmcring_cpu_buf_peek(mr->b, &mr->rec);
+	ret = cpu_buf_peek(mr->b, &mr->rec);
 	if (ret)
 		return ret;
 	bound = pending ? pending : m->T;
@@ -325,18 +350,64 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts,
 	return 0;
 }
 
-int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
+/*
+ * Hand out the head of the visible heap (nothing blocks it) and peek the
+ * ring's next record.  The per-record path: inline, few loads.
+ */
+static inline __attribute__((always_inline)) int
+hand_out(struct pmcring_merge *m, struct pmcring_record *r)
+{
+	unsigned int t = m->vis[0].idx;
+	struct merge_ring *top = &m->rings[t];
+	struct pmcring_cpu_buf *b = top->b;
+	int ret;
+
+	*r = top->rec;
+	r->ring = t;
+	if (m->flags & PMCRING_MERGE_F_AUTO_CONSUME) {
+		/*
+		 * The records handed out before are done with.  Their space
+		 * goes back in steps of 1/16 of the ring, here when this
+		 * ring has that much, and all of it when the merge returns
+		 * 0: a fence and a store to the shared control page per
+		 * record would cost more than the rest of the merge.
+		 */
+		if (b->pos - b->tail >= top->give)
+			pmcring_cpu_buf_consume(b, b->pos);
+		if (!top->dirty) {
+			top->dirty = true;
+			m->dirty[m->ndirty++] = t;
+		}
+	}
+	cpu_buf_next(b);
+	ret = cpu_buf_peek(b, &top->rec);
+	if (ret > 0) {
+		/*
+		 * The record after it is read when this one goes out: with
+		 * many rings the hardware prefetcher does not follow them all.
+		 */
+		__builtin_prefetch(b->data + (top->rec.end & b->mask));
+		m->vis[0].key = top->rec.ts;
+		sift_down(m->vis, m->nvis, 0);
+		return 1;
+	}
+	if (ret < 0)
+		m->err = ret;	/* reported on the next call */
+	vis_pop(m);
+	top->bound = r->ts;
+	dr_push(m, t);
+	return 1;
+}
+
+/* Everything but the common case: look at drained rings, or return 0. */
+static __attribute__((noinline)) int merge_next_slow(struct pmcring_merge *m,
+						     struct pmcring_record *r)
 {
 	struct heap_ent e;
-	struct merge_ring *top;
 	unsigned int t;
 	uint64_t ts;
 	int ret;
 
-	if (m->last) {
-		pmcring_cpu_buf_consume(m->last, m->last_end);
-		m->last = NULL;
-	}
 	if (m->err)
 		return m->err;
 again:
@@ -349,7 +420,6 @@ again:
 	}
 	t = m->vis[0].idx;
 	ts = m->vis[0].key;
-	top = &m->rings[t];
 	while (m->ndr && blocks(&m->dr[0], ts, t)) {
 		unsigned int d = m->dr[0].idx;
 
@@ -369,29 +439,21 @@ again:
 		m->dr[0] = e;
 		sift_down(m->dr, m->ndr, 0);
 	}
-
-	*r = top->rec;
-	r->ring = t;
-	pmcring_cpu_buf_next(top->b);
-	if (m->flags & PMCRING_MERGE_F_AUTO_CONSUME) {
-		m->last = top->b;
-		m->last_end = r->end;
-	}
-	ret = pmcring_cpu_buf_peek(top->b, &top->rec);
-	if (ret < 0)
-		m->err = ret;	/* reported on the next call */
-	if (ret > 0) {
-		m->vis[0].key = top->rec.ts;
-		sift_down(m->vis, m->nvis, 0);
-	} else {
-		vis_pop(m);
-		top->bound = r->ts;
-		dr_push(m, t);
-	}
-	return 1;
+	return hand_out(m, r);
 none:
 	m->T_round = false;	/* the next call starts a new round */
+	give_back_all(m);
 	return 0;
+}
+
+int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
+{
+	/* common case: a visible record that no drained ring blocks */
+	if (__builtin_expect(m->nvis && !m->err &&
+			     (!m->ndr || !blocks(&m->dr[0], m->vis[0].key,
+						 m->vis[0].idx)), 1))
+		return hand_out(m, r);
+	return merge_next_slow(m, r);
 }
 
 /*

@@ -53,6 +53,7 @@ int pmcring_cpu_buf_init(struct pmcring_cpu_buf *b, void *base, size_t size,
 	b->data = (const uint8_t *)base + doff;
 	b->mask = dsize - 1;
 	b->pos = tail;
+	b->start = tail;
 	b->head = tail;
 	b->tail = tail;
 	b->base = base;
@@ -61,73 +62,14 @@ int pmcring_cpu_buf_init(struct pmcring_cpu_buf *b, void *base, size_t size,
 	return 0;
 }
 
-static int corrupt(struct pmcring_cpu_buf *b)
-{
-	b->corrupt = true;
-	b->peek_end = 0;
-	return -EBADMSG;
-}
-
 int pmcring_cpu_buf_peek(struct pmcring_cpu_buf *b, struct pmcring_record *r)
 {
-	const struct pmcring_rec_header *h;
-	uint32_t hdr, len, type;
-	uint64_t avail, ts;
-
-	if (b->corrupt)
-		return -EBADMSG;
-	if (b->pos == b->head) {
-		/* (C): pairs with (B), the smp_wmb() before the producer's
-		 * store of data_head in pmcring_ring_commit().
-		 */
-		uint64_t head = smp_load_acquire(&b->ctl->data_head);
-
-		if ((head & 7) || head - b->tail > b->mask + 1 ||
-		    head - b->pos > head - b->tail)
-			return corrupt(b);
-		b->head = head;
-		if (head == b->pos)
-			return 0;
-	}
-	avail = b->head - b->pos;
-	if (avail < PMCRING_HEADER_SIZE)
-		return corrupt(b);
-	h = (const void *)(b->data + (b->pos & b->mask));
-	hdr = h->pl_header;
-	ts = h->pl_tsc;
-	len = PMCRING_HEADER_LEN(hdr);
-	type = PMCRING_HEADER_TYPE(hdr);
-	if (PMCRING_HEADER_MAGIC(hdr) != PMCRING_LOG_MAGIC ||
-	    len < PMCRING_HEADER_SIZE || len > PMCRING_RECORD_MAX ||
-	    PMCRING_RING_SPACE(len) > avail || type == 0 ||
-	    type > PMCRING_TYPE_MAX)
-		return corrupt(b);
-	b->peek_back = ts < b->last_ts;
-	if (b->peek_back)
-		ts = b->last_ts;
-	r->data = h;
-	r->len = len;
-	r->type = type;
-	r->ts = ts;
-	r->cpu = b->cpu;
-	r->ring = b->cpu;
-	r->end = b->pos + PMCRING_RING_SPACE(len);
-	b->peek_end = r->end;
-	b->peek_ts = ts;
-	return 1;
+	return cpu_buf_peek(b, r);
 }
 
 void pmcring_cpu_buf_next(struct pmcring_cpu_buf *b)
 {
-	if (!b->peek_end)
-		return;
-	/* relaxed atomics: pmcring_cpu_stats() may read them elsewhere */
-	WRITE_ONCE(&b->records, b->records + 1);
-	WRITE_ONCE(&b->backwards, b->backwards + b->peek_back);
-	WRITE_ONCE(&b->bytes, b->bytes + (b->peek_end - b->pos));
-	b->last_ts = b->peek_ts;
-	b->pos = b->peek_end;
-	b->peek_end = 0;
+	cpu_buf_next(b);
 }
 
 uint64_t pmcring_cpu_buf_pos(const struct pmcring_cpu_buf *b)
@@ -164,7 +106,7 @@ int pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
 	struct pmcring_cpu_stats all = {
 		.sz = st ? st->sz : 0,
 		.records = READ_ONCE(&b->records),
-		.bytes = READ_ONCE(&b->bytes),
+		.bytes = READ_ONCE(&b->pos) - b->start,
 		.lost = READ_ONCE(&b->prod->lost),
 		.backwards = READ_ONCE(&b->backwards),
 		.prod_records = READ_ONCE(&b->prod->records),

@@ -5,7 +5,8 @@
  * several threads commit late (records held in flight with pending_ts set,
  * also while the thread writes to its other CPUs), go idle, wrap their
  * small rings and drop records (6 and 64 CPUs); an idle CPU does not stall
- * it, an in-flight record on a drained CPU does.
+ * it, an in-flight record on a drained CPU does.  Over random inputs with
+ * many equal timestamps, what comes out is exactly a reference sort's.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -600,8 +601,144 @@ static int test_backwards(void)
 	return 0;
 }
 
+/* ---- against a reference sort -------------------------------------------- */
+
+struct ref_rec {
+	uint64_t	ts;		/* as handed out: clamped */
+	unsigned int	ring;
+	uint64_t	seq;		/* per ring */
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct ref_rec *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->ring != y->ring)
+		return x->ring < y->ring ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Random inputs over @n rings (ring i = a shuffled CPU): timestamps from a
+ * small range, so most have ties across rings and within a ring, some
+ * going backwards (clamped); written in @phases, merged after each one
+ * (the next phase starts at the clock the merge was given, the first
+ * timestamp the bounds allow).
+ * What comes out must be exactly the stable (ts, ring index, ring order)
+ * sort of what went in.
+ */
+static int test_reference(unsigned int seed, unsigned int n,
+			  unsigned int phases, unsigned int per_phase,
+			  uint32_t flags)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(n, 4);
+	struct pmcring_cpu_buf **bufs = calloc(n, sizeof(*bufs));
+	unsigned int *order = calloc(n, sizeof(*order));
+	uint64_t *last = calloc(n, sizeof(*last)), *seq = calloc(n, 8);
+	size_t cap = (size_t)phases * per_phase, nin = 0, nout = 0;
+	struct ref_rec *in = calloc(cap, sizeof(*in));
+	struct ref_rec *out = calloc(cap, sizeof(*out));
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o), .clock = fixed_clock, .flags = flags,
+	};
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	uint64_t base = 1000;
+	unsigned int i, ph, seed0 = seed;
+
+	if (!p || !bufs || !order || !last || !seq || !in || !out)
+		FAIL("setup: %m");
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	for (i = n; i > 1; i--) {
+		unsigned int j = (unsigned int)rand_r(&seed) % i, x = order[i - 1];
+
+		order[i - 1] = order[j];
+		order[j] = x;
+	}
+	for (i = 0; i < n; i++)
+		bufs[i] = pmcring_uprod_cpu_buf(p, order[i]);
+	m = pmcring_merge_new(bufs, n, &o);
+	if (!m)
+		FAIL("merge: %m");
+	for (ph = 0; ph < phases; ph++) {
+		uint64_t top = base;
+
+		for (i = 0; i < per_phase; i++) {
+			unsigned int ring = (unsigned int)rand_r(&seed) % n;
+			unsigned int k = (unsigned int)rand_r(&seed) % 16;
+			uint64_t ts = base + (unsigned int)rand_r(&seed) % 8;
+
+			/* mostly in order per ring, 1 in 16 backwards */
+			if (k && ts < last[ring])
+				ts = last[ring] + (k & 1);
+			put_at(p, order[ring], ts, seq[ring]);
+			in[nin++] = (struct ref_rec){
+				ts < last[ring] ? last[ring] : ts, ring,
+				seq[ring]++ };
+			if (ts > last[ring])
+				last[ring] = ts;
+			if (last[ring] > top)
+				top = last[ring];
+		}
+		/* the clock past every record: all of them can go out */
+		fixed_now = top + 1;
+		for (;;) {
+			int ret = next2(m, &r);
+			const struct pmcring_rec_generated *g;
+
+			if (ret < 0)
+				FAIL("merge: %s", strerror(-ret));
+			if (!ret)
+				break;
+			g = r.data;
+			if (nout == cap)
+				FAIL("more out than in");
+			out[nout++] = (struct ref_rec){ r.ts, r.ring, g->pl_seq };
+			if (r.cpu != order[r.ring] || g->pl_cpu != r.cpu)
+				FAIL("ring %u cpu %u", r.ring, r.cpu);
+			if (!(flags & PMCRING_MERGE_F_AUTO_CONSUME))
+				pmcring_cpu_buf_consume(bufs[r.ring], r.end);
+		}
+		if (nout != nin)
+			FAIL("phase %u: %zu out, %zu in", ph, nout, nin);
+		/* the bounds were the clock: nothing below it any more */
+		base = fixed_now;
+	}
+	qsort(in, nin, sizeof(*in), ref_cmp);
+	for (i = 0; i < nin; i++)
+		if (ref_cmp(&in[i], &out[i]))
+			FAIL("seed %u n %u record %u: ts %llu ring %u seq %llu, "
+			     "want ts %llu ring %u seq %llu", seed0, n, i,
+			     (unsigned long long)out[i].ts, out[i].ring,
+			     (unsigned long long)out[i].seq,
+			     (unsigned long long)in[i].ts, in[i].ring,
+			     (unsigned long long)in[i].seq);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	free(bufs);
+	free(order);
+	free(last);
+	free(seq);
+	free(in);
+	free(out);
+	return 0;
+}
+
 int main(void)
 {
+	static const unsigned int ns[] = { 1, 2, 3, 16, 33, 256 };
+	unsigned int i, s;
+
+	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+		for (s = 1; s <= 4; s++)
+			if (test_reference(s * 7919 + i, ns[i], 8,
+					   ns[i] < 16 ? 120 : 40 * ns[i],
+					   s & 1 ? PMCRING_MERGE_F_AUTO_CONSUME :
+					   0))
+				return 1;
 	if (test_ties() || test_backwards())
 		return 1;
 	if (test_idle_cpus_do_not_stall())

@@ -33,8 +33,7 @@
 
 /* One CPU ring as a consumer sees it (the checks of records: ring.c). */
 struct pmcring_cpu_buf {
-	struct pmcring_mmap_page	*ctl;	/* control page, read-write */
-	const struct pmcring_prod_page	*prod;	/* producer page */
+	/* per record: the first two cache lines */
 	const uint8_t			*data;	/* data, mapped twice */
 	uint64_t			mask;	/* data_size - 1 */
 	uint64_t			pos;	/* cursor: next record */
@@ -44,13 +43,15 @@ struct pmcring_cpu_buf {
 	uint64_t			peek_end;/* end of the peeked record, or 0 */
 	uint64_t			peek_ts;
 	uint64_t			records;
+	unsigned int			cpu;
+	bool				corrupt;
+	bool				peek_back;/* peeked ts was clamped */
+	struct pmcring_mmap_page	*ctl;	/* control page, read-write */
+	const struct pmcring_prod_page	*prod;	/* producer page */
 	uint64_t			start;	/* pos at init: bytes passed */
 	uint64_t			backwards;/* records clamped */
 	void				*base;	/* region, for _cpu_buffer() */
 	size_t				size;
-	unsigned int			cpu;
-	bool				corrupt;
-	bool				peek_back;/* peeked ts was clamped */
 };
 
 /*

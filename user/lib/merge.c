@@ -42,9 +42,9 @@ struct merge_ring {
 	struct pmcring_cpu_buf	*b;
 	struct pmcring_record	rec;	/* peeked, when in the visible heap */
 	uint64_t		bound;	/* when in the drained heap */
-	uint64_t		give;	/* AUTO_CONSUME: give back in steps of */
+	uint32_t		give;	/* AUTO_CONSUME: give back in steps of */
 	bool			dirty;	/* AUTO_CONSUME: records to give back */
-};
+} __attribute__((aligned(64)));	/* one cache line each */
 
 /* A heap entry carries its key, so sifting touches only the heap array. */
 struct heap_ent {
@@ -167,7 +167,9 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
-	m->rings = calloc(n, sizeof(*m->rings));
+	m->rings = aligned_alloc(64, n * sizeof(*m->rings));
+	if (m->rings)
+		memset(m->rings, 0, n * sizeof(*m->rings));
 	m->vis = calloc(n, sizeof(*m->vis));
 	m->dr = calloc(n, sizeof(*m->dr));
 	m->dirty = calloc(n, sizeof(*m->dirty));
@@ -185,7 +187,9 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	/* Every ring starts drained with bound 0: looked at on first use. */
 	for (i = 0; i < n; i++) {
 		m->rings[i].b = bufs[i];
-		m->rings[i].give = pmcring_cpu_buf_data_size(bufs[i]) / 16;
+		uint64_t give = pmcring_cpu_buf_data_size(bufs[i]) / 16;
+
+		m->rings[i].give = give < UINT32_MAX ? (uint32_t)give : UINT32_MAX;
 		dr_push(m, i);
 	}
 	return m;

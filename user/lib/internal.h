@@ -31,6 +31,23 @@
 #define smp_mb()	atomic_thread_fence(memory_order_seq_cst)
 #define smp_wmb()	atomic_thread_fence(memory_order_release)
 
+/*
+ * Staging (merge.c, PMCRING_MERGE_F_NO_STAGING): ring bytes copied to user
+ * memory so the ring space can go back while the merge waits.  A chunk
+ * holds whole records, the ring positions [lo, hi), in ring order.
+ */
+struct pmcring_stage_chunk {
+	struct pmcring_stage_chunk	*next;
+	uint64_t			lo, hi;
+	uint64_t			bytes[];	/* 8-aligned records */
+};
+
+/* The budget of every ring of a merge. */
+struct pmcring_staging {
+	uint64_t			used;	/* bytes in chunks */
+	uint64_t			limit;
+};
+
 /* One CPU ring as a consumer sees it (the checks of records: ring.c). */
 struct pmcring_cpu_buf {
 	/* per record: the first two cache lines */
@@ -43,6 +60,7 @@ struct pmcring_cpu_buf {
 	uint64_t			peek_end;/* end of the peeked record, or 0 */
 	uint64_t			peek_ts;
 	uint64_t			records;
+	struct pmcring_stage_chunk	*rd;	/* chunk holding pos, or NULL */
 	unsigned int			cpu;
 	bool				corrupt;
 	bool				peek_back;/* peeked ts was clamped */
@@ -52,6 +70,14 @@ struct pmcring_cpu_buf {
 	uint64_t			backwards;/* records clamped */
 	void				*base;	/* region, for _cpu_buffer() */
 	size_t				size;
+	/*
+	 * Staging: data_tail is the consumer's rel, moved past the chunks
+	 * that follow it (their bytes are copied).
+	 */
+	uint64_t			rel;	/* consumed (given back) up to */
+	struct pmcring_stage_chunk	*stg_first, *stg_last;
+	struct pmcring_staging		*stg;	/* the merge's budget, or NULL */
+	uint64_t			staged;	/* bytes copied to chunks */
 };
 
 /*
@@ -74,6 +100,13 @@ static inline int cpu_buf_peek(struct pmcring_cpu_buf *b,
 
 	if (b->corrupt)
 		return -EBADMSG;
+	if (b->rd) {
+		/* staged: checked like ring bytes, they are a copy */
+		avail = b->rd->hi - b->pos;
+		h = (const void *)((const uint8_t *)b->rd->bytes +
+				   (b->pos - b->rd->lo));
+		goto check;
+	}
 	if (b->pos == b->head) {
 		/* (C): pairs with (B), the smp_wmb() before the producer's
 		 * store of data_head in pmcring_ring_commit().
@@ -88,9 +121,10 @@ static inline int cpu_buf_peek(struct pmcring_cpu_buf *b,
 			return 0;
 	}
 	avail = b->head - b->pos;
+	h = (const void *)(b->data + (b->pos & b->mask));
+check:
 	if (avail < PMCRING_HEADER_SIZE)
 		return cpu_buf_corrupt(b);
-	h = (const void *)(b->data + (b->pos & b->mask));
 	hdr = h->pl_header;
 	ts = h->pl_tsc;
 	len = PMCRING_HEADER_LEN(hdr);
@@ -127,7 +161,23 @@ static inline void cpu_buf_next(struct pmcring_cpu_buf *b)
 	/* the stats' bytes are pos - start */
 	WRITE_ONCE(&b->pos, b->peek_end);
 	b->peek_end = 0;
+	if (b->rd && b->pos == b->rd->hi)	/* the next chunk, or the ring */
+		b->rd = b->rd->next && b->rd->next->lo == b->pos ?
+			b->rd->next : NULL;
 }
+
+/*
+ * Staging of @b's records not yet passed (merge.c): copy them to a chunk
+ * within the budget b->stg and give their ring space back as soon as the
+ * records before them are consumed.  1 copied, 0 nothing (empty, over
+ * budget, no memory), -EBADMSG.
+ */
+int pmcring_cpu_buf_stage(struct pmcring_cpu_buf *b);
+/*
+ * The merge that staged goes away: staged records not handed out yet are
+ * dropped, chunks freed, everything handed out counts as consumed.
+ */
+void pmcring_cpu_buf_unstage(struct pmcring_cpu_buf *b);
 
 /*
  * Set up @b over a mapped region whose control page is at @base: checks the

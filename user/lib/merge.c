@@ -44,6 +44,7 @@ struct merge_ring {
 	uint64_t		bound;	/* when in the drained heap */
 	uint32_t		give;	/* AUTO_CONSUME: give back in steps of */
 	bool			dirty;	/* AUTO_CONSUME: records to give back */
+	bool			vis;	/* in the visible heap */
 } __attribute__((aligned(64)));	/* one cache line each */
 
 /* A heap entry carries its key, so sifting touches only the heap array. */
@@ -70,6 +71,7 @@ struct pmcring_merge {
 	int			err;	/* sticky error of a ring */
 	unsigned int		*dirty;	/* rings with records to give back */
 	unsigned int		ndirty;
+	struct pmcring_staging	stg;	/* limit 0: no staging */
 };
 
 /* Does drained-heap entry @d keep a record of @ts from ring @t back? */
@@ -122,6 +124,7 @@ static void sift_up(struct heap_ent *h, unsigned int i)
 
 static void vis_push(struct pmcring_merge *m, unsigned int i)
 {
+	m->rings[i].vis = true;
 	m->vis[m->nvis] = (struct heap_ent){ m->rings[i].rec.ts, i };
 	sift_up(m->vis, m->nvis++);
 }
@@ -154,7 +157,8 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	unsigned int i;
 
 	if (!OPTS_VALID(opts) || !n || !bufs || !OPTS_GET(opts, clock, NULL) ||
-	    (OPTS_GET(opts, flags, 0) & ~PMCRING_MERGE_F_AUTO_CONSUME)) {
+	    (OPTS_GET(opts, flags, 0) & ~(PMCRING_MERGE_F_AUTO_CONSUME |
+					  PMCRING_MERGE_F_NO_STAGING))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -184,12 +188,17 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	m->max_delay_ns = OPTS_GET(opts, max_delay_ns, 0) ?:
 			  PMCRING_MERGE_DEFAULT_DELAY_NS;
 	m->flags = OPTS_GET(opts, flags, 0);
+	if (!(m->flags & PMCRING_MERGE_F_NO_STAGING))
+		m->stg.limit = OPTS_GET(opts, staging_bytes, 0) ?:
+			       PMCRING_MERGE_STAGING_DEFAULT;
 	/* Every ring starts drained with bound 0: looked at on first use. */
 	for (i = 0; i < n; i++) {
 		m->rings[i].b = bufs[i];
 		uint64_t give = pmcring_cpu_buf_data_size(bufs[i]) / 16;
 
 		m->rings[i].give = give < UINT32_MAX ? (uint32_t)give : UINT32_MAX;
+		if (m->stg.limit)
+			bufs[i]->stg = &m->stg;
 		dr_push(m, i);
 	}
 	return m;
@@ -210,6 +219,7 @@ pmcring_merge_new_session(struct pmcring *s,
 		.clock = OPTS_GET(opts, clock, NULL),
 		.clock_ctx = OPTS_GET(opts, clock_ctx, NULL),
 		.flags = OPTS_GET(opts, flags, 0),
+		.staging_bytes = OPTS_GET(opts, staging_bytes, 0),
 	};
 	struct pmcring_cpu_buf **bufs;
 	struct pmcring_merge *m;
@@ -252,10 +262,16 @@ static void give_back_all(struct pmcring_merge *m)
 
 void pmcring_merge_free(struct pmcring_merge *m)
 {
+	unsigned int i;
+
 	if (!m)
 		return;
 	if (m->dirty)
 		give_back_all(m);
+	if (m->stg.limit && m->rings)
+		for (i = 0; i < m->n; i++)
+			if (m->rings[i].b)
+				pmcring_cpu_buf_unstage(m->rings[i].b);
 	free(m->dirty);
 	free(m->rings);
 	free(m->vis);
@@ -397,10 +413,42 @@ hand_out(struct pmcring_merge *m, struct pmcring_record *r)
 	}
 	if (ret < 0)
 		m->err = ret;	/* reported on the next call */
+	top->vis = false;
 	vis_pop(m);
 	top->bound = r->ts;
 	dr_push(m, t);
 	return 1;
+}
+
+/*
+ * The merge waits (it returns 0): a ring at least 1/STAGING_FILL full
+ * goes to staging, so its producer has room while the merge waits for
+ * another ring's bound.  A visible ring's peeked record is read again,
+ * from its copy: its ring space may be reused from now on.
+ */
+static int stage_full(struct pmcring_merge *m)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < m->n; i++) {
+		struct merge_ring *mr = &m->rings[i];
+		struct pmcring_cpu_buf *b = mr->b;
+
+		/* a hint: pmcring_cpu_buf_stage() loads it with acquire */
+		if (READ_ONCE(&b->ctl->data_head) - b->tail <
+		    (b->mask + 1) / PMCRING_MERGE_STAGING_FILL)
+			continue;
+		ret = pmcring_cpu_buf_stage(b);
+		if (ret < 0)
+			return ret;
+		if (ret && mr->vis) {
+			ret = cpu_buf_peek(b, &mr->rec);
+			if (ret <= 0)
+				return ret < 0 ? ret : -EBADMSG;
+		}
+	}
+	return 0;
 }
 
 /* Everything but the common case: look at drained rings, or return 0. */
@@ -447,6 +495,11 @@ again:
 none:
 	m->T_round = false;	/* the next call starts a new round */
 	give_back_all(m);
+	if (m->stg.limit) {
+		ret = stage_full(m);
+		if (ret < 0)
+			return m->err = ret;
+	}
 	return 0;
 }
 

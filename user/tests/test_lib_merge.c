@@ -601,6 +601,190 @@ static int test_backwards(void)
 	return 0;
 }
 
+/* ---- staging -------------------------------------------------------------- */
+
+/* put_at() that reports a full ring (-ENOSPC) instead of failing. */
+static int try_put_at(struct pmcring_uprod *p, unsigned int cpu, uint64_t ts,
+		      uint64_t seq)
+{
+	struct pmcring_rec_generated *g;
+
+	g = pmcring_uprod_reserve(p, cpu, PMCRING_TYPE_GENERATED, 32);
+	if (!g)
+		return -errno;
+	g->h.pl_tsc = ts;
+	g->pl_seq = seq;
+	g->pl_cpu = cpu;
+	pmcring_uprod_commit(p, cpu);
+	return 0;
+}
+
+/*
+ * Ring 0 bursts (12 ring sizes) while ring 1's bound stays behind (the
+ * clock does not move): the merge can hand nothing out.  With staging the
+ * burst goes to user memory, nothing is dropped and, once the bound moves,
+ * every record comes out in order; without it the ring fills and drops.
+ * A staging limit below the burst drops again, in order all the same.
+ */
+static uint64_t skew_run(uint32_t flags, uint64_t staging_bytes,
+			 uint64_t *staged)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(2, 1);
+	unsigned int order[2] = { 0, 1 };
+	struct pmcring_cpu_buf *bufs[2];
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o), .clock = fixed_clock,
+		.flags = PMCRING_MERGE_F_AUTO_CONSUME | flags,
+		.staging_bytes = staging_bytes,
+	};
+	struct pmcring_cpu_stats st = { .sz = sizeof(st) };
+	uint64_t k, drops = 0, next_seq = 0, last_ts = 0, n = 1000;
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	int ret;
+
+	if (!p)
+		FAIL("setup: %m");
+	bufs[0] = pmcring_uprod_cpu_buf(p, order[0]);
+	bufs[1] = pmcring_uprod_cpu_buf(p, order[1]);
+	m = pmcring_merge_new(bufs, 2, &o);
+	if (!m)
+		FAIL("merge: %m");
+	fixed_now = 10;			/* ring 1's bound: 10 */
+	for (k = 0; k < n; k++) {
+		if (try_put_at(p, 0, 100 + k, k))
+			drops++;
+		if (k % 8 == 7 && (ret = next2(m, &r)) != 0)
+			FAIL("record %d out while ring 1 is behind", ret);
+	}
+	fixed_now = 100000;
+	while ((ret = next2(m, &r)) == 1) {
+		const struct pmcring_rec_generated *g = r.data;
+
+		if (r.ts < last_ts)
+			FAIL("out of order");
+		last_ts = r.ts;
+		if (r.type == PMCRING_TYPE_DROPNOTIFY)
+			continue;
+		if (g->pl_seq < next_seq || g->h.pl_tsc != 100 + g->pl_seq)
+			FAIL("seq %llu after %llu", (unsigned long long)g->pl_seq,
+			     (unsigned long long)next_seq);
+		next_seq = g->pl_seq + 1;
+	}
+	if (ret < 0)
+		FAIL("merge: %s", strerror(-ret));
+	if (!drops && next_seq != n)
+		FAIL("%llu of %llu records", (unsigned long long)next_seq,
+		     (unsigned long long)n);
+	pmcring_cpu_buf_stats(bufs[0], &st);
+	*staged = st.staged;
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return drops;
+}
+
+static int test_staging(void)
+{
+	uint64_t staged, drops;
+
+	drops = skew_run(PMCRING_MERGE_F_NO_STAGING, 0, &staged);
+	printf("# skew, no staging: %llu of 1000 records dropped\n",
+	       (unsigned long long)drops);
+	if (!drops || staged)
+		FAIL("no staging: %llu drops, %llu staged",
+		     (unsigned long long)drops, (unsigned long long)staged);
+	drops = skew_run(0, 0, &staged);
+	printf("# skew, staging: %llu dropped, %llu bytes staged\n",
+	       (unsigned long long)drops, (unsigned long long)staged);
+	if (drops || staged < 800 * 32)
+		FAIL("staging: %llu drops, %llu staged",
+		     (unsigned long long)drops, (unsigned long long)staged);
+	drops = skew_run(0, 16384, &staged);
+	printf("# skew, 16 KiB staging: %llu dropped, %llu bytes staged\n",
+	       (unsigned long long)drops, (unsigned long long)staged);
+	if (!drops || staged > 16384)
+		FAIL("16 KiB staging: %llu drops, %llu staged",
+		     (unsigned long long)drops, (unsigned long long)staged);
+	return 0;
+}
+
+/*
+ * Records handed out and not consumed yet (no AUTO_CONSUME) stay in the
+ * ring, intact, while the records after them are staged; their space
+ * and the staged records' go back when the caller consumes them.
+ */
+static int test_staging_held(void)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(2, 1);
+	struct pmcring_cpu_buf *bufs[2];
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o), .clock = fixed_clock,
+	};
+	const struct pmcring_rec_generated *held[10];
+	uint64_t held_end = 0, k, last_ts = 0, out = 0;
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	unsigned int i;
+	int ret;
+
+	if (!p)
+		FAIL("setup: %m");
+	bufs[0] = pmcring_uprod_cpu_buf(p, 0);
+	bufs[1] = pmcring_uprod_cpu_buf(p, 1);
+	m = pmcring_merge_new(bufs, 2, &o);
+	if (!m)
+		FAIL("merge: %m");
+	fixed_now = 1000;
+	for (k = 0; k < 10; k++)
+		put_at(p, 0, 100 + k, k);
+	for (i = 0; i < 10; i++) {
+		if (next2(m, &r) != 1 || r.ring != 0)
+			FAIL("held record %u", i);
+		held[i] = r.data;
+		held_end = r.end;
+	}
+	/* ring 1's bound stays at 1000: records from 2000 wait */
+	for (k = 10; k < 60; k++) {
+		if (try_put_at(p, 0, 2000 + k, k))
+			FAIL("record %llu dropped", (unsigned long long)k);
+		if (k % 8 == 7 && next2(m, &r) != 0)
+			FAIL("record out while ring 1 is behind");
+	}
+	for (i = 0; i < 10; i++)
+		if (held[i]->pl_seq != i || held[i]->h.pl_tsc != 100 + i)
+			FAIL("held record %u overwritten", i);
+	/* the held records keep the ring space: the ring fills up */
+	for (; k < 200 && !try_put_at(p, 0, 2000 + k, k); k++)
+		if (k % 8 == 7)
+			next2(m, &r);
+	if (k == 200)
+		FAIL("the held records did not hold the ring");
+	pmcring_cpu_buf_consume(bufs[0], held_end);
+	/* now the staged records' space is free too */
+	for (i = 0; i < 20; i++, k++)
+		if (try_put_at(p, 0, 2000 + k, k))
+			FAIL("record %llu dropped after the consume",
+			     (unsigned long long)k);
+	fixed_now = ~0ull >> 1;	/* past the DROPNOTIFY's real time */
+	while ((ret = next2(m, &r)) == 1) {
+		const struct pmcring_rec_generated *g = r.data;
+
+		if (r.ts < last_ts || r.type == PMCRING_TYPE_DROPNOTIFY)
+			continue;	/* the drop of the full ring above */
+		last_ts = r.ts;
+		if (g->h.pl_tsc != 2000 + g->pl_seq)
+			FAIL("record %llu damaged", (unsigned long long)g->pl_seq);
+		out++;
+		pmcring_cpu_buf_consume(bufs[r.ring], r.end);
+	}
+	if (ret < 0 || out != k - 10)
+		FAIL("%llu of %llu records, %d", (unsigned long long)out,
+		     (unsigned long long)(k - 10), ret);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
 /* ---- against a reference sort -------------------------------------------- */
 
 struct ref_rec {
@@ -732,6 +916,8 @@ int main(void)
 	static const unsigned int ns[] = { 1, 2, 3, 16, 33, 256 };
 	unsigned int i, s;
 
+	if (test_staging() || test_staging_held())
+		return 1;
 	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
 		for (s = 1; s <= 4; s++)
 			if (test_reference(s * 7919 + i, ns[i], 8,

@@ -91,16 +91,17 @@ static inline int cpu_buf_corrupt(struct pmcring_cpu_buf *b)
 	return -EBADMSG;
 }
 
-static inline int cpu_buf_peek(struct pmcring_cpu_buf *b,
-			       struct pmcring_record *r)
+static inline __attribute__((always_inline)) int
+cpu_buf_peek_ids(struct pmcring_cpu_buf *b, struct pmcring_record *r,
+		 bool ids)
 {
 	const struct pmcring_rec_header *h;
 	uint32_t hdr, len, type;
 	uint64_t avail, ts;
 
-	if (b->corrupt)
+	if (__builtin_expect(b->corrupt, 0))
 		return -EBADMSG;
-	if (b->rd) {
+	if (__builtin_expect(b->rd != NULL, 0)) {
 		/* staged: checked like ring bytes, they are a copy */
 		avail = b->rd->hi - b->pos;
 		h = (const void *)((const uint8_t *)b->rd->bytes +
@@ -141,12 +142,27 @@ check:
 	r->len = len;
 	r->type = type;
 	r->ts = ts;
-	r->cpu = b->cpu;
-	r->ring = b->cpu;
+	if (ids) {
+		r->cpu = b->cpu;
+		r->ring = b->cpu;
+	}
 	r->end = b->pos + PMCRING_RING_SPACE(len);
 	b->peek_end = r->end;
 	b->peek_ts = ts;
 	return 1;
+}
+
+static inline int cpu_buf_peek(struct pmcring_cpu_buf *b,
+			       struct pmcring_record *r)
+{
+	return cpu_buf_peek_ids(b, r, true);
+}
+
+/* The merge's peek: r->cpu and r->ring are its own (set once). */
+static inline int cpu_buf_peek_rec(struct pmcring_cpu_buf *b,
+				   struct pmcring_record *r)
+{
+	return cpu_buf_peek_ids(b, r, false);
 }
 
 static inline void cpu_buf_next(struct pmcring_cpu_buf *b)
@@ -161,9 +177,30 @@ static inline void cpu_buf_next(struct pmcring_cpu_buf *b)
 	/* the stats' bytes are pos - start */
 	WRITE_ONCE(&b->pos, b->peek_end);
 	b->peek_end = 0;
-	if (b->rd && b->pos == b->rd->hi)	/* the next chunk, or the ring */
+	/* at the end of a chunk: the next one, or the ring */
+	if (__builtin_expect(b->rd != NULL, 0) && b->pos == b->rd->hi)
 		b->rd = b->rd->next && b->rd->next->lo == b->pos ?
 			b->rd->next : NULL;
+}
+
+/*
+ * The merge's next + peek: pass the record peeked into *r and peek the one
+ * after it into *r (its ids left alone).  The values of the record passed
+ * come from *r, not from the peek state stored in @b.
+ */
+static inline __attribute__((always_inline)) int
+cpu_buf_step(struct pmcring_cpu_buf *b, struct pmcring_record *r)
+{
+	WRITE_ONCE(&b->records, b->records + 1);
+	if (__builtin_expect(b->peek_back, 0))
+		WRITE_ONCE(&b->backwards, b->backwards + 1);
+	b->last_ts = r->ts;
+	WRITE_ONCE(&b->pos, r->end);
+	b->peek_end = 0;
+	if (__builtin_expect(b->rd != NULL, 0) && r->end == b->rd->hi)
+		b->rd = b->rd->next && b->rd->next->lo == r->end ?
+			b->rd->next : NULL;
+	return cpu_buf_peek_ids(b, r, false);
 }
 
 /*

@@ -194,6 +194,7 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	/* Every ring starts drained with bound 0: looked at on first use. */
 	for (i = 0; i < n; i++) {
 		m->rings[i].b = bufs[i];
+		m->rings[i].rec.cpu = pmcring_cpu_buf_cpu(bufs[i]);
 		uint64_t give = pmcring_cpu_buf_data_size(bufs[i]) / 16;
 
 		m->rings[i].give = give < UINT32_MAX ? (uint32_t)give : UINT32_MAX;
@@ -313,7 +314,7 @@ static int poll_drained(struct pmcring_merge *m)
 	for (i = 0; i < m->ndr; i++) {
 		unsigned int r = m->dr[i].idx;
 
-		ret = cpu_buf_peek(m->rings[r].b, &m->rings[r].rec);
+		ret = cpu_buf_peek_rec(m->rings[r].b, &m->rings[r].rec);
 		if (ret < 0)
 			return ret;
 		if (ret)
@@ -342,7 +343,7 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts,
 	uint64_t pending, bound;
 	int ret;
 
-	ret = cpu_buf_peek(mr->b, &mr->rec);
+	ret = cpu_buf_peek_rec(mr->b, &mr->rec);
 	if (ret)
 		return ret;
 	if (blocks(&cached, ts, t) && !m->T_round) {
@@ -361,13 +362,43 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts,
 	 * of data_head and its clearing of pending_ts: if we read the clear,
 	 * peek sees the record it published.
 	 */
-	ret = cpu_buf_peek(mr->b, &mr->rec);
+	ret = cpu_buf_peek_rec(mr->b, &mr->rec);
 	if (ret)
 		return ret;
 	bound = pending ? pending : m->T;
 	if (bound > mr->bound)
 		mr->bound = bound;
 	return 0;
+}
+
+/* Ring @t handed out its record of @ts and had no next one (or @ret < 0). */
+static __attribute__((noinline)) void ran_dry(struct pmcring_merge *m,
+					      unsigned int t, uint64_t ts,
+					      int ret)
+{
+	struct merge_ring *top = &m->rings[t];
+
+	if (ret < 0)
+		m->err = ret;	/* reported on the next call */
+	top->vis = false;
+	vis_pop(m);
+	top->bound = ts;
+	dr_push(m, t);
+}
+
+/* AUTO_CONSUME, off the per-record path: give back, or note the ring. */
+static __attribute__((noinline)) void give_back_step(struct pmcring_merge *m,
+						     unsigned int t)
+{
+	struct merge_ring *mr = &m->rings[t];
+	struct pmcring_cpu_buf *b = mr->b;
+
+	if (b->pos - b->tail >= mr->give)
+		pmcring_cpu_buf_consume(b, b->pos);
+	if (!mr->dirty) {
+		mr->dirty = true;
+		m->dirty[m->ndirty++] = t;
+	}
 }
 
 /*
@@ -392,15 +423,10 @@ hand_out(struct pmcring_merge *m, struct pmcring_record *r)
 		 * 0: a fence and a store to the shared control page per
 		 * record would cost more than the rest of the merge.
 		 */
-		if (b->pos - b->tail >= top->give)
-			pmcring_cpu_buf_consume(b, b->pos);
-		if (!top->dirty) {
-			top->dirty = true;
-			m->dirty[m->ndirty++] = t;
-		}
+		if (b->pos - b->tail >= top->give || !top->dirty)
+			give_back_step(m, t);
 	}
-	cpu_buf_next(b);
-	ret = cpu_buf_peek(b, &top->rec);
+	ret = cpu_buf_step(b, &top->rec);	/* next + peek */
 	if (ret > 0) {
 		/*
 		 * The record after it is read when this one goes out: with
@@ -411,12 +437,7 @@ hand_out(struct pmcring_merge *m, struct pmcring_record *r)
 		sift_down(m->vis, m->nvis, 0);
 		return 1;
 	}
-	if (ret < 0)
-		m->err = ret;	/* reported on the next call */
-	top->vis = false;
-	vis_pop(m);
-	top->bound = r->ts;
-	dr_push(m, t);
+	ran_dry(m, t, r->ts, ret);
 	return 1;
 }
 
@@ -443,7 +464,7 @@ static int stage_full(struct pmcring_merge *m)
 		if (ret < 0)
 			return ret;
 		if (ret && mr->vis) {
-			ret = cpu_buf_peek(b, &mr->rec);
+			ret = cpu_buf_peek_rec(b, &mr->rec);
 			if (ret <= 0)
 				return ret < 0 ? ret : -EBADMSG;
 		}

@@ -31,6 +31,12 @@
  * record starts with that record's ts as its bound (rings are in ts order).
  * Cost per record: O(log n) heap work on the ring that produced it; only
  * when no ring has a visible record are all rings looked at (one load each).
+ *
+ * Staging: when the merge returns 0 (it waits for a bound), rings at least
+ * 1/PMCRING_MERGE_STAGING_FILL full have their records not handed out yet
+ * copied to user memory and their ring space given back (stage_full(),
+ * pmcring_cpu_buf_stage() in ring.c); peek reads them from the copy, in the
+ * same order.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>

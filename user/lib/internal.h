@@ -135,20 +135,26 @@ check:
 	    PMCRING_RING_SPACE(len) > avail || type == 0 ||
 	    type > PMCRING_TYPE_MAX)
 		return cpu_buf_corrupt(b);
-	b->peek_back = ts < b->last_ts;
-	if (b->peek_back)
-		ts = b->last_ts;
+	if (ids) {
+		b->peek_back = ts < b->last_ts;
+		if (b->peek_back)
+			ts = b->last_ts;
+	} else if (__builtin_expect(ts < b->last_ts, 0)) {
+		ts = b->last_ts;	/* cpu_buf_step() counts and clears it */
+		b->peek_back = true;
+	}
 	r->data = h;
 	r->len = len;
 	r->type = type;
 	r->ts = ts;
+	r->end = b->pos + PMCRING_RING_SPACE(len);
 	if (ids) {
+		/* the merge keeps its own copy: no peek state in the ring */
 		r->cpu = b->cpu;
 		r->ring = b->cpu;
+		b->peek_end = r->end;
+		b->peek_ts = ts;
 	}
-	r->end = b->pos + PMCRING_RING_SPACE(len);
-	b->peek_end = r->end;
-	b->peek_ts = ts;
 	return 1;
 }
 
@@ -158,7 +164,7 @@ static inline int cpu_buf_peek(struct pmcring_cpu_buf *b,
 	return cpu_buf_peek_ids(b, r, true);
 }
 
-/* The merge's peek: r->cpu and r->ring are its own (set once). */
+/* The merge's peek: r->cpu, r->ring are its own; see cpu_buf_step(). */
 static inline int cpu_buf_peek_rec(struct pmcring_cpu_buf *b,
 				   struct pmcring_record *r)
 {
@@ -185,18 +191,20 @@ static inline void cpu_buf_next(struct pmcring_cpu_buf *b)
 
 /*
  * The merge's next + peek: pass the record peeked into *r and peek the one
- * after it into *r (its ids left alone).  The values of the record passed
- * come from *r, not from the peek state stored in @b.
+ * after it into *r (its ids left alone).  The merge's peeks keep no peek
+ * state in @b but peek_back (set when a timestamp was clamped, counted
+ * and cleared here): the record passed is *r.
  */
 static inline __attribute__((always_inline)) int
 cpu_buf_step(struct pmcring_cpu_buf *b, struct pmcring_record *r)
 {
 	WRITE_ONCE(&b->records, b->records + 1);
-	if (__builtin_expect(b->peek_back, 0))
+	if (__builtin_expect(b->peek_back, 0)) {
 		WRITE_ONCE(&b->backwards, b->backwards + 1);
+		b->peek_back = false;
+	}
 	b->last_ts = r->ts;
 	WRITE_ONCE(&b->pos, r->end);
-	b->peek_end = 0;
 	if (__builtin_expect(b->rd != NULL, 0) && r->end == b->rd->hi)
 		b->rd = b->rd->next && b->rd->next->lo == r->end ?
 			b->rd->next : NULL;

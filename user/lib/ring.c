@@ -189,7 +189,8 @@ void pmcring_cpu_buf_unstage(struct pmcring_cpu_buf *b)
 
 	if (b->stg_last) {
 		if (b->rd) {
-			b->pos = b->stg_last->hi;	/* staged: dropped */
+			/* staged: dropped */
+			WRITE_ONCE(&b->pos, b->stg_last->hi);
 			b->head = b->pos;
 			b->peek_end = 0;
 			b->rd = NULL;

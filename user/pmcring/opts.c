@@ -158,6 +158,9 @@ void rec_usage(FILE *f)
 "      --types LIST        record types to record (callchain,proccsw,...\n"
 "                          or all; default all)\n"
 "      --buffer-pages N    ring data pages per CPU, a power of two\n"
+"      --staging-mb N      user memory for records of a full ring while\n"
+"                          the merge waits for another CPU (default 64,\n"
+"                          0: none)\n"
 "      --duration S        stop after S seconds\n"
 "      --no-uring          plain read/write consumer (baseline)\n"
 "  -q, --quiet             no live status line\n"
@@ -185,7 +188,7 @@ enum {
 	OPT_TYPES = 256, OPT_BUFFER_PAGES, OPT_DURATION, OPT_NO_URING,
 	OPT_BM_CHANNEL, OPT_PATH, OPT_CONTAINER, OPT_STREAM, OPT_BLOB_JSON,
 	OPT_TIMING, OPT_ROLL_SIZE, OPT_ROLL_TIME, OPT_GENERATE, OPT_FORMAT,
-	OPT_CALL_GRAPH, OPT_DEPTH, OPT_VERSION,
+	OPT_CALL_GRAPH, OPT_DEPTH, OPT_VERSION, OPT_STAGING_MB,
 };
 
 static const struct option longopts[] = {
@@ -201,6 +204,7 @@ static const struct option longopts[] = {
 	{ "callchain-depth", required_argument, NULL, OPT_DEPTH },
 	{ "types", required_argument, NULL, OPT_TYPES },
 	{ "buffer-pages", required_argument, NULL, OPT_BUFFER_PAGES },
+	{ "staging-mb", required_argument, NULL, OPT_STAGING_MB },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "no-uring", no_argument, NULL, OPT_NO_URING },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -445,6 +449,13 @@ static int parse_one(struct rec_opts *o, int c, const char *arg, char *err,
 			return fail(err, sz, "--buffer-pages: a power of two, "
 				    "not '%s'", arg);
 		o->buffer_pages = (uint32_t)v;
+		return 0;
+	case OPT_STAGING_MB:
+		if (parse_u64(arg, 1u << 20, false, &v))
+			return fail(err, sz, "--staging-mb: MiB from 0 to %u, "
+				    "not '%s'", 1u << 20, arg);
+		o->staging_mb = v;
+		o->staging_given = true;
 		return 0;
 	case OPT_DURATION:
 		if (parse_ms(arg, &o->duration_ms))

@@ -26,6 +26,8 @@ struct rec_opts {
 	uint64_t	freq;		/* -F */
 	uint64_t	types;		/* --types; 0: all */
 	uint32_t	buffer_pages;	/* 0: library default */
+	uint64_t	staging_mb;	/* --staging-mb; 0: no staging */
+	bool		staging_given;	/* else the library's default */
 	uint64_t	duration_ms;	/* 0: until the command exits / signal */
 	uint32_t	callchain_depth;
 	bool		no_uring;

@@ -680,6 +680,11 @@ static int record_setup(struct recorder *r)
 	if (!add_counters(r->s, &r->o, &r->fo))
 		return 1;
 	mo.max_delay_ns = WAIT_MS * 1000000ull;
+	/* a CPU bursting while another is slow: user memory, not drops */
+	if (r->o.staging_given && !r->o.staging_mb)
+		mo.flags |= PMCRING_MERGE_F_NO_STAGING;
+	else if (r->o.staging_given)
+		mo.staging_bytes = r->o.staging_mb << 20;
 	r->m = pmcring_merge_new_session(r->s, &mo);
 	if (!r->m) {
 		fprintf(stderr, "pmcring: merge: %s\n", strerror(errno));

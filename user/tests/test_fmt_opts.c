@@ -44,7 +44,8 @@ int main(void)
 		  "--blob-json", "--timing", "--roll-size", "64M",
 		  "--roll-time", "30", "-e", "cycles,cpu-clock", "-c", "10000",
 		  "--call-graph", "fp,64", "--types", "callchain,proccsw", "--buffer-pages",
-		  "256", "--duration", "1.5", "--no-uring", "-q", "--",
+		  "256", "--staging-mb", "0", "--duration", "1.5", "--no-uring",
+		  "-q", "--",
 		  "prog", "-x", "arg", (char *)NULL);
 	CHECK(r == 0, "full line: %d %s", r, err);
 	CHECK(o.kind == FMT_BLOB && !strcmp(o.output, "/d") &&
@@ -61,7 +62,7 @@ int main(void)
 	      o.events[1].type == 1 && o.events[1].config == 0 &&
 	      o.period == 10000 && o.callchain_depth == 64, "events");
 	CHECK(o.buffer_pages == 256 && o.duration_ms == 1500 && o.no_uring &&
-	      o.quiet, "session options");
+	      o.quiet && o.staging_given && !o.staging_mb, "session options");
 	CHECK(o.cmd_argc == 3 && !strcmp(o.cmd[0], "prog") &&
 	      !strcmp(o.cmd[1], "-x"), "command after --");
 	rec_opts_free(&o);
@@ -131,6 +132,8 @@ int main(void)
 	BAD("-p", "-3");
 	BAD("-F", "0", "-a");
 	BAD("--buffer-pages", "3", "-a");
+	BAD("--staging-mb", "-1", "-a");
+	BAD("--staging-mb", "2000000", "-a");
 	BAD("--duration", "-1", "-a");
 	BAD("--duration", "abc", "-a");
 	BAD("--types", "callchain,,proccsw", "-a");

@@ -46,6 +46,15 @@ struct pmcring_session {
 	struct list_head	active_node;	/* on pmcring_active, RCU */
 	wait_queue_head_t	wq;		/* poll() */
 	struct pmcring_ring	**rings;	/* [nr_cpu_ids], NULL if !configured */
+	/*
+	 * The CPU hotplug instance (dev.c): a CPU that comes online gets its
+	 * ring's data pages, charged to the opener's memory cgroup (memcg,
+	 * referenced) and user (ring_pages counts what the session holds).
+	 */
+	struct hlist_node	cpuhp_node;
+	struct pmcring_ring	**hp_rings;	/* rings, for the callback */
+	struct mem_cgroup	*memcg;
+	unsigned long		ring_pages;
 	u32			data_pages;
 	u32			flags;		/* PMCRING_CFG_F_* */
 	u64			types;		/* PMCRING_TYPE_BIT() mask */

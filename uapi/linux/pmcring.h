@@ -362,8 +362,20 @@ struct pmcring_prod_page {
 					 * included
 					 */
 	__u64	bytes;			/* ring bytes committed (with padding) */
-	__u64	__reserved[60];		/* 0; pads to 512 bytes */
+	__u64	flags;			/* PMCRING_PROD_F_* */
+	__u64	__reserved[59];		/* 0; pads to 512 bytes */
 };
+
+/*
+ * The ring has its data pages.  Every possible CPU's region exists from
+ * CONFIGURE (control and producer pages), but its data pages are allocated
+ * only when the CPU is online: at CONFIGURE for the CPUs online then, when
+ * it comes online for the others.  Until then the ring stays empty
+ * (data_head 0, pending_ts 0) and a fault on its data pages is SIGBUS; a
+ * consumer that reads only below data_head never takes one.  Once set the
+ * flag stays: a CPU that goes offline keeps its ring and its records.
+ */
+#define PMCRING_PROD_F_DATA		(1ull << 0)
 
 /* ---- ioctls on the session fd ---- */
 

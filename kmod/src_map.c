@@ -105,6 +105,90 @@ static void pmcring_src_map_lost(unsigned int type)
 }
 
 /*
+ * Records lost for want of a probe run: @n calls the kernel did not hand
+ * to a handler (see pmcring_src_kp_missed()).  Whose calls they were is not
+ * known, so every session that wants @types and follows anything counts
+ * them, on this CPU's ring.  Any context.
+ */
+static void pmcring_src_map_lost_n(u64 types, unsigned long n)
+{
+	struct pmcring_session *s;
+	unsigned long i;
+	unsigned int t;
+
+	preempt_disable();	/* the rings */
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
+		if (!s->src->system_wide && !s->src->targets)
+			continue;
+		for (t = PMCRING_TYPE_MAP_IN; t <= PMCRING_TYPE_MAP_OUT; t++) {
+			if (!(types & PMCRING_TYPE_BIT(t)) ||
+			    !pmcring_session_wants(s, t))
+				continue;
+			for (i = 0; i < n; i++)
+				pmcring_ring_lost(pmcring_session_ring(s));
+		}
+	}
+	rcu_read_unlock();
+	preempt_enable();
+}
+
+/* A kprobe or kretprobe of ours; pmcring_src_kps[] below. */
+struct pmcring_src_kp {
+	struct kprobe	kp;		/* unless ret */
+	struct kretprobe rp;		/* if ret */
+	/* the kernel's miss counters at the last look */
+	atomic_long_t	missed_seen;
+	u64		types;
+	const char	*what;		/* the records lost without it */
+	bool		ret;
+	bool		tried;		/* under pmcring_src_mutex */
+	bool		on;		/* registered */
+};
+
+/*
+ * Calls of the probed function that ran no handler of ours, so whose
+ * records were never written: the kretprobe's rp.nmissed (more than
+ * maxactive calls in flight) and the kprobe's nmissed (a kprobe already
+ * running on the CPU).  The kernel only counts them; the handlers compare
+ * the count with what they last saw and report the difference as lost
+ * (pmcring_src_map_lost_n()), at the next call that does run, so a loss
+ * shows up within one call of the probe.  Any context, preemption
+ * disabled (kprobe handlers).
+ */
+static unsigned long pmcring_src_kp_nmissed(struct pmcring_src_kp *k)
+{
+	if (k->ret)
+		return (unsigned int)READ_ONCE(k->rp.nmissed) +
+		       READ_ONCE(k->rp.kp.nmissed);
+	return READ_ONCE(k->kp.nmissed);
+}
+
+static void pmcring_src_kp_missed(struct pmcring_src_kp *k)
+{
+	unsigned long missed = pmcring_src_kp_nmissed(k);
+	long seen = atomic_long_read(&k->missed_seen);
+
+	if (likely(missed == (unsigned long)seen))
+		return;
+	/* One handler reports each difference, the others see it done. */
+	if (atomic_long_cmpxchg(&k->missed_seen, seen, missed) != seen)
+		return;
+	if (pmcring_src_wanted(PMCRING_TYPE_MAP_IN) ||
+	    pmcring_src_wanted(PMCRING_TYPE_MAP_OUT))
+		pmcring_src_map_lost_n(k->types, missed - seen);
+}
+
+static void pmcring_src_kp_missed_ri(struct kretprobe_instance *ri)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+
+	if (rp)
+		pmcring_src_kp_missed(container_of(rp, struct pmcring_src_kp,
+						   rp));
+}
+
+/*
  * The probes below take the mmap lock (trylock) and call d_path(): task
  * context only.  An int3-based kprobe runs under irqentry_nmi_enter() on
  * x86 (ours sit on function entries and go through ftrace, so they
@@ -195,6 +279,7 @@ static int pmcring_src_kp_mmap(struct kprobe *kp, struct pt_regs *regs)
 	const char *path = NULL;
 	struct pmcring_session *s;
 
+	pmcring_src_kp_missed(container_of(kp, struct pmcring_src_kp, kp));
 	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_IN) ||
 	    !pmcring_src_vma_exec(vma) || current->in_execve ||
 	    pmcring_src_map_nmi(PMCRING_TYPE_MAP_IN))
@@ -288,6 +373,7 @@ static void pmcring_src_unmap_note(struct pmcring_src_unmap *d,
 static int pmcring_src_unmap_start(struct kretprobe_instance *ri,
 				   struct pmcring_src_unmap **d)
 {
+	pmcring_src_kp_missed_ri(ri);
 	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_OUT) ||
 	    pmcring_src_map_nmi(PMCRING_TYPE_MAP_OUT) ||
 	    !pmcring_src_map_any(PMCRING_TYPE_MAP_OUT))
@@ -359,6 +445,7 @@ static int pmcring_src_kp_munmap32(struct kretprobe_instance *ri,
 static int pmcring_src_kp_munmap_ret(struct kretprobe_instance *ri,
 				     struct pt_regs *regs)
 {
+	pmcring_src_kp_missed_ri(ri);
 	if (!regs_return_value(regs))
 		pmcring_src_unmap_emit((void *)ri->data);
 	return 0;
@@ -371,6 +458,7 @@ static int pmcring_src_kp_mmap_fixed(struct kretprobe_instance *ri,
 	struct pt_regs *u = pmcring_src_uregs(regs);
 	struct pmcring_src_unmap *d;
 
+	pmcring_src_kp_missed_ri(ri);
 	if (!(u->r10 & MAP_FIXED) || pmcring_src_unmap_start(ri, &d))
 		return 1;
 	pmcring_src_unmap_note(d, u->di, u->si);
@@ -384,6 +472,7 @@ static int pmcring_src_kp_mmap_fixed32(struct kretprobe_instance *ri,
 	struct pt_regs *u = pmcring_src_uregs(regs);
 	struct pmcring_src_unmap *d;
 
+	pmcring_src_kp_missed_ri(ri);
 	if (!((u32)u->si & MAP_FIXED) || pmcring_src_unmap_start(ri, &d))
 		return 1;
 	pmcring_src_unmap_note(d, (u32)u->bx, (u32)u->cx);
@@ -399,6 +488,7 @@ static bool pmcring_src_ret_ok(struct pt_regs *regs)
 static int pmcring_src_kp_mmap_fixed_ret(struct kretprobe_instance *ri,
 					 struct pt_regs *regs)
 {
+	pmcring_src_kp_missed_ri(ri);
 	if (pmcring_src_ret_ok(regs))
 		pmcring_src_unmap_emit((void *)ri->data);
 	return 0;
@@ -462,6 +552,7 @@ static int pmcring_src_kp_mremap_ret(struct kretprobe_instance *ri,
 	struct pmcring_session *s;
 	const char *path = NULL;
 
+	pmcring_src_kp_missed_ri(ri);
 	if (!pmcring_src_ret_ok(regs))
 		return 0;
 	pmcring_src_unmap_emit((void *)ri->data);
@@ -502,15 +593,6 @@ static int pmcring_src_kp_mremap_ret(struct kretprobe_instance *ri,
  * unoptimized after a delay while the same probe struct was registered again;
  * never removing them until unload avoids the question.
  */
-struct pmcring_src_kp {
-	struct kprobe	kp;		/* unless ret */
-	struct kretprobe rp;		/* if ret */
-	u64		types;
-	const char	*what;		/* the records lost without it */
-	bool		ret;
-	bool		tried;		/* under pmcring_src_mutex */
-	bool		on;		/* registered */
-};
 
 static struct pmcring_src_kp pmcring_src_kps[] = {
 	{ .kp = { .symbol_name = "perf_event_mmap",
@@ -584,6 +666,9 @@ int pmcring_src_map_get(struct pmcring_session *s)
 		err = k->ret ? register_kretprobe(&k->rp) :
 			       register_kprobe(&k->kp);
 		k->on = !err;
+		if (!err)
+			atomic_long_set(&k->missed_seen,
+					pmcring_src_kp_nmissed(k));
 		if (err)
 			pr_info("pmcring: no kprobe on %s (%d): no %s records\n",
 				k->ret ? k->rp.kp.symbol_name :

@@ -126,5 +126,10 @@ long pmcring_src_add_counter(struct pmcring_session *s,
 			     struct pmcring_counter __user *arg);
 /* Last close after disable, or a failed CONFIGURE: free s->src. */
 void pmcring_src_release(struct pmcring_session *s);
+/*
+ * GENERATE's PMCRING_GEN_F_SRC_NMI hook, called by its NMI writer: the mmap
+ * kprobe's handler on a fake executable mapping of current.  Any context.
+ */
+void pmcring_src_test_mmap_probe(void);
 
 #endif /* _PMCRING_KMOD_H */

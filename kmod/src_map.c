@@ -46,6 +46,9 @@
  */
 static char *pmcring_src_pathbufs;
 
+/* Start of the fake mapping of pmcring_src_test_mmap_probe(). */
+#define PMCRING_SRC_FAKE_START	0x7ead0000UL
+
 static char *pmcring_src_pathbuf(void)
 {
 	return pmcring_src_pathbufs + (size_t)smp_processor_id() * PATH_MAX;
@@ -271,19 +274,16 @@ void pmcring_src_map_exec(struct pmcring_session *s, struct task_struct *p,
 
 /* ---- kprobes: mmap, munmap ---- */
 
-/* perf_event_mmap(struct vm_area_struct *vma), mmap lock held for write. */
-static int pmcring_src_kp_mmap(struct kprobe *kp, struct pt_regs *regs)
+/* MAP_IN of a new mapping @vma of current; the mmap kprobe's body. */
+static void pmcring_src_mmap_vma(struct vm_area_struct *vma)
 {
-	struct vm_area_struct *vma =
-		(struct vm_area_struct *)regs_get_kernel_argument(regs, 0);
 	const char *path = NULL;
 	struct pmcring_session *s;
 
-	pmcring_src_kp_missed(container_of(kp, struct pmcring_src_kp, kp));
 	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_IN) ||
 	    !pmcring_src_vma_exec(vma) || current->in_execve ||
 	    pmcring_src_map_nmi(PMCRING_TYPE_MAP_IN))
-		return 0;
+		return;
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
 		if (!pmcring_session_wants(s, PMCRING_TYPE_MAP_IN) ||
@@ -296,7 +296,41 @@ static int pmcring_src_kp_mmap(struct kprobe *kp, struct pt_regs *regs)
 				   vma->vm_start, path);
 	}
 	rcu_read_unlock();
+}
+
+/* perf_event_mmap(struct vm_area_struct *vma), mmap lock held for write. */
+static int pmcring_src_kp_mmap(struct kprobe *kp, struct pt_regs *regs)
+{
+	pmcring_src_kp_missed(container_of(kp, struct pmcring_src_kp, kp));
+	pmcring_src_mmap_vma((struct vm_area_struct *)
+			     regs_get_kernel_argument(regs, 0));
 	return 0;
+}
+
+/*
+ * GENERATE's PMCRING_GEN_F_SRC_NMI: the mmap probe on a mapping that is
+ * executable and file-backed to every check before the NMI bail-out.  Its
+ * file is all zeroes: a handler that went on to d_path() would oops, so
+ * the test cannot pass without the bail-out.
+ */
+static struct file pmcring_src_fake_file;
+static struct vm_area_struct pmcring_src_fake_vma;
+
+void pmcring_src_test_mmap_probe(void)
+{
+	pmcring_src_mmap_vma(&pmcring_src_fake_vma);
+}
+
+static void pmcring_src_fake_init(void)
+{
+	pmcring_src_fake_vma.vm_start = PMCRING_SRC_FAKE_START;
+	pmcring_src_fake_vma.vm_end = PMCRING_SRC_FAKE_START + PAGE_SIZE;
+	pmcring_src_fake_vma.vm_file = &pmcring_src_fake_file;
+#ifdef PMCRING_HAVE_VM_FLAGS_SET
+	vm_flags_init(&pmcring_src_fake_vma, VM_READ | VM_EXEC);
+#else
+	pmcring_src_fake_vma.vm_flags = VM_READ | VM_EXEC;
+#endif
 }
 
 /*
@@ -899,6 +933,7 @@ int pmcring_src_map_init(void)
 {
 	int err;
 
+	pmcring_src_fake_init();
 	pmcring_src_pathbufs = kvmalloc_array(nr_cpu_ids, PATH_MAX, GFP_KERNEL);
 	if (!pmcring_src_pathbufs)
 		return -ENOMEM;

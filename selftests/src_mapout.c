@@ -13,7 +13,11 @@
  * more munmap calls are in flight (queued on the mmap lock) than the
  * kretprobe's maxactive (64) and the kernel skips the probe for some: each
  * skipped call must count as lost (with a DROPNOTIFY), so MAP_OUT records
- * plus lost cover every successful munmap.
+ * plus lost cover every successful munmap.  kprobe_nmi_bails_out: GENERATE's
+ * PMCRING_GEN_F_SRC_NMI hook runs the mmap kprobe's handler from NMIs on a
+ * fake executable mapping (its file zeroed: going on to d_path() would
+ * oops); each call must write no MAP_IN and count exactly one lost record
+ * in the system-wide session that wants MAP_IN.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -397,6 +401,68 @@ TEST(missed_calls_counted_lost)
 		rt_info("no call was skipped in this run: nothing to count\n");
 	}
 	close(m.fd);
+	rt_close(&s);
+}
+
+/* The fake mapping's start (kmod/src_map.c PMCRING_SRC_FAKE_START). */
+#define FAKE_START	0x7ead0000ull
+
+TEST(kprobe_nmi_bails_out)
+{
+	struct pmcring_config cfg = { 0 };
+	struct pmcring_generate g = {
+		.count = 200, .size = 64,
+		.flags = PMCRING_GEN_F_NMI | PMCRING_GEN_F_SRC_NMI,
+	};
+	uint64_t lost = 0, fake = 0, dropnotify = 0;
+	unsigned int cpu;
+	struct rt_sess s;
+
+	PMCRING_REQUIRE_DEV();
+	cfg.data_pages = 256;	/* no drop for space */
+	cfg.flags = PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_NO_SYNTH;
+	cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_MAP_IN) |
+		    PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
+		    PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY);
+	ASSERT_EQ(0, rt_open_cfg(&s, &cfg, 1));
+	/* The hook is validated like any flag: it needs the NMI stream. */
+	g.flags = PMCRING_GEN_F_TASK | PMCRING_GEN_F_SRC_NMI;
+	EXPECT_EQ(-EINVAL, rt_ioctl(s.fd, PMCRING_IOC_GENERATE, &g));
+	g.flags = PMCRING_GEN_F_NMI | PMCRING_GEN_F_SRC_NMI;
+	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL));
+	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_GENERATE, &g));
+	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL));
+
+	for (cpu = 0; cpu < s.nr_cpus; cpu++) {
+		struct rt_ring *r = &s.rings[cpu];
+		uint64_t head = rt_head(r), pos = r->tail, mask = r->size - 1;
+
+		while (pos != head) {
+			const uint8_t *p = r->data + (pos & mask);
+			const struct pmcring_rec_map_in *m = (const void *)p;
+			uint32_t len = PMCRING_HEADER_LEN(m->h.pl_header);
+			uint32_t type = PMCRING_HEADER_TYPE(m->h.pl_header);
+
+			ASSERT_LE(PMCRING_HEADER_SIZE, len);
+			if (type == PMCRING_TYPE_MAP_IN &&
+			    m->pl_start == FAKE_START)
+				fake++;
+			dropnotify += type == PMCRING_TYPE_DROPNOTIFY;
+			pos += PMCRING_RING_SPACE(len);
+		}
+		rt_consume(r, pos);
+		lost += rt_prod(&r->prod->lost);
+	}
+	rt_info("%llu NMIs, %llu NMI records, %llu probe calls in NMI: %llu lost, %llu DROPNOTIFY, %llu MAP_IN of the fake mapping\n",
+		(unsigned long long)g.nmi_sent,
+		(unsigned long long)g.written[PMCRING_GEN_CTX_NMI],
+		(unsigned long long)g.src_nmi, (unsigned long long)lost,
+		(unsigned long long)dropnotify, (unsigned long long)fake);
+	EXPECT_LT(0, g.src_nmi);
+	EXPECT_EQ(0, g.dropped[PMCRING_GEN_CTX_NMI]);
+	EXPECT_EQ(g.src_nmi, lost);
+	EXPECT_EQ(0, fake);
+	EXPECT_LT(0, dropnotify);
 	rt_close(&s);
 }
 

@@ -471,7 +471,10 @@ struct pmcring_generate {
 					 * record wrapping the end of the
 					 * data was reserved, not committed
 					 */
-	__u64	__reserved_out[4];	/* out: 0 */
+	__u64	src_nmi;		/* out: PMCRING_GEN_F_SRC_NMI probe
+					 * calls made in NMI context
+					 */
+	__u64	__reserved_out[3];	/* out: 0 */
 };
 
 /*
@@ -484,6 +487,19 @@ struct pmcring_generate {
 #define PMCRING_GEN_F_TASK		(1u << 0)	/* from process context */
 #define PMCRING_GEN_F_HARDIRQ		(1u << 1)	/* from an hrtimer */
 #define PMCRING_GEN_F_NMI		(1u << 2)	/* from NMIs (x86 APIC) */
+/*
+ * Test hooks, as CAP_SYS_ADMIN-only as the rest of GENERATE.
+ * PMCRING_GEN_F_BAD_LEN: every record is reserved with length size - 2, a
+ * caller's bug the producer must catch: WARN_ON_ONCE() (a kernel WARNING
+ * once per boot) and a drop counted in lost and in dropped[].
+ * PMCRING_GEN_F_SRC_NMI (with PMCRING_GEN_F_NMI): each NMI batch also runs
+ * the mmap kprobe's handler on a fake executable mapping; in NMI context it
+ * must write nothing and count one lost MAP_IN in each enabled session that
+ * wants MAP_IN and follows the interrupted task.  The calls made are in
+ * src_nmi.
+ */
+#define PMCRING_GEN_F_BAD_LEN		(1u << 3)
+#define PMCRING_GEN_F_SRC_NMI		(1u << 4)
 /*
  * The streams of the first version.  Callers pass it to mean "task and
  * hard IRQ", so it keeps that meaning: the NMI stream is asked for by name.

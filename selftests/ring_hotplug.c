@@ -292,6 +292,12 @@ TEST_F(hp, reader_across_hotplug)
 	}
 	EXPECT_LT(0, hs.seen[self->cpu])
 		TH_LOG("cpu %u came online: it has records", self->cpu);
+	{
+		struct pmcring_cpu_stats st = { .sz = sizeof(st) };
+
+		ASSERT_EQ(0, pmcring_cpu_stats(g.s, self->cpu, &st));
+		EXPECT_EQ(PMCRING_PROD_F_DATA, st.prod_flags);
+	}
 	rt_info("reader: %llu records in order over %u online/offline cycles of cpu %u (%llu from it), %llu GENERATE calls (%llu EINVAL at a CPU change), none lost\n",
 		(unsigned long long)hs.total, t.done, self->cpu,
 		(unsigned long long)hs.seen[self->cpu],

@@ -7,6 +7,8 @@
  *
  *	offset = cpu * region_size	(region_size from struct pmcring_config)
  *
+ * (its data pages exist once the CPU has been online: PMCRING_PROD_F_DATA)
+ *
  * Region of one CPU (all offsets in pages of info.page_size):
  *
  *	page 0		struct pmcring_mmap_page, control page, read-write

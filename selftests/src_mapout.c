@@ -12,7 +12,7 @@
  * one process map and unmap an executable file mapping at once, so that
  * more munmap calls are in flight (queued on the mmap lock) than the
  * kretprobe's maxactive (64) and the kernel skips the probe for some: each
- * skipped call must count as lost (with a DROPNOTIFY), so MAP_OUT records
+ * skipped call must count as lost, so MAP_OUT records
  * plus lost cover every successful munmap (160 threads, 16 each; 6.1 under
  * TCG needs up to a minute, hence the fixture's longer timeout).
  * kprobe_nmi_bails_out: GENERATE's
@@ -411,11 +411,12 @@ TEST_F_TIMEOUT(slow, missed_calls_counted_lost, 180)
 	EXPECT_LE(map_out, atomic_load(&m.unmapped));
 	/* Every successful munmap: a MAP_OUT or a lost record. */
 	EXPECT_LE(atomic_load(&m.unmapped), map_out + lost);
-	if (lost) {
-		EXPECT_LT(0, dropnotify);
-	} else {
+	/*
+	 * No DROPNOTIFY check: it comes with the next record of the CPU,
+	 * and the losses may all follow a CPU's last MAP_OUT.
+	 */
+	if (!lost)
 		rt_info("no call was skipped in this run: nothing to count\n");
-	}
 	close(m.fd);
 	rt_close(&s);
 }

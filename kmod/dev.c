@@ -5,8 +5,8 @@
  * Session life: open -> CONFIGURE (once: one ring per possible CPU, with
  * data pages for the online ones) -> ENABLE/DISABLE (any number of times)
  * -> release.  A CPU that comes online later gets its ring's data pages
- * from a CPU hotplug callback; a CPU that goes offline keeps its ring.  A VMA of a
- * mapped ring holds a reference on the struct file, so release (which frees
+ * from a CPU hotplug callback; a CPU that goes offline keeps its ring.  A
+ * VMA of a mapped ring holds a reference on the struct file, so release (which frees
  * the rings) runs only after the last mapping is gone; the file operations'
  * .owner pins the module for as long as a session or mapping lives, which
  * makes rmmod fail instead of freeing code still in use.

@@ -39,6 +39,7 @@ void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 void pmcring_ring_commit(struct pmcring_wr *wr);
 /* A record not written for another reason than space, counted in lost. */
 void pmcring_ring_lost(struct pmcring_ring *rb);
+void pmcring_ring_lost_n(struct pmcring_ring *rb, u32 n);
 
 /* A session: one open() of /dev/pmcring. */
 struct pmcring_session {

@@ -597,10 +597,16 @@ drop:
  */
 void pmcring_ring_lost(struct pmcring_ring *rb)
 {
-	if (!rb)
+	pmcring_ring_lost_n(rb, 1);
+}
+
+/* @n records lost at once, as pmcring_ring_lost(). */
+void pmcring_ring_lost_n(struct pmcring_ring *rb, u32 n)
+{
+	if (!rb || !n)
 		return;
-	local_inc(&rb->prod->lost);
-	local_inc(&rb->unreported);
+	local_add(n, &rb->prod->lost);
+	local_add(n, &rb->unreported);
 }
 
 /* Publish a record obtained from pmcring_ring_reserve(). */

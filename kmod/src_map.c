@@ -113,10 +113,9 @@ static void pmcring_src_map_lost(unsigned int type)
  * known, so every session that wants @types and follows anything counts
  * them, on this CPU's ring.  Any context.
  */
-static void pmcring_src_map_lost_n(u64 types, unsigned long n)
+static void pmcring_src_map_lost_n(u64 types, u32 n)
 {
 	struct pmcring_session *s;
-	unsigned long i;
 	unsigned int t;
 
 	preempt_disable();	/* the rings */
@@ -128,8 +127,7 @@ static void pmcring_src_map_lost_n(u64 types, unsigned long n)
 			if (!(types & PMCRING_TYPE_BIT(t)) ||
 			    !pmcring_session_wants(s, t))
 				continue;
-			for (i = 0; i < n; i++)
-				pmcring_ring_lost(pmcring_session_ring(s));
+			pmcring_ring_lost_n(pmcring_session_ring(s), n);
 		}
 	}
 	rcu_read_unlock();
@@ -140,8 +138,8 @@ static void pmcring_src_map_lost_n(u64 types, unsigned long n)
 struct pmcring_src_kp {
 	struct kprobe	kp;		/* unless ret */
 	struct kretprobe rp;		/* if ret */
-	/* the kernel's miss counters at the last look */
-	atomic_long_t	missed_seen;
+	/* the kernel's miss counters at the last look, modulo 2^32 */
+	atomic_t	missed_seen;
 	u64		types;
 	const char	*what;		/* the records lost without it */
 	bool		ret;
@@ -159,23 +157,24 @@ struct pmcring_src_kp {
  * shows up within one call of the probe.  Any context, preemption
  * disabled (kprobe handlers).
  */
-static unsigned long pmcring_src_kp_nmissed(struct pmcring_src_kp *k)
+static u32 pmcring_src_kp_nmissed(struct pmcring_src_kp *k)
 {
+	/* Counted modulo 2^32: a difference is what matters, and it wraps. */
 	if (k->ret)
-		return (unsigned int)READ_ONCE(k->rp.nmissed) +
-		       READ_ONCE(k->rp.kp.nmissed);
-	return READ_ONCE(k->kp.nmissed);
+		return (u32)READ_ONCE(k->rp.nmissed) +
+		       (u32)READ_ONCE(k->rp.kp.nmissed);
+	return (u32)READ_ONCE(k->kp.nmissed);
 }
 
 static void pmcring_src_kp_missed(struct pmcring_src_kp *k)
 {
-	unsigned long missed = pmcring_src_kp_nmissed(k);
-	long seen = atomic_long_read(&k->missed_seen);
+	u32 missed = pmcring_src_kp_nmissed(k);
+	u32 seen = (u32)atomic_read(&k->missed_seen);
 
-	if (likely(missed == (unsigned long)seen))
+	if (likely(missed == seen))
 		return;
 	/* One handler reports each difference, the others see it done. */
-	if (atomic_long_cmpxchg(&k->missed_seen, seen, missed) != seen)
+	if ((u32)atomic_cmpxchg(&k->missed_seen, seen, missed) != seen)
 		return;
 	if (pmcring_src_wanted(PMCRING_TYPE_MAP_IN) ||
 	    pmcring_src_wanted(PMCRING_TYPE_MAP_OUT))
@@ -701,8 +700,8 @@ int pmcring_src_map_get(struct pmcring_session *s)
 			       register_kprobe(&k->kp);
 		k->on = !err;
 		if (!err)
-			atomic_long_set(&k->missed_seen,
-					pmcring_src_kp_nmissed(k));
+			atomic_set(&k->missed_seen,
+				   pmcring_src_kp_nmissed(k));
 		if (err)
 			pr_info("pmcring: no kprobe on %s (%d): no %s records\n",
 				k->ret ? k->rp.kp.symbol_name :

@@ -33,6 +33,7 @@
  * kprobe's handler from the NMI writer (its NMI bail-out).
  */
 #include <linux/kernel.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/capability.h>
@@ -70,6 +71,16 @@
  * a little while to arrive.
  */
 #define PMCRING_GEN_NMI_WAIT		20000u
+
+/*
+ * The test hooks (PMCRING_GEN_F_BAD_LEN, PMCRING_GEN_F_SRC_NMI) also need
+ * this switched on: BAD_LEN raises a kernel WARNING on purpose, which no
+ * caller should get by accident (a fuzzer, a kernel with panic_on_warn).
+ */
+static bool test_hooks;
+module_param(test_hooks, bool, 0600);
+MODULE_PARM_DESC(test_hooks,
+		 "Allow GENERATE's test hooks (bad record length, kprobe in NMI); for the selftests");
 
 /* Fill bytes: byte i of a record is (u8)(seq + i), copied from here. */
 static u8 pmcring_gen_pattern[512];
@@ -361,6 +372,9 @@ static int pmcring_gen_check(const struct pmcring_generate *req)
 		return -EINVAL;
 	if (!(req->flags & (PMCRING_GEN_F_ALL | PMCRING_GEN_F_NMI)))
 		return -EINVAL;
+	if ((req->flags & (PMCRING_GEN_F_BAD_LEN | PMCRING_GEN_F_SRC_NMI)) &&
+	    !READ_ONCE(test_hooks))
+		return -EPERM;
 	if (req->size < PMCRING_HEADER_SIZE || req->size > PMCRING_RECORD_MAX ||
 	    req->size % 8)
 		return -EINVAL;

@@ -4,7 +4,9 @@
  * PMCRING_GEN_F_BAD_LEN hook reserves every record with length size - 2
  * (not a multiple of 4): pmcring_ring_reserve() must WARN_ON_ONCE() and
  * drop each one, counted in the result's dropped[] and in the ring's lost,
- * with a DROPNOTIFY before the next good record; nothing is written.
+ * with a DROPNOTIFY before the next good record; nothing is written.  The
+ * hook needs the module parameter test_hooks (EPERM without), which the
+ * test sets and clears.
  *
  * The WARNING is the point, and vmrun fails any run whose dmesg holds one:
  * so this test runs only when PMCRING_TEST_WARN=1 says the caller expects
@@ -71,11 +73,16 @@ TEST(bad_length_warns_and_drops)
 	g.cpus = (uintptr_t)&mask;
 	g.cpus_size = sizeof(mask);
 	before = rt_prod(&s.rings[0].prod->lost);
+	ASSERT_EQ(0, rt_test_hooks(0));
+	EXPECT_EQ(-EPERM, rt_ioctl(s.fd, PMCRING_IOC_GENERATE, &g))
+		TH_LOG("the hooks are off by default");
+	ASSERT_EQ(0, rt_test_hooks(1));
 	for (round = 0; round < 2; round++) {
 		ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_GENERATE, &g));
 		EXPECT_EQ(0, g.written[PMCRING_GEN_CTX_TASK]);
 		EXPECT_EQ(g.count, g.dropped[PMCRING_GEN_CTX_TASK]);
 	}
+	rt_test_hooks(0);
 	lost = rt_prod(&s.rings[0].prod->lost) - before;
 	EXPECT_EQ(2 * g.count, lost);
 	EXPECT_EQ(rt_head(&s.rings[0]), s.rings[0].tail)

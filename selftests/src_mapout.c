@@ -16,7 +16,8 @@
  * plus lost cover every successful munmap (160 threads, 16 each; 6.1 under
  * TCG needs up to a minute, hence the fixture's longer timeout).
  * kprobe_nmi_bails_out: GENERATE's
- * PMCRING_GEN_F_SRC_NMI hook runs the mmap kprobe's handler from NMIs on a
+ * PMCRING_GEN_F_SRC_NMI hook (EPERM until the module parameter test_hooks
+ * is set, which the test does) runs the mmap kprobe's handler from NMIs on a
  * fake executable mapping (its file zeroed: going on to d_path() would
  * oops); each call must write no MAP_IN and count exactly one lost record
  * in the system-wide session that wants MAP_IN.
@@ -442,12 +443,17 @@ TEST(kprobe_nmi_bails_out)
 		    PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
 		    PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY);
 	ASSERT_EQ(0, rt_open_cfg(&s, &cfg, 1));
+	/* Off unless the module parameter says so. */
+	ASSERT_EQ(0, rt_test_hooks(0));
+	EXPECT_EQ(-EPERM, rt_ioctl(s.fd, PMCRING_IOC_GENERATE, &g));
+	ASSERT_EQ(0, rt_test_hooks(1));
 	/* The hook is validated like any flag: it needs the NMI stream. */
 	g.flags = PMCRING_GEN_F_TASK | PMCRING_GEN_F_SRC_NMI;
 	EXPECT_EQ(-EINVAL, rt_ioctl(s.fd, PMCRING_IOC_GENERATE, &g));
 	g.flags = PMCRING_GEN_F_NMI | PMCRING_GEN_F_SRC_NMI;
 	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL));
-	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_GENERATE, &g));
+	EXPECT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_GENERATE, &g));
+	rt_test_hooks(0);
 	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL));
 
 	for (cpu = 0; cpu < s.nr_cpus; cpu++) {

@@ -490,7 +490,8 @@ struct pmcring_generate {
 #define PMCRING_GEN_F_HARDIRQ		(1u << 1)	/* from an hrtimer */
 #define PMCRING_GEN_F_NMI		(1u << 2)	/* from NMIs (x86 APIC) */
 /*
- * Test hooks, as CAP_SYS_ADMIN-only as the rest of GENERATE.
+ * Test hooks, as CAP_SYS_ADMIN-only as the rest of GENERATE, and only with
+ * the module parameter test_hooks set (else EPERM).
  * PMCRING_GEN_F_BAD_LEN: every record is reserved with length size - 2, a
  * caller's bug the producer must catch: WARN_ON_ONCE() (a kernel WARNING
  * once per boot) and a drop counted in lost and in dropped[].

@@ -197,6 +197,11 @@ struct pmcring_cpu_stats {
 					 * staging area (see
 					 * pmcring_merge_opts.staging_bytes)
 					 */
+	uint64_t	prod_flags;	/* the producer page's flags:
+					 * PMCRING_PROD_F_DATA once the ring
+					 * has its data pages (its CPU has
+					 * been online since CONFIGURE)
+					 */
 };
 
 /* Fill @st up to st->sz: 0, or -EINVAL if sz is below records' end. */

@@ -230,6 +230,7 @@ int pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
 		.backwards = READ_ONCE(&b->backwards),
 		.prod_records = READ_ONCE(&b->prod->records),
 		.prod_bytes = READ_ONCE(&b->prod->bytes),
+		.prod_flags = READ_ONCE(&b->prod->flags),
 	};
 
 	if (!st || st->sz < offsetof(struct pmcring_cpu_stats, bytes))

@@ -131,7 +131,28 @@ struct report_thread {
 
 struct report_pmc {
 	uint32_t	pmcid;
+	uint32_t	flags;		/* PMCRING_CTR_F_FREQ in bit 0 */
+	uint64_t	rate;		/* PMCALLOCATE's rate, 0: not recorded */
 	char		name[REPORT_NAME_LEN];
+};
+
+/*
+ * One profile per counter (pmcid): its calling-context tree, per-frame and
+ * per-thread sample counts.  Samples of different events never mix.
+ */
+struct report_prof {
+	uint32_t	pmcid;
+	struct report_node *nodes;
+	size_t		nnodes, nodes_cap;
+	uint64_t	*nhash_keys;	/* parent << 32 | frame */
+	uint32_t	*nhash_vals;	/* node index, 0: empty */
+	size_t		nhash_cap;
+	/* per-frame counters, by sym_frame id */
+	uint64_t	*fself, *ftotal, *fmark;
+	size_t		fcap;
+	uint64_t	*tsamples;	/* by index in report.threads */
+	size_t		tcap;
+	uint64_t	samples;
 };
 
 struct report {
@@ -146,15 +167,10 @@ struct report {
 	struct rmap	thread_idx;
 	struct report_pmc *pmcs;
 	size_t		npmcs, pmcs_cap;
-	/* calling-context tree; children found through a hash */
-	struct report_node *nodes;
-	size_t		nnodes, nodes_cap;
-	uint64_t	*nhash_keys;	/* parent << 32 | frame */
-	uint32_t	*nhash_vals;	/* node index, 0: empty */
-	size_t		nhash_cap;
-	/* per-frame counters, by sym_frame id */
-	uint64_t	*fself, *ftotal, *fmark;
-	size_t		fcap;
+	/* the profiles, sorted by pmcid; cur: the one the views show */
+	struct report_prof **profs;
+	size_t		nprofs, profs_cap;
+	struct report_prof *cur;
 	/* context switches: last switch time per CPU */
 	uint64_t	*cpu_last;
 	size_t		cpu_cap;
@@ -177,20 +193,31 @@ struct report *report_new(const struct report_opts *o)
 	if (!r->o.top)
 		r->o.top = REPORT_DEFAULT_TOP;
 	r->sym = sym_new();
-	r->nodes_cap = 1024;
-	r->nodes = calloc(r->nodes_cap, sizeof(*r->nodes));
 	r->stack = calloc(PMCRING_CALLCHAIN_DEPTH_MAX + 1, sizeof(*r->stack));
-	if (!r->sym || !r->nodes || !r->stack) {
+	if (!r->sym || !r->stack) {
 		report_free(r);
 		return NULL;
 	}
-	r->nnodes = 1;		/* the root */
 	r->first_ts = UINT64_MAX;
 	return r;
 }
 
+static void report_prof_free(struct report_prof *p)
+{
+	free(p->nodes);
+	free(p->nhash_keys);
+	free(p->nhash_vals);
+	free(p->fself);
+	free(p->ftotal);
+	free(p->fmark);
+	free(p->tsamples);
+	free(p);
+}
+
 void report_free(struct report *r)
 {
+	size_t i;
+
 	if (!r)
 		return;
 	sym_free(r->sym);
@@ -199,12 +226,9 @@ void report_free(struct report *r)
 	free(r->threads);
 	rmap_free(&r->thread_idx);
 	free(r->pmcs);
-	free(r->nodes);
-	free(r->nhash_keys);
-	free(r->nhash_vals);
-	free(r->fself);
-	free(r->ftotal);
-	free(r->fmark);
+	for (i = 0; i < r->nprofs; i++)
+		report_prof_free(r->profs[i]);
+	free(r->profs);
 	free(r->cpu_last);
 	free(r->stack);
 	free(r);
@@ -366,6 +390,12 @@ void report_fork(struct report *r, uint32_t parent, uint32_t child)
 
 void report_pmc(struct report *r, uint32_t pmcid, const char *name)
 {
+	report_pmc_alloc(r, pmcid, UINT32_MAX, 0, name);
+}
+
+void report_pmc_alloc(struct report *r, uint32_t pmcid, uint32_t flags,
+		      uint64_t rate, const char *name)
+{
 	struct report_pmc *p;
 	size_t i;
 
@@ -379,8 +409,71 @@ void report_pmc(struct report *r, uint32_t pmcid, const char *name)
 		r->pmcs = p;
 		r->npmcs++;
 	}
-	r->pmcs[i].pmcid = pmcid;
-	report_name_set(r->pmcs[i].name, name);
+	p = &r->pmcs[i];
+	p->pmcid = pmcid;
+	if (flags != UINT32_MAX)
+		p->flags = flags;
+	if (rate)
+		p->rate = rate;
+	if (name && *name)
+		report_name_set(p->name, name);
+}
+
+static const struct report_pmc *report_pmc_of(const struct report *r,
+					      uint32_t pmcid)
+{
+	size_t i;
+
+	for (i = 0; i < r->npmcs; i++)
+		if (r->pmcs[i].pmcid == pmcid)
+			return &r->pmcs[i];
+	return NULL;
+}
+
+const char *report_event_name(const struct report *r, uint32_t pmcid,
+			      char *buf, size_t sz)
+{
+	const struct report_pmc *pm = report_pmc_of(r, pmcid);
+
+	if (pm && pm->name[0])
+		return pm->name;
+	snprintf(buf, sz, "pmc%" PRIu32, pmcid);
+	return buf;
+}
+
+uint64_t report_period(const struct report *r, uint32_t pmcid)
+{
+	const struct report_pmc *pm = report_pmc_of(r, pmcid);
+
+	/* a rate in frequency mode is Hz: the kernel varies the period */
+	if (!pm || (pm->flags & PMCRING_CTR_F_FREQ))
+		return 0;
+	return pm->rate;
+}
+
+int report_select_event(struct report *r, const char *name)
+{
+	char buf[32];
+	size_t i;
+
+	for (i = 0; i < r->nprofs; i++) {
+		if (!strcmp(report_event_name(r, r->profs[i]->pmcid, buf,
+					      sizeof(buf)), name)) {
+			r->cur = r->profs[i];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+unsigned int report_nr_events(const struct report *r)
+{
+	return (unsigned int)r->nprofs;
+}
+
+const char *report_cur_event(const struct report *r, char *buf, size_t sz)
+{
+	return r->cur ? report_event_name(r, r->cur->pmcid, buf, sz) : NULL;
 }
 
 void report_drop(struct report *r, uint64_t ts)
@@ -468,9 +561,9 @@ static size_t report_nslot(uint64_t key, size_t cap)
 	return (h ^ (h >> 31)) & (cap - 1);
 }
 
-static int report_nhash_grow(struct report *r)
+static int report_nhash_grow(struct report_prof *p)
 {
-	size_t cap = r->nhash_cap ? r->nhash_cap * 2 : 4096, i;
+	size_t cap = p->nhash_cap ? p->nhash_cap * 2 : 4096, i;
 	uint64_t *k = calloc(cap, sizeof(*k));
 	uint32_t *v = calloc(cap, sizeof(*v));
 
@@ -479,9 +572,9 @@ static int report_nhash_grow(struct report *r)
 		free(v);
 		return -ENOMEM;
 	}
-	for (i = 1; i < r->nnodes; i++) {
-		uint64_t key = (uint64_t)r->nodes[i].parent << 32 |
-			       r->nodes[i].frame;
+	for (i = 1; i < p->nnodes; i++) {
+		uint64_t key = (uint64_t)p->nodes[i].parent << 32 |
+			       p->nodes[i].frame;
 		size_t j = report_nslot(key, cap);
 
 		while (v[j])
@@ -489,64 +582,97 @@ static int report_nhash_grow(struct report *r)
 		k[j] = key;
 		v[j] = i;
 	}
-	free(r->nhash_keys);
-	free(r->nhash_vals);
-	r->nhash_keys = k;
-	r->nhash_vals = v;
-	r->nhash_cap = cap;
+	free(p->nhash_keys);
+	free(p->nhash_vals);
+	p->nhash_keys = k;
+	p->nhash_vals = v;
+	p->nhash_cap = cap;
 	return 0;
 }
 
 /* The child of @parent for @frame, created if needed; 0 on ENOMEM. */
-static uint32_t report_child(struct report *r, uint32_t parent, uint32_t frame)
+static uint32_t report_child(struct report_prof *p, uint32_t parent,
+			     uint32_t frame)
 {
 	uint64_t key = (uint64_t)parent << 32 | frame;
 	struct report_node *n;
 	size_t j;
 
-	if ((r->nnodes + 1) * 2 > r->nhash_cap && report_nhash_grow(r))
+	if ((p->nnodes + 1) * 2 > p->nhash_cap && report_nhash_grow(p))
 		return 0;
-	for (j = report_nslot(key, r->nhash_cap); r->nhash_vals[j];
-	     j = (j + 1) & (r->nhash_cap - 1))
-		if (r->nhash_keys[j] == key)
-			return r->nhash_vals[j];
-	n = report_grow(r->nodes, &r->nodes_cap, r->nnodes + 1, sizeof(*n));
-	if (!n || r->nnodes >= UINT32_MAX)
+	for (j = report_nslot(key, p->nhash_cap); p->nhash_vals[j];
+	     j = (j + 1) & (p->nhash_cap - 1))
+		if (p->nhash_keys[j] == key)
+			return p->nhash_vals[j];
+	n = report_grow(p->nodes, &p->nodes_cap, p->nnodes + 1, sizeof(*n));
+	if (!n || p->nnodes >= UINT32_MAX)
 		return 0;
-	r->nodes = n;
-	n += r->nnodes;
+	p->nodes = n;
+	n += p->nnodes;
 	n->frame = frame;
 	n->parent = parent;
 	n->child = 0;
-	n->sibling = r->nodes[parent].child;
-	r->nodes[parent].child = r->nnodes;
-	r->nhash_keys[j] = key;
-	r->nhash_vals[j] = r->nnodes;
-	return r->nnodes++;
+	n->sibling = p->nodes[parent].child;
+	p->nodes[parent].child = p->nnodes;
+	p->nhash_keys[j] = key;
+	p->nhash_vals[j] = p->nnodes;
+	return p->nnodes++;
 }
 
-static int report_frames_fit(struct report *r)
+static int report_frames_fit(struct report *r, struct report_prof *p)
 {
-	size_t need = sym_nr_frames(r->sym), cap = r->fcap;
+	size_t need = sym_nr_frames(r->sym), cap = p->fcap;
 	uint64_t *s, *t, *m;
 
-	if (need <= r->fcap)
+	if (need <= p->fcap)
 		return 0;
-	s = report_grow(r->fself, &cap, need, sizeof(*s));
+	s = report_grow(p->fself, &cap, need, sizeof(*s));
 	if (s)
-		r->fself = s;
-	cap = r->fcap;
-	t = report_grow(r->ftotal, &cap, need, sizeof(*t));
+		p->fself = s;
+	cap = p->fcap;
+	t = report_grow(p->ftotal, &cap, need, sizeof(*t));
 	if (t)
-		r->ftotal = t;
-	cap = r->fcap;
-	m = report_grow(r->fmark, &cap, need, sizeof(*m));
+		p->ftotal = t;
+	cap = p->fcap;
+	m = report_grow(p->fmark, &cap, need, sizeof(*m));
 	if (m)
-		r->fmark = m;
+		p->fmark = m;
 	if (!s || !t || !m)
 		return -ENOMEM;
-	r->fcap = cap;
+	p->fcap = cap;
 	return 0;
+}
+
+/* The profile of @pmcid, created (and sorted in) if needed. */
+static struct report_prof *report_prof(struct report *r, uint32_t pmcid)
+{
+	struct report_prof **v, *p;
+	size_t i;
+
+	for (i = 0; i < r->nprofs && r->profs[i]->pmcid <= pmcid; i++)
+		if (r->profs[i]->pmcid == pmcid)
+			return r->profs[i];
+	v = report_grow(r->profs, &r->profs_cap, r->nprofs + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	r->profs = v;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pmcid = pmcid;
+	p->nodes_cap = 1024;
+	p->nodes = calloc(p->nodes_cap, sizeof(*p->nodes));
+	if (!p->nodes) {
+		free(p);
+		return NULL;
+	}
+	p->nnodes = 1;		/* the root */
+	memmove(v + i + 1, v + i, (r->nprofs - i) * sizeof(*v));
+	v[i] = p;
+	r->nprofs++;
+	if (!r->cur || pmcid < r->cur->pmcid)
+		r->cur = p;	/* the views show the first event */
+	return p;
 }
 
 int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
@@ -555,13 +681,13 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 {
 	const struct sym_frame *f;
 	struct report_thread *t;
-	struct report_proc *p;
+	struct report_proc *pr;
+	struct report_prof *p;
 	unsigned int i, depth = 0;
 	bool prev_kernel = false;
 	uint32_t node, space = pid;
 	char buf[32];
 
-	(void)pmcid;
 	r->samples_seen++;
 	if (!report_want(r, ts, cpu, pid, tid))
 		return 0;
@@ -605,36 +731,47 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 	}
 	f = sym_frame_get(r->sym, SYM_KIND_ROOT, NULL,
 			  report_comm(r, pid, tid, buf, sizeof(buf)));
-	if (!f || report_frames_fit(r))
+	p = report_prof(r, pmcid);
+	if (!f || !p || report_frames_fit(r, p))
 		return -ENOMEM;
 
 	r->samples++;
-	node = report_child(r, 0, f->id);
-	r->nodes[0].total++;
+	p->samples++;
+	node = report_child(p, 0, f->id);
+	p->nodes[0].total++;
 	for (i = depth; node && i-- > 0;) {
-		r->nodes[node].total++;
-		node = report_child(r, node, r->stack[i]);
+		p->nodes[node].total++;
+		node = report_child(p, node, r->stack[i]);
 	}
 	if (!node)
 		return -ENOMEM;
-	r->nodes[node].total++;
-	r->nodes[node].self++;
+	p->nodes[node].total++;
+	p->nodes[node].self++;
 
-	r->fself[r->stack[0]]++;
+	p->fself[r->stack[0]]++;
 	for (i = 0; i < depth; i++) {
 		uint32_t id = r->stack[i];
 
-		if (r->fmark[id] == r->samples)
+		if (p->fmark[id] == r->samples)
 			continue;	/* recursion: count once */
-		r->fmark[id] = r->samples;
-		r->ftotal[id]++;
+		p->fmark[id] = r->samples;
+		p->ftotal[id]++;
 	}
 	t = report_thread(r, tid, pid);
-	if (t)
+	if (t) {
+		size_t ti = t - r->threads;
+		uint64_t *ts = report_grow(p->tsamples, &p->tcap, ti + 1,
+					   sizeof(*ts));
+
 		t->samples++;
-	p = report_proc(r, pid, true);
-	if (p)
-		p->samples++;
+		if (ts) {
+			p->tsamples = ts;
+			ts[ti]++;
+		}
+	}
+	pr = report_proc(r, pid, true);
+	if (pr)
+		pr->samples++;
 	return 0;
 }
 
@@ -643,23 +780,31 @@ uint64_t report_nr_samples(const struct report *r)
 	return r->samples;
 }
 
+static const struct report_node report_empty_root;
+
 const struct report_node *report_nodes(const struct report *r, uint32_t *nr)
 {
-	*nr = r->nnodes;
-	return r->nodes;
+	if (!r->cur) {
+		*nr = 1;
+		return &report_empty_root;
+	}
+	*nr = r->cur->nnodes;
+	return r->cur->nodes;
 }
 
 /* ---- sorting helpers ---- */
 
-static const struct report *sort_r;	/* qsort has no context argument */
+/* qsort has no context argument */
+static const struct report *sort_r;
+static const struct report_prof *sort_p;
 
 static int report_child_cmp(const void *a, const void *b)
 {
 	const struct sym_frame *x, *y;
 	int c;
 
-	x = sym_frame_by_id(sort_r->sym, sort_r->nodes[*(const uint32_t *)a].frame);
-	y = sym_frame_by_id(sort_r->sym, sort_r->nodes[*(const uint32_t *)b].frame);
+	x = sym_frame_by_id(sort_r->sym, sort_p->nodes[*(const uint32_t *)a].frame);
+	y = sym_frame_by_id(sort_r->sym, sort_p->nodes[*(const uint32_t *)b].frame);
 	c = strcmp(x->name, y->name);
 	if (c)
 		return c;
@@ -670,17 +815,24 @@ static int report_child_cmp(const void *a, const void *b)
 int report_children_sorted(struct report *r, uint32_t node, uint32_t **v,
 			   uint32_t *nr)
 {
+	const struct report_prof *p = r->cur;
 	uint32_t c, n = 0;
 
-	for (c = r->nodes[node].child; c; c = r->nodes[c].sibling)
+	if (!p) {
+		*v = malloc(sizeof(**v));
+		*nr = 0;
+		return *v ? 0 : -ENOMEM;
+	}
+	for (c = p->nodes[node].child; c; c = p->nodes[c].sibling)
 		n++;
 	*v = malloc((n ? n : 1) * sizeof(**v));
 	if (!*v)
 		return -ENOMEM;
 	n = 0;
-	for (c = r->nodes[node].child; c; c = r->nodes[c].sibling)
+	for (c = p->nodes[node].child; c; c = p->nodes[c].sibling)
 		(*v)[n++] = c;
 	sort_r = r;
+	sort_p = p;
 	qsort(*v, n, sizeof(**v), report_child_cmp);
 	*nr = n;
 	return 0;
@@ -695,8 +847,9 @@ static int report_folded_node(struct report *r, FILE *out, uint32_t node,
 	int err;
 
 	if (node) {
+		const struct report_prof *p = r->cur;
 		const struct sym_frame *f =
-			sym_frame_by_id(r->sym, r->nodes[node].frame);
+			sym_frame_by_id(r->sym, p->nodes[node].frame);
 		size_t fl = strlen(f->name);
 
 		if (len + fl + 2 > cap)
@@ -706,9 +859,9 @@ static int report_folded_node(struct report *r, FILE *out, uint32_t node,
 		memcpy(path + len, f->name, fl);
 		len += fl;
 		path[len] = 0;
-		if (r->nodes[node].self)
+		if (p->nodes[node].self)
 			fprintf(out, "%s %" PRIu64 "\n", path,
-				r->nodes[node].self);
+				p->nodes[node].self);
 	}
 	err = report_children_sorted(r, node, &kids, &nk);
 	if (err)
@@ -748,10 +901,10 @@ static int report_frame_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
-	if (sort_r->fself[x] != sort_r->fself[y])
-		return sort_r->fself[x] > sort_r->fself[y] ? -1 : 1;
-	if (sort_r->ftotal[x] != sort_r->ftotal[y])
-		return sort_r->ftotal[x] > sort_r->ftotal[y] ? -1 : 1;
+	if (sort_p->fself[x] != sort_p->fself[y])
+		return sort_p->fself[x] > sort_p->fself[y] ? -1 : 1;
+	if (sort_p->ftotal[x] != sort_p->ftotal[y])
+		return sort_p->ftotal[x] > sort_p->ftotal[y] ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 
@@ -759,8 +912,8 @@ static int report_frame_total_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
-	if (sort_r->ftotal[x] != sort_r->ftotal[y])
-		return sort_r->ftotal[x] > sort_r->ftotal[y] ? -1 : 1;
+	if (sort_p->ftotal[x] != sort_p->ftotal[y])
+		return sort_p->ftotal[x] > sort_p->ftotal[y] ? -1 : 1;
 	return report_frame_cmp(a, b);
 }
 
@@ -772,12 +925,14 @@ static double pct(uint64_t part, uint64_t whole)
 /* The frames with counters, ROOT frames left out; caller frees. */
 static uint32_t *report_frame_list(struct report *r, uint32_t *nr)
 {
-	uint32_t i, n = 0, *v = malloc((r->fcap ? r->fcap : 1) * sizeof(*v));
+	const struct report_prof *p = r->cur;
+
+	uint32_t i, n = 0, *v = malloc((p->fcap ? p->fcap : 1) * sizeof(*v));
 
 	if (!v)
 		return NULL;
-	for (i = 0; i < r->fcap && i < sym_nr_frames(r->sym); i++)
-		if (r->ftotal[i] &&
+	for (i = 0; i < p->fcap && i < sym_nr_frames(r->sym); i++)
+		if (p->ftotal[i] &&
 		    sym_frame_by_id(r->sym, i)->kind != SYM_KIND_ROOT)
 			v[n++] = i;
 	*nr = n;
@@ -787,11 +942,13 @@ static uint32_t *report_frame_list(struct report *r, uint32_t *nr)
 static void report_print_functions(struct report *r, FILE *out, bool by_total,
 				   bool user_only)
 {
+	const struct report_prof *p = r->cur;
 	uint32_t n, i, shown = 0, *v = report_frame_list(r, &n);
 
 	if (!v)
 		return;
 	sort_r = r;
+	sort_p = p;
 	qsort(v, n, sizeof(*v), by_total ? report_frame_total_cmp :
 					  report_frame_cmp);
 	fprintf(out, "\n%s\n", user_only ? "Top user functions by self samples:" :
@@ -804,13 +961,13 @@ static void report_print_functions(struct report *r, FILE *out, bool by_total,
 
 		if (user_only && f->kind != SYM_KIND_USER)
 			continue;
-		if (!by_total && !r->fself[v[i]])
+		if (!by_total && !p->fself[v[i]])
 			break;
 		shown++;
 		fprintf(out, "  %6.2f%% %8" PRIu64 " %6.2f%% %8" PRIu64
-			"  %s %s %s%s%s\n", pct(r->fself[v[i]], r->samples),
-			r->fself[v[i]], pct(r->ftotal[v[i]], r->samples),
-			r->ftotal[v[i]], report_kind_tag(f->kind), f->name,
+			"  %s %s %s%s%s\n", pct(p->fself[v[i]], p->samples),
+			p->fself[v[i]], pct(p->ftotal[v[i]], p->samples),
+			p->ftotal[v[i]], report_kind_tag(f->kind), f->name,
 			f->module[0] == '[' ? "" : "[",
 			f->module[0] ? f->module : "-",
 			f->module[0] == '[' ? "" : "]");
@@ -839,6 +996,8 @@ static void report_print_threads(struct report *r, FILE *out)
 	if (!v)
 		return;
 	memcpy(v, r->threads, r->nthreads * sizeof(*v));
+	for (i = 0; i < r->nthreads; i++)	/* this event's samples */
+		v[i].samples = i < r->cur->tcap ? r->cur->tsamples[i] : 0;
 	qsort(v, r->nthreads, sizeof(*v), report_thread_cmp);
 	fprintf(out, "\nSamples per process and thread:\n");
 	fprintf(out, "  %7s %8s %8s %8s  %-20s %s\n", "%", "Samples", "PID",
@@ -848,7 +1007,7 @@ static void report_print_threads(struct report *r, FILE *out)
 			break;
 		shown++;
 		fprintf(out, "  %6.2f%% %8" PRIu64 " %8" PRIu32 " %8" PRIu32
-			"  %-20s %s\n", pct(v[i].samples, r->samples),
+			"  %-20s %s\n", pct(v[i].samples, r->cur->samples),
 			v[i].samples, v[i].pid, v[i].tid,
 			report_comm(r, v[i].pid, v[i].tid, buf, sizeof(buf)),
 			v[i].name[0] ? v[i].name : "-");
@@ -913,6 +1072,30 @@ int report_print_switches(struct report *r, FILE *out)
 	return 0;
 }
 
+/* The head of an event's section: its samples and what one weighs. */
+static void report_print_event(struct report *r, FILE *out)
+{
+	const struct report_pmc *pm = report_pmc_of(r, r->cur->pmcid);
+	uint64_t period = report_period(r, r->cur->pmcid);
+	char buf[32];
+
+	fprintf(out, "\n# Event '%s' (pmcid %" PRIu32 "): %" PRIu64
+		" samples", report_event_name(r, r->cur->pmcid, buf,
+					      sizeof(buf)),
+		r->cur->pmcid, r->cur->samples);
+	if (period)
+		fprintf(out, ", period %" PRIu64 " (event count ~%" PRIu64
+			")\n", period, period * r->cur->samples);
+	else if (pm && (pm->flags & PMCRING_CTR_F_FREQ) && pm->rate)
+		fprintf(out, ", frequency %" PRIu64 " Hz: the period of each "
+			"sample is not recorded, each weighs 1\n", pm->rate);
+	else
+		fprintf(out, ", %s: each weighs 1\n",
+			pm && (pm->flags & PMCRING_CTR_F_FREQ) ?
+			"frequency mode, the period of each sample is not recorded" :
+			"no period recorded");
+}
+
 void report_print(struct report *r, FILE *out, const char *title,
 		  bool switches)
 {
@@ -937,12 +1120,16 @@ void report_print(struct report *r, FILE *out, const char *title,
 	if (!r->samples) {
 		fprintf(out, "\nNo samples%s.\n", r->samples_seen ?
 			" match the filters" : " (record with the callchain type)");
-	} else {
+	}
+	for (i = 0; i < r->nprofs; i++) {
+		r->cur = r->profs[i];
+		report_print_event(r, out);
 		report_print_functions(r, out, false, false);
 		report_print_functions(r, out, false, true);
 		report_print_functions(r, out, true, false);
 		report_print_threads(r, out);
 	}
+	r->cur = r->nprofs ? r->profs[0] : NULL;
 	if (switches)
 		report_print_switches(r, out);
 }

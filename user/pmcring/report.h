@@ -67,6 +67,12 @@ void report_map_in(struct report *r, uint32_t pid, uint64_t start,
 void report_map_out(struct report *r, uint32_t pid, uint64_t start);
 void report_fork(struct report *r, uint32_t parent, uint32_t child);
 void report_pmc(struct report *r, uint32_t pmcid, const char *name);
+/*
+ * PMCALLOCATE (@rate: the period, or Hz if @flags has PMCRING_CTR_F_FREQ)
+ * or PMCALLOCATEDYN (@rate 0, @name).  @flags UINT32_MAX: unknown.
+ */
+void report_pmc_alloc(struct report *r, uint32_t pmcid, uint32_t flags,
+		      uint64_t rate, const char *name);
 void report_drop(struct report *r, uint64_t ts);
 void report_csw(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 		uint32_t tid, uint32_t pmcid, uint64_t value);
@@ -88,6 +94,20 @@ int report_json_record(struct report *r, const char *msg, size_t len,
 uint64_t report_nr_samples(const struct report *r);
 const struct report_node *report_nodes(const struct report *r,
 				       uint32_t *nr);
+
+/*
+ * Events: one profile per pmcid, in pmcid order.  The views below show the
+ * current one (the first at the start; report_print shows them all).
+ */
+unsigned int report_nr_events(const struct report *r);
+/* The name of @pmcid's event (PMCALLOCATEDYN), or "pmcN". */
+const char *report_event_name(const struct report *r, uint32_t pmcid,
+			      char *buf, size_t sz);
+/* Events counted per sample of @pmcid; 0: not recorded (weight 1). */
+uint64_t report_period(const struct report *r, uint32_t pmcid);
+/* Make event @name current; -ENOENT if no sample has it. */
+int report_select_event(struct report *r, const char *name);
+const char *report_cur_event(const struct report *r, char *buf, size_t sz);
 
 /* The views. */
 void report_print(struct report *r, FILE *out, const char *title,

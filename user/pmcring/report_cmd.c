@@ -87,7 +87,14 @@ static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 				  ev->pl_u.pl_tc.pl_tdname);
 		break;
 	case PMCRING_TYPE_PMCALLOCATEDYN:
-		report_pmc(r, ev->pl_u.pl_ad.pl_pmcid, ev->pl_u.pl_ad.pl_evname);
+		report_pmc_alloc(r, ev->pl_u.pl_ad.pl_pmcid,
+				 ev->pl_u.pl_ad.pl_flags, 0,
+				 ev->pl_u.pl_ad.pl_evname);
+		break;
+	case PMCRING_TYPE_PMCALLOCATE:
+		report_pmc_alloc(r, ev->pl_u.pl_a.pl_pmcid,
+				 ev->pl_u.pl_a.pl_flags, ev->pl_u.pl_a.pl_rate,
+				 NULL);
 		break;
 	case PMCRING_TYPE_DROPNOTIFY:
 		report_drop(r, ev->pl_ts);
@@ -267,7 +274,7 @@ out:
 enum {
 	OPT_TIME_FROM = 256, OPT_TIME_TO, OPT_FOLDED, OPT_SVG, OPT_SWITCHES,
 	OPT_KALLSYMS, OPT_SYSTEM_MAP, OPT_TOP, OPT_TITLE, OPT_PATH_MAP,
-	OPT_SYMFS,
+	OPT_SYMFS, OPT_EVENT,
 };
 
 #define REPORT_MAX_PATH_MAPS	16
@@ -288,6 +295,7 @@ static const struct option report_longopts[] = {
 	{ "path-map",	required_argument, NULL, OPT_PATH_MAP },
 	{ "symfs",	required_argument, NULL, OPT_SYMFS },
 	{ "input",	required_argument, NULL, 'i' },
+	{ "event",	required_argument, NULL, OPT_EVENT },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -300,7 +308,8 @@ static int report_usage(int help)
 "Print where the time went in a recording (pmclog, barman or blob file):\n"
 "top functions by self and total samples, samples per process and thread,\n"
 "symbolized from the recording's own PROCEXEC/MAP_IN records and the ELF\n"
-"files they name.\n"
+"files they name.  One profile per event (counter); a sample weighs the\n"
+"event's period when the recording has it (PMCALLOCATE), else 1.\n"
 "\n"
 "  -i, --input PATH       the recording (or PATH; default pmcring.pmclog,\n"
 "                         as perf report reads perf.data)\n"
@@ -313,6 +322,8 @@ static int report_usage(int help)
 "      --folded           print folded stacks (\"comm;root;...;leaf count\",\n"
 "                         flamegraph.pl and speedscope input) instead\n"
 "      --svg FILE         write an interactive flame graph SVG to FILE\n"
+"      --event NAME       the event --folded and --svg show (default: the\n"
+"                         first, by pmcid)\n"
 "      --switches         add the context switch view (time on CPU per thread)\n"
 "      --kallsyms FILE    kernel symbols (default: PATH.kallsyms if present)\n"
 "      --system-map FILE  kernel symbols from a System.map\n"
@@ -396,6 +407,7 @@ int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .pid = -1, .cpu = -1, .time_to = UINT64_MAX };
 	const char *svg = NULL, *ksyms = NULL, *title = NULL, *symfs = NULL;
+	const char *event = NULL;
 	char *pmap[REPORT_MAX_PATH_MAPS];
 	unsigned int npmap = 0, i;
 	bool folded = false, switches = false, ksyms_must = false;
@@ -466,6 +478,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_SYMFS:
 			symfs = optarg;
 			break;
+		case OPT_EVENT:
+			event = optarg;
+			break;
 		case 'h':
 			return report_usage(1);
 		default:
@@ -518,6 +533,20 @@ int cmd_report(int argc, char **argv)
 		err = report_cmd_other(&c, &im);
 	if (err)
 		fprintf(stderr, "pmcring report: %s: %s\n", c.path, strerror(-err));
+	else if (event && report_select_event(c.r, event)) {
+		fprintf(stderr, "pmcring report: %s: no samples of event '%s'\n",
+			c.path, event);
+		err = -ENOENT;
+	} else if ((folded || svg) && !event && report_nr_events(c.r) > 1) {
+		char buf[32];
+
+		fprintf(stderr, "pmcring report: %u events; %s shows '%s' "
+			"(choose with --event)\n", report_nr_events(c.r),
+			folded ? "--folded" : "--svg",
+			report_cur_event(c.r, buf, sizeof(buf)));
+	}
+	if (err)
+		;
 	else if (folded)
 		err = report_folded(c.r, stdout);
 	else

@@ -137,6 +137,47 @@ static inline void plog_pmc(struct plog *p, uint32_t pmcid, const char *name)
 	plog_rec(p, PMCRING_TYPE_PMCALLOCATEDYN, b, sizeof(b));
 }
 
+/* PMCALLOCATEDYN with the counter's flags (bit 0: frequency mode) */
+static inline void plog_pmc_flags(struct plog *p, uint32_t pmcid,
+				  uint32_t flags, const char *name)
+{
+	uint8_t b[80] = { 0 };
+
+	memcpy(b, &pmcid, 4);
+	memcpy(b + 8, &flags, 4);
+	strncpy((char *)b + 16, name, 63);
+	plog_rec(p, PMCRING_TYPE_PMCALLOCATEDYN, b, sizeof(b));
+}
+
+/* PMCALLOCATE: @rate is the period, or Hz with flags bit 0 */
+static inline void plog_pmcalloc(struct plog *p, uint32_t pmcid,
+				 uint32_t flags, uint64_t rate)
+{
+	uint8_t b[24] = { 0 };
+
+	memcpy(b, &pmcid, 4);
+	memcpy(b + 8, &flags, 4);
+	memcpy(b + 16, &rate, 8);
+	plog_rec(p, PMCRING_TYPE_PMCALLOCATE, b, sizeof(b));
+}
+
+static inline void plog_callchain_pmc(struct plog *p, uint32_t pid,
+				      uint32_t tid, uint32_t cpu,
+				      uint32_t pmcid, const uint64_t *pc,
+				      unsigned int n)
+{
+	uint8_t b[16 + 8 * 64] = { 0 };
+	uint32_t cpuflags = cpu << 16 | PMCRING_CC_F_USERSPACE;
+
+	REQUIRE(n <= 64, "too many frames");
+	memcpy(b, &pid, 4);
+	memcpy(b + 4, &tid, 4);
+	memcpy(b + 8, &pmcid, 4);
+	memcpy(b + 12, &cpuflags, 4);
+	memcpy(b + 16, pc, 8 * n);
+	plog_rec(p, PMCRING_TYPE_CALLCHAIN, b, 16 + 8 * n);
+}
+
 static inline void plog_callchain(struct plog *p, uint32_t pid, uint32_t tid,
 			   uint32_t cpu, const uint64_t *pc, unsigned int n)
 {

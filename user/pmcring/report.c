@@ -181,6 +181,10 @@ struct report {
 	uint64_t	records, samples, samples_seen, drops, switches;
 	uint64_t	first_ts, last_ts;
 	uint32_t	*stack;		/* frame ids of the sample being added */
+	/* per-record views */
+	struct report_hooks hooks;
+	struct report_frame *frames;	/* the sample being added, hooks set */
+	uint64_t	cur_ts;		/* of the record being taken in */
 };
 
 struct report *report_new(const struct report_opts *o)
@@ -231,12 +235,35 @@ void report_free(struct report *r)
 	free(r->profs);
 	free(r->cpu_last);
 	free(r->stack);
+	free(r->frames);
 	free(r);
 }
 
 struct sym_ctx *report_sym(struct report *r)
 {
 	return r->sym;
+}
+
+void report_set_hooks(struct report *r, const struct report_hooks *h)
+{
+	r->hooks = *h;
+	if (!r->frames)
+		r->frames = calloc(PMCRING_CALLCHAIN_DEPTH_MAX + 1,
+				   sizeof(*r->frames));
+}
+
+/* A record for the hooks (@ts: the record being taken in). */
+static void report_hook(struct report *r, const char *type, uint32_t pid,
+			uint32_t tid, uint64_t addr, uint64_t value,
+			const char *str)
+{
+	struct report_rec rec = {
+		.type = type, .ts = r->cur_ts, .cpu = -1, .pid = pid,
+		.tid = tid, .addr = addr, .value = value, .str = str,
+	};
+
+	if (r->hooks.rec)
+		r->hooks.rec(r->hooks.ctx, &rec);
 }
 
 void report_set_time_range(struct report *r, uint64_t from, uint64_t to)
@@ -334,6 +361,7 @@ void report_proc_create(struct report *r, uint32_t pid, const char *comm)
 	struct report_proc *p = report_proc(r, pid, true);
 	size_t n = strlen(comm);
 
+	report_hook(r, "comm", pid, pid, 0, 0, comm);
 	if (!p || !n)
 		return;
 	/* keep a longer exec name that the kernel's comm truncates */
@@ -347,6 +375,7 @@ void report_thr_create(struct report *r, uint32_t tid, uint32_t pid,
 {
 	struct report_thread *t = report_thread(r, tid, pid);
 
+	report_hook(r, "thread", pid, tid, 0, 0, name);
 	if (t && name && *name)
 		report_name_set(t->name, name);
 }
@@ -358,6 +387,7 @@ void report_exec(struct report *r, uint64_t ts, uint32_t pid,
 	const char *b = path ? strrchr(path, '/') : NULL;
 
 	(void)ts;
+	report_hook(r, "exec", pid, pid, dynaddr, 0, path);
 	if (p && path && *path)
 		report_name_set(p->comm, b && b[1] ? b + 1 : path);
 	sym_exec(r->sym, pid, path, dynaddr);
@@ -366,11 +396,13 @@ void report_exec(struct report *r, uint64_t ts, uint32_t pid,
 void report_map_in(struct report *r, uint32_t pid, uint64_t start,
 		   const char *path)
 {
+	report_hook(r, "mmap", pid, pid, start, 0, path);
 	sym_map_in(r->sym, pid, start, path);
 }
 
 void report_map_out(struct report *r, uint32_t pid, uint64_t start)
 {
+	report_hook(r, "munmap", pid, pid, start, 0, NULL);
 	sym_map_out(r->sym, pid, start);
 }
 
@@ -379,6 +411,7 @@ void report_fork(struct report *r, uint32_t parent, uint32_t child)
 	struct report_proc *pp = report_proc(r, parent, false), *c;
 	char comm[REPORT_NAME_LEN];
 
+	report_hook(r, "fork", parent, parent, 0, child, NULL);
 	if (pp && pp->comm[0]) {
 		memcpy(comm, pp->comm, sizeof(comm));
 		c = report_proc(r, child, true);	/* may move pp */
@@ -397,8 +430,14 @@ void report_pmc_alloc(struct report *r, uint32_t pmcid, uint32_t flags,
 		      uint64_t rate, const char *name)
 {
 	struct report_pmc *p;
+	struct report_rec rec = {
+		.type = "event", .ts = r->cur_ts, .cpu = -1, .pmcid = pmcid,
+		.addr = flags, .value = rate, .str = name,
+	};
 	size_t i;
 
+	if (r->hooks.rec)
+		r->hooks.rec(r->hooks.ctx, &rec);
 	for (i = 0; i < r->npmcs; i++)
 		if (r->pmcs[i].pmcid == pmcid)
 			break;
@@ -479,12 +518,14 @@ const char *report_cur_event(const struct report *r, char *buf, size_t sz)
 void report_drop(struct report *r, uint64_t ts)
 {
 	(void)ts;
+	report_hook(r, "lost", 0, 0, 0, 0, NULL);
 	r->drops++;
 }
 
 void report_seen(struct report *r, uint64_t ts)
 {
 	r->records++;
+	r->cur_ts = ts;
 	if (ts < r->first_ts)
 		r->first_ts = ts;
 	if (ts > r->last_ts)
@@ -528,7 +569,14 @@ void report_csw(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 	struct report_thread *t;
 	uint64_t last = 0;
 
-	(void)pmcid;
+	if (r->hooks.rec) {
+		struct report_rec rec = {
+			.type = "switch", .ts = ts, .cpu = cpu, .pid = pid,
+			.tid = tid, .pmcid = pmcid, .value = value,
+		};
+
+		r->hooks.rec(r->hooks.ctx, &rec);
+	}
 	if (cpu >= 0) {
 		uint64_t *v = report_grow(r->cpu_last, &r->cpu_cap, cpu + 1,
 					  sizeof(*v));
@@ -681,8 +729,10 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 {
 	const struct sym_frame *f;
 	struct report_thread *t;
+	struct report_frame tmp, *fr;
 	struct report_proc *pr;
 	struct report_prof *p;
+	const char *comm;
 	unsigned int i, depth = 0;
 	bool prev_kernel = false;
 	uint32_t node, space = pid;
@@ -702,9 +752,12 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 
 		if (!pc[i] || pc[i] >= REPORT_PC_MARKER)
 			continue;
-		f = sym_resolve(r->sym, space, pc[i], ret);
+		fr = r->frames ? &r->frames[depth] : &tmp;
+		f = sym_resolve_loc(r->sym, space, pc[i], ret, &fr->loc);
 		if (!f)
 			return -ENOMEM;
+		fr->ip = pc[i];
+		fr->frame = f;
 		/*
 		 * A return address in no mapping of a process whose mappings
 		 * we know: a frame-pointer walk through code built without
@@ -717,6 +770,8 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 					  "[unknown]");
 			if (!f)
 				return -ENOMEM;
+			fr->frame = f;
+			fr->loc.dso = "[unknown]";
 			r->stack[depth++] = f->id;
 			break;
 		}
@@ -727,13 +782,28 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 		f = sym_frame_get(r->sym, SYM_KIND_UNKNOWN, NULL, "[unknown]");
 		if (!f)
 			return -ENOMEM;
+		fr = r->frames ? &r->frames[depth] : &tmp;
+		memset(fr, 0, sizeof(*fr));
+		fr->frame = f;
+		fr->loc.dso = "[unknown]";
 		r->stack[depth++] = f->id;
 	}
-	f = sym_frame_get(r->sym, SYM_KIND_ROOT, NULL,
-			  report_comm(r, pid, tid, buf, sizeof(buf)));
+	comm = report_comm(r, pid, tid, buf, sizeof(buf));
+	f = sym_frame_get(r->sym, SYM_KIND_ROOT, NULL, comm);
 	p = report_prof(r, pmcid);
 	if (!f || !p || report_frames_fit(r, p))
 		return -ENOMEM;
+	if (r->hooks.sample && r->frames) {
+		struct report_sample_info si = {
+			.ts = ts, .cpu = cpu, .pid = pid, .tid = tid,
+			.pmcid = pmcid, .comm = comm, .n = depth,
+			.f = r->frames,
+		};
+		int err = r->hooks.sample(r->hooks.ctx, &si);
+
+		if (err)
+			return err;
+	}
 
 	r->samples++;
 	p->samples++;

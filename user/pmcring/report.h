@@ -41,9 +41,45 @@ struct report_node {
 
 struct report;
 
+/* A frame of a sample, for the per-sample views (`pmcring script`). */
+struct report_frame {
+	uint64_t		ip;	/* as recorded; 0: no address */
+	const struct sym_frame	*frame;
+	struct sym_loc		loc;
+};
+
+/* A sample that passed the filters, its frames leaf first. */
+struct report_sample_info {
+	uint64_t		ts;
+	int32_t			cpu;
+	uint32_t		pid, tid, pmcid;
+	const char		*comm;
+	unsigned int		n;
+	const struct report_frame *f;
+};
+
+/* Any other record, as the per-record views see it. */
+struct report_rec {
+	const char	*type;	/* "comm", "thread", "exec", "mmap", ... */
+	uint64_t	ts;
+	int32_t		cpu;	/* -1: not known */
+	uint32_t	pid, tid, pmcid;
+	uint64_t	addr, value;
+	const char	*str;	/* name or path, or NULL */
+};
+
+struct report_hooks {
+	/* 0 or -errno, which stops the reading */
+	int	(*sample)(void *ctx, const struct report_sample_info *s);
+	void	(*rec)(void *ctx, const struct report_rec *rec);
+	void	*ctx;
+};
+
 struct report *report_new(const struct report_opts *o);
 void report_free(struct report *r);	/* accepts NULL */
 struct sym_ctx *report_sym(struct report *r);
+/* Called for each record as it is taken in (`pmcring script`). */
+void report_set_hooks(struct report *r, const struct report_hooks *h);
 /* Change the time filter (relative bounds are known at the first record). */
 void report_set_time_range(struct report *r, uint64_t from, uint64_t to);
 /*
@@ -108,6 +144,12 @@ uint64_t report_period(const struct report *r, uint32_t pmcid);
 /* Make event @name current; -ENOENT if no sample has it. */
 int report_select_event(struct report *r, const char *name);
 const char *report_cur_event(const struct report *r, char *buf, size_t sz);
+
+/*
+ * Read @path (pmclog, barman or blob) into @r; problems are printed with
+ * the prefix @who.  0 or -errno.
+ */
+int report_read(struct report *r, const char *path, const char *who);
 
 /* The views. */
 void report_print(struct report *r, FILE *out, const char *title,

@@ -31,6 +31,7 @@ struct report_cmd {
 	struct report_opts *o;
 	struct pmcring_log *mem;	/* blob: a memory parser */
 	struct fmt_bm_info bi;
+	const char	*who;		/* "pmcring report", "pmcring script" */
 	uint64_t	pcs[PMCRING_CALLCHAIN_DEPTH_MAX];
 };
 
@@ -115,7 +116,7 @@ static int report_cmd_pmclog(struct report_cmd *c)
 	fd = open(c->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		fprintf(stderr, "pmcring report: %s: %s\n", c->path, strerror(errno));
+		fprintf(stderr, "%s: %s: %s\n", c->who, c->path, strerror(errno));
 		return err;
 	}
 	l = pmcring_log_open(fd);
@@ -130,13 +131,14 @@ static int report_cmd_pmclog(struct report_cmd *c)
 		count = ev.pl_count;
 	}
 	if (!err && ev.pl_state == PMCRING_LOG_ERROR) {
-		fprintf(stderr, "pmcring report: %s: corrupt at offset %" PRIu64
-			": %s; reporting the records before it\n", c->path,
+		fprintf(stderr, "%s: %s: corrupt at offset %" PRIu64
+			": %s; reporting the records before it\n", c->who, c->path,
 			ev.pl_offset, ev.pl_reason ? ev.pl_reason : "?");
 	} else if (!err && ev.pl_count == count) {
 		/* EOF without a CLOSELOG record counted */
-		fprintf(stderr, "pmcring report: %s: no CLOSELOG (the recording "
-			"was cut short); reporting what is there\n", c->path);
+		fprintf(stderr, "%s: %s: no CLOSELOG (the recording "
+			"was cut short); reporting what is there\n", c->who,
+			c->path);
 	}
 	pmcring_log_close(l);
 	close(fd);
@@ -167,7 +169,7 @@ static int report_cmd_item(const struct fmt_item *it, void *ctx)
 		if (pmcring_log_read(c->mem, &ev)) {
 			if (ev.pl_state == PMCRING_LOG_EOF)
 				return 0;	/* CLOSELOG */
-			fprintf(stderr, "pmcring report: %s: bad record: %s\n",
+			fprintf(stderr, "%s: %s: bad record: %s\n", c->who,
 				c->path, ev.pl_reason ? ev.pl_reason : "?");
 			return -EINVAL;
 		}
@@ -228,7 +230,7 @@ static int report_cmd_other(struct report_cmd *c, struct report_img *im0)
 	if (c->kind == FMT_BARMAN) {
 		rc = fmt_barman_info(im0->p, im0->len, &c->bi);
 		if (rc) {
-			fprintf(stderr, "pmcring report: %s: bad barman header\n",
+			fprintf(stderr, "%s: %s: bad barman header\n", c->who,
 				c->path);
 			return rc;
 		}
@@ -239,12 +241,12 @@ static int report_cmd_other(struct report_cmd *c, struct report_img *im0)
 	}
 	rc = fmt_blob_map(c->path, &set, which, sizeof(which));
 	if (rc == -EINVAL) {
-		fprintf(stderr, "pmcring report: %s: not a blob file name "
-			"(STREAM.DAT.T)\n", c->path);
+		fprintf(stderr, "%s: %s: not a blob file name "
+			"(STREAM.DAT.T)\n", c->who, c->path);
 		goto out;
 	}
 	if (rc) {
-		fprintf(stderr, "pmcring report: %s: %s\n", which, strerror(-rc));
+		fprintf(stderr, "%s: %s: %s\n", c->who, which, strerror(-rc));
 		goto out;
 	}
 	c->mem = pmcring_log_open(PMCRING_LOG_FD_NONE);
@@ -255,11 +257,11 @@ static int report_cmd_other(struct report_cmd *c, struct report_img *im0)
 	rc = fmt_blob_read(&set, report_cmd_item, c, &bad);
 done:
 	if (rc == -EINVAL)
-		fprintf(stderr, "pmcring report: %s: corrupt at offset %zu; "
-			"reporting the records before it\n", c->path, bad);
+		fprintf(stderr, "%s: %s: corrupt at offset %zu; "
+			"reporting the records before it\n", c->who, c->path, bad);
 	if (rc == FMT_END_TRUNCATED)
-		fprintf(stderr, "pmcring report: %s: ends in a partial record "
-			"(the recording was cut short)\n", c->path);
+		fprintf(stderr, "%s: %s: ends in a partial record "
+			"(the recording was cut short)\n", c->who, c->path);
 	if (rc == -EINVAL || rc == FMT_END_TRUNCATED)
 		rc = 0;
 out:
@@ -267,6 +269,30 @@ out:
 	pmcring_log_close(c->mem);
 	c->mem = NULL;
 	return rc;
+}
+
+int report_read(struct report *r, const char *path, const char *who)
+{
+	struct report_opts o = { .pid = -1, .cpu = -1, .time_to = UINT64_MAX };
+	struct report_cmd c = { .r = r, .path = path, .o = &o, .who = who };
+	struct report_img im = { 0 };
+	int err;
+
+	if (fmt_map_file(path, &im.p, &im.len, who))
+		return -ENOENT;
+	c.kind = im.p ? fmt_detect(im.p, im.len) : -1;
+	if (c.kind < 0) {
+		fprintf(stderr, "%s: %s: not a pmclog, barman or blob file\n",
+			who, path);
+		fmt_unmap_file(im.p, im.len);
+		return -EINVAL;
+	}
+	if (c.kind == FMT_PMCLOG)
+		err = report_cmd_pmclog(&c);
+	else
+		err = report_cmd_other(&c, &im);
+	fmt_unmap_file(im.p, im.len);
+	return err;
 }
 
 /* ---- options ---- */
@@ -411,7 +437,7 @@ int cmd_report(int argc, char **argv)
 	char *pmap[REPORT_MAX_PATH_MAPS];
 	unsigned int npmap = 0, i;
 	bool folded = false, switches = false, ksyms_must = false;
-	struct report_cmd c = { .o = &o };
+	struct report_cmd c = { .o = &o, .who = "pmcring report" };
 	struct report_img im = { 0 };
 	char kpath[4096];
 	uint64_t v;

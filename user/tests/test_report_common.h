@@ -247,28 +247,26 @@ static inline void self_map(struct self_map *m)
 /* ---- running the command ---- */
 
 /*
- * Run `pmcring report ARGS...` (NULL-terminated) in this process; its
+ * Run `pmcring NAME ARGS...` (NULL-terminated) in this process; its
  * standard output is returned (malloc'd), its exit status in *rc.
  */
-static inline char *run_report(int *rc, ...)
+static inline char *run_cmd_v(int (*cmd)(int, char **), const char *name,
+			      int *rc, va_list ap)
 {
 	char *argv[32], tmpl[] = "/tmp/test_report_outXXXXXX", *buf;
 	int argc = 0, fd, saved;
 	struct stat st;
-	va_list ap;
 
-	argv[argc++] = "report";
-	va_start(ap, rc);
+	argv[argc++] = (char *)name;
 	while (argc < 31 && (argv[argc] = va_arg(ap, char *)))
 		argc++;
-	va_end(ap);
 	argv[argc] = NULL;
 	fd = mkstemp(tmpl);
 	REQUIRE(fd >= 0, "mkstemp: %s", strerror(errno));
 	fflush(stdout);
 	saved = dup(1);
 	REQUIRE(saved >= 0 && dup2(fd, 1) == 1, "dup2: %s", strerror(errno));
-	*rc = cmd_report(argc, argv);
+	*rc = cmd(argc, argv);
 	fflush(stdout);
 	REQUIRE(dup2(saved, 1) == 1, "dup2: %s", strerror(errno));
 	close(saved);
@@ -278,6 +276,29 @@ static inline char *run_report(int *rc, ...)
 	close(fd);
 	unlink(tmpl);
 	return buf;
+}
+
+static inline char *run_report(int *rc, ...)
+{
+	va_list ap;
+	char *out;
+
+	va_start(ap, rc);
+	out = run_cmd_v(cmd_report, "report", rc, ap);
+	va_end(ap);
+	return out;
+}
+
+/* `pmcring script ARGS...`, as run_report() */
+static inline char *run_script(int *rc, ...)
+{
+	va_list ap;
+	char *out;
+
+	va_start(ap, rc);
+	out = run_cmd_v(cmd_script, "script", rc, ap);
+	va_end(ap);
+	return out;
 }
 
 #endif /* TEST_REPORT_COMMON_H */

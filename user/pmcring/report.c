@@ -153,6 +153,19 @@ struct report_prof {
 	uint64_t	*tsamples;	/* by index in report.threads */
 	size_t		tcap;
 	uint64_t	samples;
+	/* --sort: entries by key, found through a hash */
+	struct report_hist *hist;
+	size_t		nhist, hist_cap;
+	uint32_t	*hidx;		/* index + 1, 0: empty */
+	size_t		hidx_cap;
+};
+
+/* An entry of the --sort table: the key's fields joined by '\x1f'. */
+struct report_hist {
+	char		*key;
+	uint64_t	hash;
+	uint64_t	self, children;
+	uint64_t	mark;		/* sample that last counted children */
 };
 
 struct report {
@@ -198,7 +211,8 @@ struct report *report_new(const struct report_opts *o)
 		r->o.top = REPORT_DEFAULT_TOP;
 	r->sym = sym_new();
 	r->stack = calloc(PMCRING_CALLCHAIN_DEPTH_MAX + 1, sizeof(*r->stack));
-	if (!r->sym || !r->stack) {
+	r->frames = calloc(PMCRING_CALLCHAIN_DEPTH_MAX + 1, sizeof(*r->frames));
+	if (!r->sym || !r->stack || !r->frames) {
 		report_free(r);
 		return NULL;
 	}
@@ -208,6 +222,8 @@ struct report *report_new(const struct report_opts *o)
 
 static void report_prof_free(struct report_prof *p)
 {
+	size_t i;
+
 	free(p->nodes);
 	free(p->nhash_keys);
 	free(p->nhash_vals);
@@ -215,6 +231,10 @@ static void report_prof_free(struct report_prof *p)
 	free(p->ftotal);
 	free(p->fmark);
 	free(p->tsamples);
+	for (i = 0; i < p->nhist; i++)
+		free(p->hist[i].key);
+	free(p->hist);
+	free(p->hidx);
 	free(p);
 }
 
@@ -247,9 +267,6 @@ struct sym_ctx *report_sym(struct report *r)
 void report_set_hooks(struct report *r, const struct report_hooks *h)
 {
 	r->hooks = *h;
-	if (!r->frames)
-		r->frames = calloc(PMCRING_CALLCHAIN_DEPTH_MAX + 1,
-				   sizeof(*r->frames));
 }
 
 /* A record for the hooks (@ts: the record being taken in). */
@@ -691,6 +708,167 @@ static int report_frames_fit(struct report *r, struct report_prof *p)
 	return 0;
 }
 
+/* ---- the --sort table ---- */
+
+static const char *const report_sort_names[REPORT_SORT_NR] = {
+	"comm", "pid", "dso", "sym", "srcline",
+};
+
+int report_parse_sort(struct report_opts *o, const char *s, char *bad,
+		      size_t badsz)
+{
+	const char *p = s;
+
+	o->nsort = 0;
+	while (*p) {
+		size_t n = strcspn(p, ","), k;
+
+		for (k = 0; k < REPORT_SORT_NR; k++)
+			if (strlen(report_sort_names[k]) == n &&
+			    !strncmp(p, report_sort_names[k], n))
+				break;
+		if (k == REPORT_SORT_NR || o->nsort == REPORT_SORT_MAX) {
+			snprintf(bad, badsz, "%.*s", (int)n, p);
+			return -EINVAL;
+		}
+		o->sort[o->nsort++] = (uint8_t)k;
+		p += n;
+		if (*p == ',' && *++p == 0) {
+			snprintf(bad, badsz, "%s", "");
+			return -EINVAL;		/* "comm," */
+		}
+	}
+	if (!o->nsort) {
+		snprintf(bad, badsz, "%s", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *report_base(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b && b[1] ? b + 1 : path;
+}
+
+/* The --sort key of frame @fr of a sample of @comm/@pid into @buf. */
+static void report_hist_key(const struct report *r, const char *comm,
+			    uint32_t pid, const struct report_frame *fr,
+			    char *buf, size_t sz)
+{
+	size_t len = 0;
+	unsigned int i;
+
+	buf[0] = 0;
+	for (i = 0; i < r->o.nsort && len < sz; i++) {
+		const char *sep = i ? "\x1f" : "";
+		int n = 0;
+
+		switch (r->o.sort[i]) {
+		case REPORT_SORT_COMM:
+			n = snprintf(buf + len, sz - len, "%s%s", sep, comm);
+			break;
+		case REPORT_SORT_PID:
+			n = snprintf(buf + len, sz - len, "%s%" PRIu32, sep, pid);
+			break;
+		case REPORT_SORT_DSO:
+			n = snprintf(buf + len, sz - len, "%s%s", sep,
+				     report_base(fr->loc.dso ? fr->loc.dso :
+						 "[unknown]"));
+			break;
+		case REPORT_SORT_SYM:
+			n = snprintf(buf + len, sz - len, "%s[%s] %s", sep,
+				     fr->frame->kind == SYM_KIND_KERNEL ? "k" :
+				     ".", fr->frame->name);
+			break;
+		case REPORT_SORT_SRCLINE:
+			/* no line tables are read: perf's "??" */
+			n = snprintf(buf + len, sz - len, "%s??", sep);
+			break;
+		}
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+}
+
+static int report_hidx_grow(struct report_prof *p)
+{
+	size_t cap = p->hidx_cap ? p->hidx_cap * 2 : 256, i;
+	uint32_t *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < p->nhist; i++) {
+		size_t j = p->hist[i].hash & (cap - 1);
+
+		while (v[j])
+			j = (j + 1) & (cap - 1);
+		v[j] = (uint32_t)i + 1;
+	}
+	free(p->hidx);
+	p->hidx = v;
+	p->hidx_cap = cap;
+	return 0;
+}
+
+static struct report_hist *report_hist_get(struct report_prof *p,
+					   const char *key)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	struct report_hist *e;
+	const char *k;
+	size_t j;
+
+	for (k = key; *k; k++)
+		h = (h ^ (unsigned char)*k) * 0x100000001b3ull;
+	if ((p->nhist + 1) * 2 > p->hidx_cap && report_hidx_grow(p))
+		return NULL;
+	for (j = h & (p->hidx_cap - 1); p->hidx[j];
+	     j = (j + 1) & (p->hidx_cap - 1)) {
+		e = &p->hist[p->hidx[j] - 1];
+		if (e->hash == h && !strcmp(e->key, key))
+			return e;
+	}
+	e = report_grow(p->hist, &p->hist_cap, p->nhist + 1, sizeof(*e));
+	if (!e)
+		return NULL;
+	p->hist = e;
+	e += p->nhist;
+	e->key = strdup(key);
+	if (!e->key)
+		return NULL;
+	e->hash = h;
+	p->hidx[j] = (uint32_t)++p->nhist;
+	return e;
+}
+
+/* Self to the leaf's entry, children once to each entry in the chain. */
+static int report_hist_sample(struct report *r, struct report_prof *p,
+			      const char *comm, uint32_t pid,
+			      unsigned int depth)
+{
+	char key[1024];
+	unsigned int i;
+
+	for (i = 0; i < depth; i++) {
+		struct report_hist *e;
+
+		report_hist_key(r, comm, pid, &r->frames[i], key, sizeof(key));
+		e = report_hist_get(p, key);
+		if (!e)
+			return -ENOMEM;
+		if (!i)
+			e->self++;
+		if (e->mark != r->samples) {
+			e->mark = r->samples;
+			e->children++;
+		}
+	}
+	return 0;
+}
+
 /* The profile of @pmcid, created (and sorted in) if needed. */
 static struct report_prof *report_prof(struct report *r, uint32_t pmcid)
 {
@@ -729,7 +907,7 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 {
 	const struct sym_frame *f;
 	struct report_thread *t;
-	struct report_frame tmp, *fr;
+	struct report_frame *fr;
 	struct report_proc *pr;
 	struct report_prof *p;
 	const char *comm;
@@ -752,7 +930,7 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 
 		if (!pc[i] || pc[i] >= REPORT_PC_MARKER)
 			continue;
-		fr = r->frames ? &r->frames[depth] : &tmp;
+		fr = &r->frames[depth];
 		f = sym_resolve_loc(r->sym, space, pc[i], ret, &fr->loc);
 		if (!f)
 			return -ENOMEM;
@@ -782,7 +960,7 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 		f = sym_frame_get(r->sym, SYM_KIND_UNKNOWN, NULL, "[unknown]");
 		if (!f)
 			return -ENOMEM;
-		fr = r->frames ? &r->frames[depth] : &tmp;
+		fr = &r->frames[depth];
 		memset(fr, 0, sizeof(*fr));
 		fr->frame = f;
 		fr->loc.dso = "[unknown]";
@@ -793,7 +971,7 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 	p = report_prof(r, pmcid);
 	if (!f || !p || report_frames_fit(r, p))
 		return -ENOMEM;
-	if (r->hooks.sample && r->frames) {
+	if (r->hooks.sample) {
 		struct report_sample_info si = {
 			.ts = ts, .cpu = cpu, .pid = pid, .tid = tid,
 			.pmcid = pmcid, .comm = comm, .n = depth,
@@ -827,6 +1005,8 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 		p->fmark[id] = r->samples;
 		p->ftotal[id]++;
 	}
+	if (r->o.nsort && report_hist_sample(r, p, comm, pid, depth))
+		return -ENOMEM;
 	t = report_thread(r, tid, pid);
 	if (t) {
 		size_t ti = t - r->threads;
@@ -992,6 +1172,12 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+static bool report_below_limit(const struct report *r, uint64_t v,
+			       uint64_t total)
+{
+	return r->o.percent_limit > 0 && pct(v, total) < r->o.percent_limit;
+}
+
 /* The frames with counters, ROOT frames left out; caller frees. */
 static uint32_t *report_frame_list(struct report *r, uint32_t *nr)
 {
@@ -1033,6 +1219,9 @@ static void report_print_functions(struct report *r, FILE *out, bool by_total,
 			continue;
 		if (!by_total && !p->fself[v[i]])
 			break;
+		if (report_below_limit(r, by_total ? p->ftotal[v[i]] :
+				       p->fself[v[i]], p->samples))
+			break;
 		shown++;
 		fprintf(out, "  %6.2f%% %8" PRIu64 " %6.2f%% %8" PRIu64
 			"  %s %s %s%s%s\n", pct(p->fself[v[i]], p->samples),
@@ -1073,7 +1262,8 @@ static void report_print_threads(struct report *r, FILE *out)
 	fprintf(out, "  %7s %8s %8s %8s  %-20s %s\n", "%", "Samples", "PID",
 		"TID", "Process", "Thread");
 	for (i = 0; i < r->nthreads && shown < r->o.top; i++) {
-		if (!v[i].samples)
+		if (!v[i].samples ||
+		    report_below_limit(r, v[i].samples, r->cur->samples))
 			break;
 		shown++;
 		fprintf(out, "  %6.2f%% %8" PRIu64 " %8" PRIu32 " %8" PRIu32
@@ -1142,6 +1332,373 @@ int report_print_switches(struct report *r, FILE *out)
 	return 0;
 }
 
+/* ---- the --sort table, perf report's main view ---- */
+
+static bool sort_children;
+
+static int report_hist_cmp(const void *a, const void *b)
+{
+	const struct report_hist *x = *(struct report_hist *const *)a;
+	const struct report_hist *y = *(struct report_hist *const *)b;
+	uint64_t vx = sort_children ? x->children : x->self;
+	uint64_t vy = sort_children ? y->children : y->self;
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+/* Field @i of a '\x1f'-joined key, into @buf. */
+static const char *report_key_field(const char *key, unsigned int i,
+				    char *buf, size_t sz)
+{
+	const char *p = key, *e;
+
+	while (i-- && (p = strchr(p, '\x1f')))
+		p++;
+	if (!p)
+		return "";
+	e = strchr(p, '\x1f');
+	snprintf(buf, sz, "%.*s", (int)(e ? (size_t)(e - p) : strlen(p)), p);
+	return buf;
+}
+
+static void report_print_sort(struct report *r, FILE *out)
+{
+	static const char *const head[REPORT_SORT_NR] = {
+		"Command", "Pid", "Shared Object", "Symbol", "Source:Line",
+	};
+	const struct report_prof *p = r->cur;
+	uint64_t period = report_period(r, p->pmcid);
+	struct report_hist **v;
+	size_t i, n = 0, shown = 0, w[REPORT_SORT_MAX];
+	bool children = !r->o.no_children;
+	char buf[1024];
+	unsigned int k;
+
+	v = malloc((p->nhist ? p->nhist : 1) * sizeof(*v));
+	if (!v)
+		return;
+	for (i = 0; i < p->nhist; i++)
+		if (children || p->hist[i].self)
+			v[n++] = &p->hist[i];
+	sort_children = children;
+	qsort(v, n, sizeof(*v), report_hist_cmp);
+	if (n > r->o.top)
+		n = r->o.top;
+	for (k = 0; k < r->o.nsort; k++) {
+		w[k] = strlen(head[r->o.sort[k]]);
+		for (i = 0; i < n; i++) {
+			size_t l = strlen(report_key_field(v[i]->key, k, buf,
+							   sizeof(buf)));
+			if (l > w[k])
+				w[k] = l;
+		}
+	}
+	fprintf(out, "\nSamples by");
+	for (k = 0; k < r->o.nsort; k++)
+		fprintf(out, "%s%s", k ? "," : " ",
+			report_sort_names[r->o.sort[k]]);
+	fprintf(out, " (%s; Period: samples x %s):\n", children ?
+		"Children: samples with the entry anywhere in their chain" :
+		"self samples only", period ? "the period" : "1, none recorded");
+	fprintf(out, "  ");
+	if (children)
+		fprintf(out, "%8s ", "Children");
+	fprintf(out, "%8s %8s %12s", "Self", "Samples", "Period");
+	for (k = 0; k < r->o.nsort; k++)
+		fprintf(out, "  %-*s", k + 1 < r->o.nsort ? (int)w[k] : 0,
+			head[r->o.sort[k]]);
+	fputc('\n', out);
+	for (i = 0; i < n; i++) {
+		const struct report_hist *e = v[i];
+
+		if (report_below_limit(r, children ? e->children : e->self,
+				       p->samples))
+			break;
+		shown++;
+		fprintf(out, "  ");
+		if (children)
+			fprintf(out, "%7.2f%% ", pct(e->children, p->samples));
+		fprintf(out, "%7.2f%% %8" PRIu64 " %12" PRIu64,
+			pct(e->self, p->samples), e->self,
+			e->self * (period ? period : 1));
+		for (k = 0; k < r->o.nsort; k++)
+			fprintf(out, "  %-*s", k + 1 < r->o.nsort ? (int)w[k] : 0,
+				report_key_field(e->key, k, buf, sizeof(buf)));
+		fputc('\n', out);
+	}
+	if (!shown)
+		fprintf(out, "  (no entry at or above --percent-limit %g%%)\n",
+			r->o.percent_limit);
+	free(v);
+}
+
+/* ---- -G / --call-graph: text trees of callers or callees ---- */
+
+struct cg_node {
+	uint32_t	frame, child, sibling;
+	uint64_t	w;
+};
+
+struct cg {
+	struct cg_node	*n;
+	size_t		nn, cap;
+};
+
+static uint32_t cg_child(struct cg *g, uint32_t parent, uint32_t frame)
+{
+	struct cg_node *n;
+	uint32_t c;
+
+	for (c = g->n[parent].child; c; c = g->n[c].sibling)
+		if (g->n[c].frame == frame)
+			return c;
+	n = report_grow(g->n, &g->cap, g->nn + 1, sizeof(*n));
+	if (!n)
+		return 0;
+	g->n = n;
+	n += g->nn;
+	n->frame = frame;
+	n->child = 0;
+	n->w = 0;
+	n->sibling = g->n[parent].child;
+	g->n[parent].child = (uint32_t)g->nn;
+	return (uint32_t)g->nn++;
+}
+
+/* Add @w along @path (outermost first in the tree's direction). */
+static int cg_insert(struct cg *g, const uint32_t *path, unsigned int n,
+		     uint64_t w)
+{
+	uint32_t node = 0;
+	unsigned int i;
+
+	g->n[0].w += w;
+	for (i = 0; i < n; i++) {
+		node = cg_child(g, node, path[i]);
+		if (!node)
+			return -ENOMEM;
+		g->n[node].w += w;
+	}
+	return 0;
+}
+
+/* Frames from CCT node @n up to its process (ROOT) frame, left out. */
+static unsigned int report_up(const struct report_prof *p, uint32_t n,
+			      uint32_t *path, unsigned int max)
+{
+	unsigned int len = 0;
+
+	for (; n && p->nodes[n].parent && len < max; n = p->nodes[n].parent)
+		path[len++] = p->nodes[n].frame;
+	return len;
+}
+
+static bool report_outermost(const struct report_prof *p, uint32_t n)
+{
+	uint32_t f = p->nodes[n].frame;
+
+	for (n = p->nodes[n].parent; n; n = p->nodes[n].parent)
+		if (p->nodes[n].frame == f)
+			return false;
+	return true;
+}
+
+/* Caller order with children: the subtree of @n, paths from its top. */
+static int cg_subtree(const struct report_prof *p, struct cg *g, uint32_t n,
+		      uint32_t *path, unsigned int len, unsigned int max)
+{
+	uint32_t c;
+	int err = 0;
+
+	if (len >= max)
+		return 0;
+	path[len++] = p->nodes[n].frame;
+	if (p->nodes[n].self)
+		err = cg_insert(g, path, len, p->nodes[n].self);
+	for (c = p->nodes[n].child; c && !err; c = p->nodes[c].sibling)
+		err = cg_subtree(p, g, c, path, len, max);
+	return err;
+}
+
+/* The tree of function @frame in the current event. */
+static int cg_build(struct report *r, struct cg *g, uint32_t frame,
+		    uint32_t *path, unsigned int max)
+{
+	const struct report_prof *p = r->cur;
+	bool children = !r->o.no_children;
+	unsigned int i, len;
+	uint32_t n;
+	int err = 0;
+
+	for (n = 1; n < p->nnodes && !err; n++) {
+		uint64_t w = children ? p->nodes[n].total : p->nodes[n].self;
+
+		if (p->nodes[n].frame != frame || !w ||
+		    (children && !report_outermost(p, n)))
+			continue;
+		if (r->o.call_graph == REPORT_CG_CALLEE) {
+			len = report_up(p, n, path, max);
+			err = cg_insert(g, path, len, w);
+		} else if (children) {
+			err = cg_subtree(p, g, n, path, 0, max);
+		} else {
+			uint32_t t;
+
+			len = report_up(p, n, path, max);
+			for (i = 0; i < len / 2; i++) {	/* outermost first */
+				t = path[i];
+				path[i] = path[len - 1 - i];
+				path[len - 1 - i] = t;
+			}
+			err = cg_insert(g, path, len, w);
+		}
+	}
+	return err;
+}
+
+static const struct cg *sort_cg;
+
+static int cg_cmp(const void *a, const void *b)
+{
+	const struct cg_node *x = &sort_cg->n[*(const uint32_t *)a];
+	const struct cg_node *y = &sort_cg->n[*(const uint32_t *)b];
+
+	if (x->w != y->w)
+		return x->w > y->w ? -1 : 1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+/* Children of @node by weight, those under --percent-limit left out. */
+static uint32_t *cg_kids(const struct report *r, const struct cg *g,
+			 uint32_t node, unsigned int *nk)
+{
+	unsigned int n = 0;
+	uint32_t c, *v;
+
+	for (c = g->n[node].child; c; c = g->n[c].sibling)
+		n++;
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	n = 0;
+	for (c = g->n[node].child; c; c = g->n[c].sibling)
+		if (!report_below_limit(r, g->n[c].w, r->cur->samples))
+			v[n++] = c;
+	sort_cg = g;
+	qsort(v, n, sizeof(*v), cg_cmp);
+	*nk = n;
+	return v;
+}
+
+#define CG_PREFIX_MAX	8192
+
+/*
+ * perf's graph layout: a branch is "|--P%--name" ("--P%--name" for the
+ * last), its subtree indented under the name; a node with one child of
+ * its own weight continues straight down, without a percentage.
+ */
+static void cg_print(struct report *r, FILE *out, const struct cg *g,
+		     uint32_t node, char *prefix, size_t plen)
+{
+	unsigned int nk, i;
+	uint32_t *kids = cg_kids(r, g, node, &nk);
+	char lead[32];
+
+	if (!kids)
+		return;
+	if (nk == 1 && g->n[kids[0]].w == g->n[node].w) {
+		fprintf(out, "%s%s\n", prefix,
+			sym_frame_by_id(r->sym, g->n[kids[0]].frame)->name);
+		cg_print(r, out, g, kids[0], prefix, plen);
+		free(kids);
+		return;
+	}
+	for (i = 0; i < nk; i++) {
+		bool last = i + 1 == nk;
+		size_t l = (size_t)snprintf(lead, sizeof(lead), "%s%.2f%%--",
+					    last ? " --" : "|--",
+					    pct(g->n[kids[i]].w, r->cur->samples));
+
+		fprintf(out, "%s|\n%s%s%s\n", prefix, prefix, lead,
+			sym_frame_by_id(r->sym, g->n[kids[i]].frame)->name);
+		if (plen + l + 1 >= CG_PREFIX_MAX)
+			continue;
+		prefix[plen] = last ? ' ' : '|';
+		memset(prefix + plen + 1, ' ', l - 1);
+		prefix[plen + l] = 0;
+		cg_print(r, out, g, kids[i], prefix, plen + l);
+		prefix[plen] = 0;
+	}
+	free(kids);
+}
+
+static void report_print_callgraph(struct report *r, FILE *out)
+{
+	const struct report_prof *p = r->cur;
+	bool children = !r->o.no_children;
+	uint32_t n, i, shown = 0, *v = report_frame_list(r, &n), *path;
+	char *prefix = malloc(CG_PREFIX_MAX);
+	unsigned int max = PMCRING_CALLCHAIN_DEPTH_MAX + 2;
+
+	path = malloc(max * sizeof(*path));
+	if (!v || !prefix || !path)
+		goto out;
+	sort_r = r;
+	sort_p = p;
+	qsort(v, n, sizeof(*v), children ? report_frame_total_cmp :
+					   report_frame_cmp);
+	fprintf(out, "\nCall graph (%s order: %s; %s):\n",
+		r->o.call_graph == REPORT_CG_CALLER ? "caller" : "callee",
+		r->o.call_graph == REPORT_CG_CALLER ?
+		(children ? "each function, then its callees" :
+			    "the callers down to each function") :
+		"each function, then its callers",
+		children ? "Children: samples with the function in their chain" :
+			   "self samples only");
+	for (i = 0; i < n && shown < r->o.top; i++) {
+		const struct sym_frame *f = sym_frame_by_id(r->sym, v[i]);
+		uint64_t w = children ? p->ftotal[v[i]] : p->fself[v[i]];
+		struct cg g = { 0 };
+		unsigned int nk, j;
+		uint32_t *kids;
+
+		if (!w || report_below_limit(r, w, p->samples))
+			break;
+		shown++;
+		fprintf(out, "\n  %6.2f%% %6.2f%%  %s %s%s%s\n",
+			pct(p->ftotal[v[i]], p->samples),
+			pct(p->fself[v[i]], p->samples), f->name,
+			f->module[0] == '[' ? "" : "[",
+			f->module[0] ? f->module : "-",
+			f->module[0] == '[' ? "" : "]");
+		g.n = report_grow(NULL, &g.cap, 64, sizeof(*g.n));
+		if (!g.n)
+			break;
+		g.nn = 1;
+		if (cg_build(r, &g, v[i], path, max)) {
+			free(g.n);
+			break;
+		}
+		kids = cg_kids(r, &g, 0, &nk);
+		for (j = 0; kids && j < nk; j++) {
+			fprintf(out, "          |\n          ---%s\n",
+				sym_frame_by_id(r->sym, g.n[kids[j]].frame)->name);
+			strcpy(prefix, "             ");
+			cg_print(r, out, &g, kids[j], prefix, strlen(prefix));
+		}
+		free(kids);
+		free(g.n);
+	}
+out:
+	free(v);
+	free(prefix);
+	free(path);
+}
+
 /* The head of an event's section: its samples and what one weighs. */
 static void report_print_event(struct report *r, FILE *out)
 {
@@ -1194,9 +1751,15 @@ void report_print(struct report *r, FILE *out, const char *title,
 	for (i = 0; i < r->nprofs; i++) {
 		r->cur = r->profs[i];
 		report_print_event(r, out);
-		report_print_functions(r, out, false, false);
-		report_print_functions(r, out, false, true);
-		report_print_functions(r, out, true, false);
+		if (r->o.nsort) {
+			report_print_sort(r, out);
+		} else {
+			report_print_functions(r, out, false, false);
+			report_print_functions(r, out, false, true);
+			report_print_functions(r, out, true, false);
+		}
+		if (r->o.call_graph)
+			report_print_callgraph(r, out);
 		report_print_threads(r, out);
 	}
 	r->cur = r->nprofs ? r->profs[0] : NULL;

@@ -20,6 +20,16 @@
 
 #include "sym.h"
 
+/* --sort keys, as perf report spells them */
+enum report_sort_key {
+	REPORT_SORT_COMM, REPORT_SORT_PID, REPORT_SORT_DSO, REPORT_SORT_SYM,
+	REPORT_SORT_SRCLINE, REPORT_SORT_NR,
+};
+#define REPORT_SORT_MAX		REPORT_SORT_NR
+
+/* -G / --call-graph: none, F's callees (caller order), F's callers */
+enum report_cg { REPORT_CG_NONE, REPORT_CG_CALLER, REPORT_CG_CALLEE };
+
 struct report_opts {
 	int64_t		pid;		/* -1: every process */
 	const char	*comm;		/* NULL: every process/thread name */
@@ -27,7 +37,17 @@ struct report_opts {
 	uint64_t	time_from;	/* ns, header timestamps, inclusive */
 	uint64_t	time_to;	/* ns, inclusive; UINT64_MAX: no end */
 	unsigned int	top;		/* rows of the tables; 0: 20 */
+	/* --sort: keys of the perf-style table, nsort 0: no such table */
+	unsigned int	nsort;
+	uint8_t		sort[REPORT_SORT_MAX];	/* enum report_sort_key */
+	bool		no_children;	/* --no-children: self only */
+	double		percent_limit;	/* hide rows and branches below */
+	uint8_t		call_graph;	/* enum report_cg */
 };
+
+/* "comm,dso,sym" into @o->sort; 0, or -EINVAL naming the bad key in @bad */
+int report_parse_sort(struct report_opts *o, const char *s, char *bad,
+		      size_t badsz);
 
 /* A node of the calling-context tree; node 0 is the root (all samples). */
 struct report_node {

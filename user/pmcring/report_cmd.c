@@ -300,7 +300,8 @@ int report_read(struct report *r, const char *path, const char *who)
 enum {
 	OPT_TIME_FROM = 256, OPT_TIME_TO, OPT_FOLDED, OPT_SVG, OPT_SWITCHES,
 	OPT_KALLSYMS, OPT_SYSTEM_MAP, OPT_TOP, OPT_TITLE, OPT_PATH_MAP,
-	OPT_SYMFS, OPT_EVENT,
+	OPT_SYMFS, OPT_EVENT, OPT_SORT, OPT_CHILDREN, OPT_NO_CHILDREN,
+	OPT_CALL_GRAPH, OPT_PERCENT_LIMIT,
 };
 
 #define REPORT_MAX_PATH_MAPS	16
@@ -322,6 +323,11 @@ static const struct option report_longopts[] = {
 	{ "symfs",	required_argument, NULL, OPT_SYMFS },
 	{ "input",	required_argument, NULL, 'i' },
 	{ "event",	required_argument, NULL, OPT_EVENT },
+	{ "sort",	required_argument, NULL, OPT_SORT },
+	{ "children",	no_argument,	   NULL, OPT_CHILDREN },
+	{ "no-children", no_argument,	   NULL, OPT_NO_CHILDREN },
+	{ "call-graph",	optional_argument, NULL, OPT_CALL_GRAPH },
+	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -350,6 +356,16 @@ static int report_usage(int help)
 "      --svg FILE         write an interactive flame graph SVG to FILE\n"
 "      --event NAME       the event --folded and --svg show (default: the\n"
 "                         first, by pmcid)\n"
+"      --sort KEYS        perf report's table instead of the function tables,\n"
+"                         by KEYS, a list of comm, pid, dso, sym, srcline\n"
+"                         (srcline: \"??\", no line tables are read)\n"
+"      --children         --sort and -G count each sample for every entry\n"
+"                         in its chain (the default)\n"
+"      --no-children      only for the sample's own entry (self)\n"
+"  -G, --call-graph[=caller|callee]\n"
+"                         text trees per function: its callees (caller, -G)\n"
+"                         or its callers (callee)\n"
+"      --percent-limit P  leave out rows and branches under P percent\n"
 "      --switches         add the context switch view (time on CPU per thread)\n"
 "      --kallsyms FILE    kernel symbols (default: PATH.kallsyms if present)\n"
 "      --system-map FILE  kernel symbols from a System.map\n"
@@ -444,7 +460,7 @@ int cmd_report(int argc, char **argv)
 	int opt, err;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+i:p:c:C:h", report_longopts,
+	while ((opt = getopt_long(argc, argv, "+i:p:c:C:Gh", report_longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'i':
@@ -507,6 +523,54 @@ int cmd_report(int argc, char **argv)
 		case OPT_EVENT:
 			event = optarg;
 			break;
+		case OPT_SORT: {
+			char bad[64];
+
+			if (report_parse_sort(&o, optarg, bad, sizeof(bad))) {
+				fprintf(stderr, "pmcring report: --sort: unknown "
+					"key '%s' in '%s' (keys: comm, pid, dso, "
+					"sym, srcline)\n", bad, optarg);
+				return 2;
+			}
+			break;
+		}
+		case OPT_CHILDREN:
+			o.no_children = false;
+			break;
+		case OPT_NO_CHILDREN:
+			o.no_children = true;
+			break;
+		case 'G':
+			o.call_graph = REPORT_CG_CALLER;
+			break;
+		case OPT_CALL_GRAPH:
+			if (!optarg || !strcmp(optarg, "caller") ||
+			    !strcmp(optarg, "graph,caller")) {
+				o.call_graph = REPORT_CG_CALLER;
+			} else if (!strcmp(optarg, "callee") ||
+				   !strcmp(optarg, "graph,callee")) {
+				o.call_graph = REPORT_CG_CALLEE;
+			} else {
+				fprintf(stderr, "pmcring report: --call-graph: "
+					"'%s' is neither caller nor callee\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_PERCENT_LIMIT: {
+			char *end;
+
+			errno = 0;
+			o.percent_limit = strtod(optarg, &end);
+			if (errno || end == optarg || (*end && strcmp(end, "%")) ||
+			    !(o.percent_limit >= 0 && o.percent_limit <= 100)) {
+				fprintf(stderr, "pmcring report: --percent-limit: "
+					"'%s' is not a percentage from 0 to "
+					"100\n", optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'h':
 			return report_usage(1);
 		default:

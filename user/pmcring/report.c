@@ -1749,6 +1749,8 @@ void report_print(struct report *r, FILE *out, const char *title,
 			" match the filters" : " (record with the callchain type)");
 	}
 	for (i = 0; i < r->nprofs; i++) {
+		if (r->o.one_event && r->profs[i] != r->cur)
+			continue;
 		r->cur = r->profs[i];
 		report_print_event(r, out);
 		if (r->o.nsort) {
@@ -1762,7 +1764,8 @@ void report_print(struct report *r, FILE *out, const char *title,
 			report_print_callgraph(r, out);
 		report_print_threads(r, out);
 	}
-	r->cur = r->nprofs ? r->profs[0] : NULL;
+	if (!r->o.one_event)
+		r->cur = r->nprofs ? r->profs[0] : NULL;
 	if (switches)
 		report_print_switches(r, out);
 }

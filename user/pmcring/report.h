@@ -43,6 +43,7 @@ struct report_opts {
 	bool		no_children;	/* --no-children: self only */
 	double		percent_limit;	/* hide rows and branches below */
 	uint8_t		call_graph;	/* enum report_cg */
+	bool		one_event;	/* report_print: the current event only */
 };
 
 /* "comm,dso,sym" into @o->sort; 0, or -EINVAL naming the bad key in @bad */

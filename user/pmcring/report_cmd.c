@@ -354,8 +354,8 @@ static int report_usage(int help)
 "      --folded           print folded stacks (\"comm;root;...;leaf count\",\n"
 "                         flamegraph.pl and speedscope input) instead\n"
 "      --svg FILE         write an interactive flame graph SVG to FILE\n"
-"      --event NAME       the event --folded and --svg show (default: the\n"
-"                         first, by pmcid)\n"
+"      --event NAME       only event NAME (--folded and --svg show one event:\n"
+"                         by default the first, by pmcid)\n"
 "      --sort KEYS        perf report's table instead of the function tables,\n"
 "                         by KEYS, a list of comm, pid, dso, sym, srcline\n"
 "                         (srcline: \"??\", no line tables are read)\n"
@@ -522,6 +522,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_EVENT:
 			event = optarg;
+			o.one_event = true;
 			break;
 		case OPT_SORT: {
 			char bad[64];

@@ -85,6 +85,12 @@ int main(void)
 	free(sec);
 	free(out);
 
+	out = run_report(&rc, "--event", "instructions", log, NULL);
+	CHECK(rc == 0 && strstr(out, "# Event 'instructions'") &&
+	      !strstr(out, "# Event 'cycles'"), "--event instructions:\n%s",
+	      out);
+	free(out);
+
 	out = run_report(&rc, "--folded", log, NULL);
 	CHECK(rc == 0 && !strcmp(out, "evproc;ev_alpha 3\nevproc;ev_beta 1\n"),
 	      "--folded (first event) rc %d:\n%s", rc, out);

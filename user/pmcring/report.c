@@ -1430,7 +1430,7 @@ static void report_print_sort(struct report *r, FILE *out)
 				report_key_field(e->key, k, buf, sizeof(buf)));
 		fputc('\n', out);
 	}
-	if (!shown)
+	if (!shown && n)
 		fprintf(out, "  (no entry at or above --percent-limit %g%%)\n",
 			r->o.percent_limit);
 	free(v);

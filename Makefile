@@ -46,6 +46,9 @@ DEB_PKGS := gcc make libc6-dev pkg-config perl xz-utils kmod rsync \
 	    qemu-system-x86 busybox-static cpio liburing-dev linux-source-6.1 \
 	    $(KPKGS)
 
+# npm package of the speedscope import test (user/tests/speedscope_import.sh)
+SPEEDSCOPE_VERSION := 1.25.0
+
 HAVE_USER = $(wildcard $(TOP)/user/Makefile)
 # Does user/Makefile know target $(1)?  (make -q exits 2 on "no rule")
 user_has = $(and $(HAVE_USER),$(shell $(MAKE) -C $(TOP)/user -q $(1) \
@@ -76,6 +79,21 @@ deps:
 	fi; \
 	krel=$$($(TOP)/selftests/lib/kver $(KVER)) && [ -n "$$krel" ] || \
 		{ echo "deps: no kernel $(KVER) headers+image installed" >&2; exit 1; }
+	@# speedscope (npm) for the import test of `pmcring script`, under
+	@# build/tools; node and npm from Debian if the machine has no npm.
+	@if ! command -v npm >/dev/null 2>&1; then \
+		echo "deps: installing: nodejs npm"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -q -o DPkg::Lock::Timeout=900 && \
+		apt-get install -y -q -o DPkg::Lock::Timeout=900 --no-install-recommends nodejs npm || exit 1; \
+	fi; \
+	d=$(BUILD)/tools/node_modules/speedscope; \
+	if ! grep -qs '"version": "$(SPEEDSCOPE_VERSION)"' $$d/package.json; then \
+		echo "deps: npm install speedscope@$(SPEEDSCOPE_VERSION) in $(BUILD)/tools"; \
+		mkdir -p $(BUILD)/tools && \
+		npm install --prefix $(BUILD)/tools --no-audit --no-fund \
+			--no-save speedscope@$(SPEEDSCOPE_VERSION) >/dev/null || exit 1; \
+	fi
 
 # ---------------------------------------------------------------------------
 # Kernel files we use but never commit, extracted from linux-source-6.1.

@@ -5,7 +5,9 @@
 # time in burn_cpu()) then `pmcring report`: the top user function is
 # burn_cpu, symbolized from the recording's own PROCEXEC/MAP_IN records;
 # kernel frames resolve through kallsyms; --switches shows the workload's
-# threads; --folded and --svg hold burn_cpu too.
+# threads; --folded and --svg hold burn_cpu too; --sort and -G show it in
+# perf report's table and call graph; `pmcring script` prints its samples
+# in perf script's layout with burn_cpu frames.
 lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
 . "$lib/pmcring_test.sh"
 
@@ -53,4 +55,22 @@ ks2=
 	pmcring report --folded $ks $ks2 >"$dir/folded-d.txt") &&
 	cmp -s "$dir/folded.txt" "$dir/folded-d.txt" ||
 	fail "report without PATH does not read pmcring.pmclog"
+# one section per event, named by its PMCALLOCATEDYN record
+grep -q "^# Event '[a-z-]*' (pmcid [0-9]*): [0-9]* samples" "$dir/report.txt" ||
+	fail "no event section head"
+# perf report's table and call graph
+# shellcheck disable=SC2086
+pmcring report --sort comm,dso,sym -G --top 5 $ks "$dir/prof.pmclog" \
+	>"$dir/sort.txt" 2>&1 || fail "pmcring report --sort -G"
+grep -Eq "^ +[0-9.]+% +[0-9.]+% +[0-9]+ +[0-9]+  pmcring-workload +pmcring-workload +\[\.\] burn_cpu$" \
+	"$dir/sort.txt" || { head -n 20 "$dir/sort.txt"; fail "--sort: no burn_cpu row"; }
+grep -q "^          ---" "$dir/sort.txt" || fail "-G: no call graph tree"
+# perf script's layout: the workload's samples with burn_cpu+0xOFF (dso)
+# shellcheck disable=SC2086
+pmcring script $ks "$dir/prof.pmclog" >"$dir/script.txt" 2>&1 ||
+	fail "pmcring script"
+grep -Eq "^pmcring-workload +[0-9]+/[0-9]+ +\[[0-9]{3}\] +[0-9]+\.[0-9]{6}: .*: $" \
+	"$dir/script.txt" || { head -n 20 "$dir/script.txt"; fail "script: no sample line"; }
+grep -Eq "^	 *[0-9a-f]+ burn_cpu\+0x[0-9a-f]+ \(/.*pmcring-workload\)$" \
+	"$dir/script.txt" || { head -n 20 "$dir/script.txt"; fail "script: no burn_cpu frame"; }
 echo "ok: report of the workload: top user function burn_cpu"

@@ -21,6 +21,7 @@ int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_script(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 
 #endif /* PMCRING_CMD_H */

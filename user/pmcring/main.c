@@ -15,6 +15,7 @@ static void usage(FILE *f)
 		"  dump     print the records of a file, one per line\n"
 		"  stat     print counts per type and CPU of a file\n"
 		"  report   print a symbolized profile, folded stacks, flame graph\n"
+		"  script   print every sample with its call chain (perf script)\n"
 		"  list     the sampling events and whether this machine counts them\n"
 		"\n"
 		"`pmcring COMMAND --help` describes each command; see pmcring(1).\n"
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
 		return cmd_stat(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "script"))
+		return cmd_script(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list"))
 		return cmd_list(argc - 1, argv + 1);
 	fprintf(stderr, "pmcring: unknown command '%s'\n", argv[1]);

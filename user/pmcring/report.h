@@ -20,6 +20,16 @@
 
 #include "sym.h"
 
+/* --sort keys, as perf report spells them */
+enum report_sort_key {
+	REPORT_SORT_COMM, REPORT_SORT_PID, REPORT_SORT_DSO, REPORT_SORT_SYM,
+	REPORT_SORT_SRCLINE, REPORT_SORT_NR,
+};
+#define REPORT_SORT_MAX		REPORT_SORT_NR
+
+/* -G / --call-graph: none, F's callees (caller order), F's callers */
+enum report_cg { REPORT_CG_NONE, REPORT_CG_CALLER, REPORT_CG_CALLEE };
+
 struct report_opts {
 	int64_t		pid;		/* -1: every process */
 	const char	*comm;		/* NULL: every process/thread name */
@@ -27,7 +37,18 @@ struct report_opts {
 	uint64_t	time_from;	/* ns, header timestamps, inclusive */
 	uint64_t	time_to;	/* ns, inclusive; UINT64_MAX: no end */
 	unsigned int	top;		/* rows of the tables; 0: 20 */
+	/* --sort: keys of the perf-style table, nsort 0: no such table */
+	unsigned int	nsort;
+	uint8_t		sort[REPORT_SORT_MAX];	/* enum report_sort_key */
+	bool		no_children;	/* --no-children: self only */
+	double		percent_limit;	/* hide rows and branches below */
+	uint8_t		call_graph;	/* enum report_cg */
+	bool		one_event;	/* report_print: the current event only */
 };
+
+/* "comm,dso,sym" into @o->sort; 0, or -EINVAL naming the bad key in @bad */
+int report_parse_sort(struct report_opts *o, const char *s, char *bad,
+		      size_t badsz);
 
 /* A node of the calling-context tree; node 0 is the root (all samples). */
 struct report_node {
@@ -41,9 +62,45 @@ struct report_node {
 
 struct report;
 
+/* A frame of a sample, for the per-sample views (`pmcring script`). */
+struct report_frame {
+	uint64_t		ip;	/* as recorded; 0: no address */
+	const struct sym_frame	*frame;
+	struct sym_loc		loc;
+};
+
+/* A sample that passed the filters, its frames leaf first. */
+struct report_sample_info {
+	uint64_t		ts;
+	int32_t			cpu;
+	uint32_t		pid, tid, pmcid;
+	const char		*comm;
+	unsigned int		n;
+	const struct report_frame *f;
+};
+
+/* Any other record, as the per-record views see it. */
+struct report_rec {
+	const char	*type;	/* "comm", "thread", "exec", "mmap", ... */
+	uint64_t	ts;
+	int32_t		cpu;	/* -1: not known */
+	uint32_t	pid, tid, pmcid;
+	uint64_t	addr, value;
+	const char	*str;	/* name or path, or NULL */
+};
+
+struct report_hooks {
+	/* 0 or -errno, which stops the reading */
+	int	(*sample)(void *ctx, const struct report_sample_info *s);
+	void	(*rec)(void *ctx, const struct report_rec *rec);
+	void	*ctx;
+};
+
 struct report *report_new(const struct report_opts *o);
 void report_free(struct report *r);	/* accepts NULL */
 struct sym_ctx *report_sym(struct report *r);
+/* Called for each record as it is taken in (`pmcring script`). */
+void report_set_hooks(struct report *r, const struct report_hooks *h);
 /* Change the time filter (relative bounds are known at the first record). */
 void report_set_time_range(struct report *r, uint64_t from, uint64_t to);
 /*
@@ -67,6 +124,12 @@ void report_map_in(struct report *r, uint32_t pid, uint64_t start,
 void report_map_out(struct report *r, uint32_t pid, uint64_t start);
 void report_fork(struct report *r, uint32_t parent, uint32_t child);
 void report_pmc(struct report *r, uint32_t pmcid, const char *name);
+/*
+ * PMCALLOCATE (@rate: the period, or Hz if @flags has PMCRING_CTR_F_FREQ)
+ * or PMCALLOCATEDYN (@rate 0, @name).  @flags UINT32_MAX: unknown.
+ */
+void report_pmc_alloc(struct report *r, uint32_t pmcid, uint32_t flags,
+		      uint64_t rate, const char *name);
 void report_drop(struct report *r, uint64_t ts);
 void report_csw(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 		uint32_t tid, uint32_t pmcid, uint64_t value);
@@ -88,6 +151,26 @@ int report_json_record(struct report *r, const char *msg, size_t len,
 uint64_t report_nr_samples(const struct report *r);
 const struct report_node *report_nodes(const struct report *r,
 				       uint32_t *nr);
+
+/*
+ * Events: one profile per pmcid, in pmcid order.  The views below show the
+ * current one (the first at the start; report_print shows them all).
+ */
+unsigned int report_nr_events(const struct report *r);
+/* The name of @pmcid's event (PMCALLOCATEDYN), or "pmcN". */
+const char *report_event_name(const struct report *r, uint32_t pmcid,
+			      char *buf, size_t sz);
+/* Events counted per sample of @pmcid; 0: not recorded (weight 1). */
+uint64_t report_period(const struct report *r, uint32_t pmcid);
+/* Make event @name current; -ENOENT if no sample has it. */
+int report_select_event(struct report *r, const char *name);
+const char *report_cur_event(const struct report *r, char *buf, size_t sz);
+
+/*
+ * Read @path (pmclog, barman or blob) into @r; problems are printed with
+ * the prefix @who.  0 or -errno.
+ */
+int report_read(struct report *r, const char *path, const char *who);
 
 /* The views. */
 void report_print(struct report *r, FILE *out, const char *title,

@@ -31,6 +31,7 @@ struct report_cmd {
 	struct report_opts *o;
 	struct pmcring_log *mem;	/* blob: a memory parser */
 	struct fmt_bm_info bi;
+	const char	*who;		/* "pmcring report", "pmcring script" */
 	uint64_t	pcs[PMCRING_CALLCHAIN_DEPTH_MAX];
 };
 
@@ -87,7 +88,14 @@ static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 				  ev->pl_u.pl_tc.pl_tdname);
 		break;
 	case PMCRING_TYPE_PMCALLOCATEDYN:
-		report_pmc(r, ev->pl_u.pl_ad.pl_pmcid, ev->pl_u.pl_ad.pl_evname);
+		report_pmc_alloc(r, ev->pl_u.pl_ad.pl_pmcid,
+				 ev->pl_u.pl_ad.pl_flags, 0,
+				 ev->pl_u.pl_ad.pl_evname);
+		break;
+	case PMCRING_TYPE_PMCALLOCATE:
+		report_pmc_alloc(r, ev->pl_u.pl_a.pl_pmcid,
+				 ev->pl_u.pl_a.pl_flags, ev->pl_u.pl_a.pl_rate,
+				 NULL);
 		break;
 	case PMCRING_TYPE_DROPNOTIFY:
 		report_drop(r, ev->pl_ts);
@@ -108,7 +116,7 @@ static int report_cmd_pmclog(struct report_cmd *c)
 	fd = open(c->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		fprintf(stderr, "pmcring report: %s: %s\n", c->path, strerror(errno));
+		fprintf(stderr, "%s: %s: %s\n", c->who, c->path, strerror(errno));
 		return err;
 	}
 	l = pmcring_log_open(fd);
@@ -123,13 +131,14 @@ static int report_cmd_pmclog(struct report_cmd *c)
 		count = ev.pl_count;
 	}
 	if (!err && ev.pl_state == PMCRING_LOG_ERROR) {
-		fprintf(stderr, "pmcring report: %s: corrupt at offset %" PRIu64
-			": %s; reporting the records before it\n", c->path,
+		fprintf(stderr, "%s: %s: corrupt at offset %" PRIu64
+			": %s; reporting the records before it\n", c->who, c->path,
 			ev.pl_offset, ev.pl_reason ? ev.pl_reason : "?");
 	} else if (!err && ev.pl_count == count) {
 		/* EOF without a CLOSELOG record counted */
-		fprintf(stderr, "pmcring report: %s: no CLOSELOG (the recording "
-			"was cut short); reporting what is there\n", c->path);
+		fprintf(stderr, "%s: %s: no CLOSELOG (the recording "
+			"was cut short); reporting what is there\n", c->who,
+			c->path);
 	}
 	pmcring_log_close(l);
 	close(fd);
@@ -160,7 +169,7 @@ static int report_cmd_item(const struct fmt_item *it, void *ctx)
 		if (pmcring_log_read(c->mem, &ev)) {
 			if (ev.pl_state == PMCRING_LOG_EOF)
 				return 0;	/* CLOSELOG */
-			fprintf(stderr, "pmcring report: %s: bad record: %s\n",
+			fprintf(stderr, "%s: %s: bad record: %s\n", c->who,
 				c->path, ev.pl_reason ? ev.pl_reason : "?");
 			return -EINVAL;
 		}
@@ -221,7 +230,7 @@ static int report_cmd_other(struct report_cmd *c, struct report_img *im0)
 	if (c->kind == FMT_BARMAN) {
 		rc = fmt_barman_info(im0->p, im0->len, &c->bi);
 		if (rc) {
-			fprintf(stderr, "pmcring report: %s: bad barman header\n",
+			fprintf(stderr, "%s: %s: bad barman header\n", c->who,
 				c->path);
 			return rc;
 		}
@@ -232,12 +241,12 @@ static int report_cmd_other(struct report_cmd *c, struct report_img *im0)
 	}
 	rc = fmt_blob_map(c->path, &set, which, sizeof(which));
 	if (rc == -EINVAL) {
-		fprintf(stderr, "pmcring report: %s: not a blob file name "
-			"(STREAM.DAT.T)\n", c->path);
+		fprintf(stderr, "%s: %s: not a blob file name "
+			"(STREAM.DAT.T)\n", c->who, c->path);
 		goto out;
 	}
 	if (rc) {
-		fprintf(stderr, "pmcring report: %s: %s\n", which, strerror(-rc));
+		fprintf(stderr, "%s: %s: %s\n", c->who, which, strerror(-rc));
 		goto out;
 	}
 	c->mem = pmcring_log_open(PMCRING_LOG_FD_NONE);
@@ -248,11 +257,11 @@ static int report_cmd_other(struct report_cmd *c, struct report_img *im0)
 	rc = fmt_blob_read(&set, report_cmd_item, c, &bad);
 done:
 	if (rc == -EINVAL)
-		fprintf(stderr, "pmcring report: %s: corrupt at offset %zu; "
-			"reporting the records before it\n", c->path, bad);
+		fprintf(stderr, "%s: %s: corrupt at offset %zu; "
+			"reporting the records before it\n", c->who, c->path, bad);
 	if (rc == FMT_END_TRUNCATED)
-		fprintf(stderr, "pmcring report: %s: ends in a partial record "
-			"(the recording was cut short)\n", c->path);
+		fprintf(stderr, "%s: %s: ends in a partial record "
+			"(the recording was cut short)\n", c->who, c->path);
 	if (rc == -EINVAL || rc == FMT_END_TRUNCATED)
 		rc = 0;
 out:
@@ -262,12 +271,37 @@ out:
 	return rc;
 }
 
+int report_read(struct report *r, const char *path, const char *who)
+{
+	struct report_opts o = { .pid = -1, .cpu = -1, .time_to = UINT64_MAX };
+	struct report_cmd c = { .r = r, .path = path, .o = &o, .who = who };
+	struct report_img im = { 0 };
+	int err;
+
+	if (fmt_map_file(path, &im.p, &im.len, who))
+		return -ENOENT;
+	c.kind = im.p ? fmt_detect(im.p, im.len) : -1;
+	if (c.kind < 0) {
+		fprintf(stderr, "%s: %s: not a pmclog, barman or blob file\n",
+			who, path);
+		fmt_unmap_file(im.p, im.len);
+		return -EINVAL;
+	}
+	if (c.kind == FMT_PMCLOG)
+		err = report_cmd_pmclog(&c);
+	else
+		err = report_cmd_other(&c, &im);
+	fmt_unmap_file(im.p, im.len);
+	return err;
+}
+
 /* ---- options ---- */
 
 enum {
 	OPT_TIME_FROM = 256, OPT_TIME_TO, OPT_FOLDED, OPT_SVG, OPT_SWITCHES,
 	OPT_KALLSYMS, OPT_SYSTEM_MAP, OPT_TOP, OPT_TITLE, OPT_PATH_MAP,
-	OPT_SYMFS,
+	OPT_SYMFS, OPT_EVENT, OPT_SORT, OPT_CHILDREN, OPT_NO_CHILDREN,
+	OPT_CALL_GRAPH, OPT_PERCENT_LIMIT,
 };
 
 #define REPORT_MAX_PATH_MAPS	16
@@ -288,6 +322,12 @@ static const struct option report_longopts[] = {
 	{ "path-map",	required_argument, NULL, OPT_PATH_MAP },
 	{ "symfs",	required_argument, NULL, OPT_SYMFS },
 	{ "input",	required_argument, NULL, 'i' },
+	{ "event",	required_argument, NULL, OPT_EVENT },
+	{ "sort",	required_argument, NULL, OPT_SORT },
+	{ "children",	no_argument,	   NULL, OPT_CHILDREN },
+	{ "no-children", no_argument,	   NULL, OPT_NO_CHILDREN },
+	{ "call-graph",	optional_argument, NULL, OPT_CALL_GRAPH },
+	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -300,7 +340,8 @@ static int report_usage(int help)
 "Print where the time went in a recording (pmclog, barman or blob file):\n"
 "top functions by self and total samples, samples per process and thread,\n"
 "symbolized from the recording's own PROCEXEC/MAP_IN records and the ELF\n"
-"files they name.\n"
+"files they name.  One profile per event (counter); a sample weighs the\n"
+"event's period when the recording has it (PMCALLOCATE), else 1.\n"
 "\n"
 "  -i, --input PATH       the recording (or PATH; default pmcring.pmclog,\n"
 "                         as perf report reads perf.data)\n"
@@ -313,6 +354,18 @@ static int report_usage(int help)
 "      --folded           print folded stacks (\"comm;root;...;leaf count\",\n"
 "                         flamegraph.pl and speedscope input) instead\n"
 "      --svg FILE         write an interactive flame graph SVG to FILE\n"
+"      --event NAME       only event NAME (--folded and --svg show one event:\n"
+"                         by default the first, by pmcid)\n"
+"      --sort KEYS        perf report's table instead of the function tables,\n"
+"                         by KEYS, a list of comm, pid, dso, sym, srcline\n"
+"                         (srcline: \"??\", no line tables are read)\n"
+"      --children         --sort and -G count each sample for every entry\n"
+"                         in its chain (the default)\n"
+"      --no-children      only for the sample's own entry (self)\n"
+"  -G, --call-graph[=caller|callee]\n"
+"                         text trees per function: its callees (caller, -G)\n"
+"                         or its callers (callee)\n"
+"      --percent-limit P  leave out rows and branches under P percent\n"
 "      --switches         add the context switch view (time on CPU per thread)\n"
 "      --kallsyms FILE    kernel symbols (default: PATH.kallsyms if present)\n"
 "      --system-map FILE  kernel symbols from a System.map\n"
@@ -396,17 +449,18 @@ int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .pid = -1, .cpu = -1, .time_to = UINT64_MAX };
 	const char *svg = NULL, *ksyms = NULL, *title = NULL, *symfs = NULL;
+	const char *event = NULL;
 	char *pmap[REPORT_MAX_PATH_MAPS];
 	unsigned int npmap = 0, i;
 	bool folded = false, switches = false, ksyms_must = false;
-	struct report_cmd c = { .o = &o };
+	struct report_cmd c = { .o = &o, .who = "pmcring report" };
 	struct report_img im = { 0 };
 	char kpath[4096];
 	uint64_t v;
 	int opt, err;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+i:p:c:C:h", report_longopts,
+	while ((opt = getopt_long(argc, argv, "+i:p:c:C:Gh", report_longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'i':
@@ -466,6 +520,58 @@ int cmd_report(int argc, char **argv)
 		case OPT_SYMFS:
 			symfs = optarg;
 			break;
+		case OPT_EVENT:
+			event = optarg;
+			o.one_event = true;
+			break;
+		case OPT_SORT: {
+			char bad[64];
+
+			if (report_parse_sort(&o, optarg, bad, sizeof(bad))) {
+				fprintf(stderr, "pmcring report: --sort: unknown "
+					"key '%s' in '%s' (keys: comm, pid, dso, "
+					"sym, srcline)\n", bad, optarg);
+				return 2;
+			}
+			break;
+		}
+		case OPT_CHILDREN:
+			o.no_children = false;
+			break;
+		case OPT_NO_CHILDREN:
+			o.no_children = true;
+			break;
+		case 'G':
+			o.call_graph = REPORT_CG_CALLER;
+			break;
+		case OPT_CALL_GRAPH:
+			if (!optarg || !strcmp(optarg, "caller") ||
+			    !strcmp(optarg, "graph,caller")) {
+				o.call_graph = REPORT_CG_CALLER;
+			} else if (!strcmp(optarg, "callee") ||
+				   !strcmp(optarg, "graph,callee")) {
+				o.call_graph = REPORT_CG_CALLEE;
+			} else {
+				fprintf(stderr, "pmcring report: --call-graph: "
+					"'%s' is neither caller nor callee\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_PERCENT_LIMIT: {
+			char *end;
+
+			errno = 0;
+			o.percent_limit = strtod(optarg, &end);
+			if (errno || end == optarg || (*end && strcmp(end, "%")) ||
+			    !(o.percent_limit >= 0 && o.percent_limit <= 100)) {
+				fprintf(stderr, "pmcring report: --percent-limit: "
+					"'%s' is not a percentage from 0 to "
+					"100\n", optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'h':
 			return report_usage(1);
 		default:
@@ -518,6 +624,20 @@ int cmd_report(int argc, char **argv)
 		err = report_cmd_other(&c, &im);
 	if (err)
 		fprintf(stderr, "pmcring report: %s: %s\n", c.path, strerror(-err));
+	else if (event && report_select_event(c.r, event)) {
+		fprintf(stderr, "pmcring report: %s: no samples of event '%s'\n",
+			c.path, event);
+		err = -ENOENT;
+	} else if ((folded || svg) && !event && report_nr_events(c.r) > 1) {
+		char buf[32];
+
+		fprintf(stderr, "pmcring report: %u events; %s shows '%s' "
+			"(choose with --event)\n", report_nr_events(c.r),
+			folded ? "--folded" : "--svg",
+			report_cur_event(c.r, buf, sizeof(buf)));
+	}
+	if (err)
+		;
 	else if (folded)
 		err = report_folded(c.r, stdout);
 	else

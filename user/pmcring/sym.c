@@ -313,7 +313,8 @@ out:
 	close(fd);
 }
 
-const char *sym_image_lookup(struct sym_image *im, uint64_t vaddr)
+static const struct sym_elf_sym *sym_image_find(struct sym_image *im,
+						uint64_t vaddr)
 {
 	size_t lo = 0, hi = im->nsyms;
 	const struct sym_elf_sym *s;
@@ -337,7 +338,14 @@ const char *sym_image_lookup(struct sym_image *im, uint64_t vaddr)
 	if (!s->size && im->has_exec &&
 	    vaddr >= im->exec_vaddr + im->exec_memsz)
 		return NULL;
-	return im->names + s->name;
+	return s;
+}
+
+const char *sym_image_lookup(struct sym_image *im, uint64_t vaddr)
+{
+	const struct sym_elf_sym *s = sym_image_find(im, vaddr);
+
+	return s ? im->names + s->name : NULL;
 }
 
 bool sym_image_bias(const struct sym_image *im, uint64_t start,
@@ -1002,42 +1010,67 @@ static const struct sym_frame *sym_unknown(struct sym_ctx *c,
 }
 
 static const struct sym_frame *sym_resolve_kernel(struct sym_ctx *c,
-						  uint64_t addr, uint64_t look)
+						  uint64_t addr, uint64_t look,
+						  struct sym_loc *loc)
 {
 	const struct sym_ksym *k = sym_ksym_find(c, look);
 	const struct sym_map *m;
 
-	if (k)
+	if (k) {
+		loc->dso = "[kernel.kallsyms]";
+		loc->has_off = true;
+		loc->off = addr - k->addr;
 		return sym_frame_get(c, SYM_KIND_KERNEL,
 				     c->ksym_names + k->module,
 				     c->ksym_names + k->name);
+	}
 	/* kernel MAP_IN records (pid -1) name the image, if any */
 	m = sym_space_find(sym_space(c, SYM_PID_KERNEL, false), look);
-	if (m)
+	if (m) {
+		loc->dso = m->im->path;
 		return sym_unknown(c, m->im->module, addr - m->start);
+	}
+	loc->dso = "[kernel.kallsyms]";
 	return sym_unknown(c, NULL, addr);
+}
+
+const struct sym_frame *sym_resolve_loc(struct sym_ctx *c, uint32_t pid,
+					uint64_t addr, bool ret,
+					struct sym_loc *loc)
+{
+	uint64_t bias, vaddr, look = addr;
+	const struct sym_elf_sym *s;
+	const struct sym_map *m;
+	struct sym_loc dummy;
+
+	if (!loc)
+		loc = &dummy;
+	loc->dso = "[unknown]";
+	loc->has_off = false;
+	loc->off = 0;
+	/* unknown frames show the address itself, lookups use addr - 1 */
+	if (ret && addr)
+		look--;
+	if (addr >= SYM_KERNEL_MIN)
+		return sym_resolve_kernel(c, addr, look, loc);
+	m = sym_space_find(sym_space(c, pid, false), look);
+	if (!m)
+		return sym_unknown(c, NULL, addr);
+	loc->dso = m->im->path;
+	if (!sym_image_bias(m->im, m->start, &bias))
+		return sym_unknown(c, m->im->module, addr - m->start);
+	vaddr = look - bias;
+	s = sym_image_find(m->im, vaddr);
+	if (!s)
+		return sym_unknown(c, m->im->module, addr - bias);
+	loc->has_off = true;
+	loc->off = addr - bias - s->addr;
+	return sym_frame_get(c, SYM_KIND_USER, m->im->module,
+			     m->im->names + s->name);
 }
 
 const struct sym_frame *sym_resolve(struct sym_ctx *c, uint32_t pid,
 				    uint64_t addr, bool ret)
 {
-	uint64_t bias, vaddr, look = addr;
-	const struct sym_map *m;
-	const char *name;
-
-	/* unknown frames show the address itself, lookups use addr - 1 */
-	if (ret && addr)
-		look--;
-	if (addr >= SYM_KERNEL_MIN)
-		return sym_resolve_kernel(c, addr, look);
-	m = sym_space_find(sym_space(c, pid, false), look);
-	if (!m)
-		return sym_unknown(c, NULL, addr);
-	if (!sym_image_bias(m->im, m->start, &bias))
-		return sym_unknown(c, m->im->module, addr - m->start);
-	vaddr = look - bias;
-	name = sym_image_lookup(m->im, vaddr);
-	if (!name)
-		return sym_unknown(c, m->im->module, addr - bias);
-	return sym_frame_get(c, SYM_KIND_USER, m->im->module, name);
+	return sym_resolve_loc(c, pid, addr, ret, NULL);
 }

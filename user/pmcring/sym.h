@@ -85,6 +85,18 @@ bool sym_has_space(struct sym_ctx *c, uint32_t pid);
  */
 const struct sym_frame *sym_resolve(struct sym_ctx *c, uint32_t pid,
 				    uint64_t addr, bool ret);
+/* Where an address is, for `pmcring script`'s "sym+0xoff (dso)". */
+struct sym_loc {
+	const char	*dso;	/* path the recording names, "[kernel.kallsyms]"
+				 * or "[unknown]"; valid as long as the ctx */
+	bool		has_off;/* the frame is a symbol: off is valid */
+	uint64_t	off;	/* address - symbol start */
+};
+
+/* sym_resolve() that also says where @addr is (@loc may be NULL). */
+const struct sym_frame *sym_resolve_loc(struct sym_ctx *c, uint32_t pid,
+					uint64_t addr, bool ret,
+					struct sym_loc *loc);
 /* The interned frame of (kind, module, name), created if needed. */
 const struct sym_frame *sym_frame_get(struct sym_ctx *c, enum sym_kind kind,
 				      const char *module, const char *name);

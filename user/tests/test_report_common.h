@@ -137,6 +137,47 @@ static inline void plog_pmc(struct plog *p, uint32_t pmcid, const char *name)
 	plog_rec(p, PMCRING_TYPE_PMCALLOCATEDYN, b, sizeof(b));
 }
 
+/* PMCALLOCATEDYN with the counter's flags (bit 0: frequency mode) */
+static inline void plog_pmc_flags(struct plog *p, uint32_t pmcid,
+				  uint32_t flags, const char *name)
+{
+	uint8_t b[80] = { 0 };
+
+	memcpy(b, &pmcid, 4);
+	memcpy(b + 8, &flags, 4);
+	strncpy((char *)b + 16, name, 63);
+	plog_rec(p, PMCRING_TYPE_PMCALLOCATEDYN, b, sizeof(b));
+}
+
+/* PMCALLOCATE: @rate is the period, or Hz with flags bit 0 */
+static inline void plog_pmcalloc(struct plog *p, uint32_t pmcid,
+				 uint32_t flags, uint64_t rate)
+{
+	uint8_t b[24] = { 0 };
+
+	memcpy(b, &pmcid, 4);
+	memcpy(b + 8, &flags, 4);
+	memcpy(b + 16, &rate, 8);
+	plog_rec(p, PMCRING_TYPE_PMCALLOCATE, b, sizeof(b));
+}
+
+static inline void plog_callchain_pmc(struct plog *p, uint32_t pid,
+				      uint32_t tid, uint32_t cpu,
+				      uint32_t pmcid, const uint64_t *pc,
+				      unsigned int n)
+{
+	uint8_t b[16 + 8 * 64] = { 0 };
+	uint32_t cpuflags = cpu << 16 | PMCRING_CC_F_USERSPACE;
+
+	REQUIRE(n <= 64, "too many frames");
+	memcpy(b, &pid, 4);
+	memcpy(b + 4, &tid, 4);
+	memcpy(b + 8, &pmcid, 4);
+	memcpy(b + 12, &cpuflags, 4);
+	memcpy(b + 16, pc, 8 * n);
+	plog_rec(p, PMCRING_TYPE_CALLCHAIN, b, 16 + 8 * n);
+}
+
 static inline void plog_callchain(struct plog *p, uint32_t pid, uint32_t tid,
 			   uint32_t cpu, const uint64_t *pc, unsigned int n)
 {
@@ -206,28 +247,26 @@ static inline void self_map(struct self_map *m)
 /* ---- running the command ---- */
 
 /*
- * Run `pmcring report ARGS...` (NULL-terminated) in this process; its
+ * Run `pmcring NAME ARGS...` (NULL-terminated) in this process; its
  * standard output is returned (malloc'd), its exit status in *rc.
  */
-static inline char *run_report(int *rc, ...)
+static inline char *run_cmd_v(int (*cmd)(int, char **), const char *name,
+			      int *rc, va_list ap)
 {
 	char *argv[32], tmpl[] = "/tmp/test_report_outXXXXXX", *buf;
 	int argc = 0, fd, saved;
 	struct stat st;
-	va_list ap;
 
-	argv[argc++] = "report";
-	va_start(ap, rc);
+	argv[argc++] = (char *)name;
 	while (argc < 31 && (argv[argc] = va_arg(ap, char *)))
 		argc++;
-	va_end(ap);
 	argv[argc] = NULL;
 	fd = mkstemp(tmpl);
 	REQUIRE(fd >= 0, "mkstemp: %s", strerror(errno));
 	fflush(stdout);
 	saved = dup(1);
 	REQUIRE(saved >= 0 && dup2(fd, 1) == 1, "dup2: %s", strerror(errno));
-	*rc = cmd_report(argc, argv);
+	*rc = cmd(argc, argv);
 	fflush(stdout);
 	REQUIRE(dup2(saved, 1) == 1, "dup2: %s", strerror(errno));
 	close(saved);
@@ -237,6 +276,29 @@ static inline char *run_report(int *rc, ...)
 	close(fd);
 	unlink(tmpl);
 	return buf;
+}
+
+static inline char *run_report(int *rc, ...)
+{
+	va_list ap;
+	char *out;
+
+	va_start(ap, rc);
+	out = run_cmd_v(cmd_report, "report", rc, ap);
+	va_end(ap);
+	return out;
+}
+
+/* `pmcring script ARGS...`, as run_report() */
+static inline char *run_script(int *rc, ...)
+{
+	va_list ap;
+	char *out;
+
+	va_start(ap, rc);
+	out = run_cmd_v(cmd_script, "script", rc, ap);
+	va_end(ap);
+	return out;
 }
 
 #endif /* TEST_REPORT_COMMON_H */

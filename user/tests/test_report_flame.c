@@ -4,7 +4,8 @@
  * Chromium as a readable picture with the expected frames, and its inline
  * script works (search, zoom): a profile of this program's own functions is
  * written as a pmclog file, reported to an SVG, and checked by
- * tests/flame_screenshot.sh (skipped when chromium is not installed).
+ * tests/flame_screenshot.sh (skipped when chromium is not installed, a
+ * failure in CI).
  * The screenshots stay in $FLAME_OUT (default ../build/user/tests/flame).
  */
 #include <sys/wait.h>

@@ -4,7 +4,8 @@
  * formats: the records of a hand-built profile of this program go through
  * the command's own pmclog, barman and blob writers, and the folded stacks
  * of each file, a blob written with --blob-json included, are the expected
- * ones; a file that is no recording gets a clear error.
+ * ones, and `pmcring script` prints each file's samples symbolized; a file
+ * that is no recording gets a clear error.
  */
 #include <dirent.h>
 
@@ -111,6 +112,32 @@ static void write_format(const struct recs *rs, enum fmt_kind kind,
 	out_batch_free(&b);
 }
 
+static unsigned int count(const char *s, const char *what)
+{
+	unsigned int n = 0;
+
+	for (; (s = strstr(s, what)); s++)
+		n++;
+	return n;
+}
+
+/* `pmcring script` of @path: the 6 samples, their frames symbolized. */
+static void check_script(const char *path, const char *ks, const char *what)
+{
+	char *out;
+	int rc;
+
+	out = run_script(&rc, "--kallsyms", ks, path, NULL);
+	CHECK(rc == 0, "%s: script rc %d", what, rc);
+	CHECK(count(out, "\ntproc ") + !strncmp(out, "tproc ", 6) == 6 &&
+	      count(out, " f_leaf+0x4 (/") == 6 &&
+	      count(out, " f_root+0x8 (/") == 6 &&
+	      count(out, "\tffffffff81000110 kfunc_b+0x10 ([kernel.kallsyms])\n"
+		    "\tffffffff81000020 kfunc_a+0x20 ([kernel.kallsyms])\n") == 1,
+	      "%s: script:\n%s", what, out);
+	free(out);
+}
+
 /* The DAT file of the blob stream "all" under @dir/c/. */
 static void blob_dat(const char *dir, char *out, size_t sz)
 {
@@ -152,6 +179,7 @@ int main(void)
 	out = run_report(&rc, "--folded", "--kallsyms", ks, path, NULL);
 	CHECK(rc == 0 && !strcmp(out, want), "pmclog:\n%s", out);
 	free(out);
+	check_script(path, ks, "pmclog");
 	out = run_report(&rc, "--switches", path, NULL);
 	CHECK(rc == 0 && strstr(out, "u f_leaf [test_report_formats]") &&
 	      strstr(out, "        3.000"), "pmclog text:\n%s", out);
@@ -163,6 +191,7 @@ int main(void)
 	out = run_report(&rc, "--folded", "--kallsyms", ks, path, NULL);
 	CHECK(rc == 0 && !strcmp(out, want), "barman:\n%s", out);
 	free(out);
+	check_script(path, ks, "barman");
 	out = run_report(&rc, "--folded", "--cpu", "1", path, NULL);
 	CHECK(rc == 0 && !strcmp(out, "tproc;f_root;f_leaf 2\n"),
 	      "barman --cpu 1:\n%s", out);
@@ -174,6 +203,7 @@ int main(void)
 	out = run_report(&rc, "--folded", "--kallsyms", ks, dat, NULL);
 	CHECK(rc == 0 && !strcmp(out, want), "blob:\n%s", out);
 	free(out);
+	check_script(dat, ks, "blob");
 
 	/* blob with --blob-json: one flat JSON object per message */
 	snprintf(path, sizeof(path), "%s/json", dir);
@@ -183,6 +213,7 @@ int main(void)
 	out = run_report(&rc, "--folded", "--kallsyms", ks, dat, NULL);
 	CHECK(rc == 0 && !strcmp(out, want), "blob JSON:\n%s", out);
 	free(out);
+	check_script(dat, ks, "blob JSON");
 	out = run_report(&rc, "--switches", dat, NULL);
 	CHECK(rc == 0 && strstr(out, "        3.000"), "blob JSON switches:\n%s", out);
 	free(out);

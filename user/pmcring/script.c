@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `pmcring script`: every sample of a recording, symbolized, one block per
+ * sample in `perf script`'s default layout, so that the tools written for
+ * perf read it (FlameGraph's stackcollapse-perf.pl, speedscope's and the
+ * Firefox Profiler's "Linux perf" importers):
+ *
+ *	COMM PID/TID [CPU] SEC.USEC: [PERIOD ]EVENT:
+ *	\t    IP SYM+0xOFF (DSO)
+ *	...
+ *	(blank line)
+ *
+ * IP is %16x as perf prints it, frames leaf first; an address without a
+ * symbol is "[unknown] (DSO)".  PERIOD is printed when the recording has
+ * one (PMCALLOCATE).  --json writes one JSON object per record instead
+ * (JSON Lines): samples with their frames, and the records that name
+ * processes, threads, mappings and events.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "report.h"
+
+struct script {
+	struct report	*r;
+	FILE		*out;
+	bool		json;
+	const char	*event;		/* only this event, or NULL */
+	uint64_t	samples;
+};
+
+/* A JSON string: '"' and '\' escaped, control bytes as \u00XX. */
+static void script_json_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	fputc('"', f);
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* The function name as perf prints it: "[unknown]" without a symbol. */
+static const char *script_sym(const struct report_frame *f)
+{
+	return f->frame->kind == SYM_KIND_USER ||
+	       f->frame->kind == SYM_KIND_KERNEL ? f->frame->name : "[unknown]";
+}
+
+static int script_sample(void *ctx, const struct report_sample_info *s)
+{
+	struct script *sc = ctx;
+	char buf[32];
+	const char *ev = report_event_name(sc->r, s->pmcid, buf, sizeof(buf));
+	uint64_t period = report_period(sc->r, s->pmcid);
+	FILE *f = sc->out;
+	unsigned int i;
+
+	if (sc->event && strcmp(ev, sc->event))
+		return 0;
+	sc->samples++;
+	if (sc->json) {
+		fprintf(f, "{\"type\":\"sample\",\"ts\":%" PRIu64 ",\"comm\":",
+			s->ts);
+		script_json_str(f, s->comm);
+		fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"cpu\":%"
+			PRId32 ",\"pmcid\":%" PRIu32 ",\"event\":", s->pid,
+			s->tid, s->cpu, s->pmcid);
+		script_json_str(f, ev);
+		fprintf(f, ",\"period\":%" PRIu64 ",\"frames\":[", period);
+		for (i = 0; i < s->n; i++) {
+			const struct report_frame *fr = &s->f[i];
+
+			fprintf(f, "%s{\"ip\":\"0x%" PRIx64 "\",\"sym\":",
+				i ? "," : "", fr->ip);
+			script_json_str(f, script_sym(fr));
+			if (fr->loc.has_off)
+				fprintf(f, ",\"off\":%" PRIu64, fr->loc.off);
+			fprintf(f, ",\"dso\":");
+			script_json_str(f, fr->loc.dso);
+			fputc('}', f);
+		}
+		fprintf(f, "]}\n");
+		return ferror(f) ? -EIO : 0;
+	}
+	/* perf script: comm unpadded when callchains follow */
+	fprintf(f, "%s %5" PRIu32 "/%-5" PRIu32 " ", s->comm, s->pid, s->tid);
+	if (s->cpu >= 0)
+		fprintf(f, "[%03" PRId32 "] ", s->cpu);
+	fprintf(f, "%5" PRIu64 ".%06" PRIu64 ": ", s->ts / 1000000000u,
+		s->ts % 1000000000u / 1000u);
+	if (period)
+		fprintf(f, "%10" PRIu64 " ", period);
+	fprintf(f, "%s: \n", ev);
+	for (i = 0; i < s->n; i++) {
+		const struct report_frame *fr = &s->f[i];
+
+		fprintf(f, "\t%16" PRIx64 " %s", fr->ip, script_sym(fr));
+		if (fr->loc.has_off)
+			fprintf(f, "+0x%" PRIx64, fr->loc.off);
+		fprintf(f, " (%s)\n", fr->loc.dso);
+	}
+	fputc('\n', f);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* --json: the other records, one object each. */
+static void script_rec(void *ctx, const struct report_rec *rec)
+{
+	struct script *sc = ctx;
+	FILE *f = sc->out;
+
+	if (!sc->json)
+		return;
+	fprintf(f, "{\"type\":\"%s\",\"ts\":%" PRIu64, rec->type, rec->ts);
+	if (!strcmp(rec->type, "event")) {
+		fprintf(f, ",\"pmcid\":%" PRIu32, rec->pmcid);
+		if (rec->addr != UINT32_MAX)
+			fprintf(f, ",\"flags\":%" PRIu64, rec->addr);
+		if (rec->value)
+			fprintf(f, ",\"rate\":%" PRIu64, rec->value);
+	} else {
+		fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, rec->pid,
+			rec->tid);
+	}
+	if (rec->cpu >= 0)
+		fprintf(f, ",\"cpu\":%" PRId32, rec->cpu);
+	if (!strcmp(rec->type, "mmap") || !strcmp(rec->type, "munmap") ||
+	    !strcmp(rec->type, "exec"))
+		fprintf(f, ",\"addr\":\"0x%" PRIx64 "\"", rec->addr);
+	if (!strcmp(rec->type, "fork"))
+		fprintf(f, ",\"child\":%" PRIu64, rec->value);
+	if (!strcmp(rec->type, "switch"))
+		fprintf(f, ",\"pmcid\":%" PRIu32 ",\"value\":%" PRIu64,
+			rec->pmcid, rec->value);
+	if (rec->str) {
+		fprintf(f, ",\"%s\":", !strcmp(rec->type, "mmap") ||
+			!strcmp(rec->type, "exec") ? "path" : "name");
+		script_json_str(f, rec->str);
+	}
+	fprintf(f, "}\n");
+}
+
+enum { OPT_JSON = 256, OPT_KALLSYMS, OPT_SYMFS, OPT_EVENT };
+
+static const struct option script_longopts[] = {
+	{ "input",	required_argument, NULL, 'i' },
+	{ "pid",	required_argument, NULL, 'p' },
+	{ "comm",	required_argument, NULL, 'c' },
+	{ "cpu",	required_argument, NULL, 'C' },
+	{ "event",	required_argument, NULL, OPT_EVENT },
+	{ "json",	no_argument,	   NULL, OPT_JSON },
+	{ "kallsyms",	required_argument, NULL, OPT_KALLSYMS },
+	{ "symfs",	required_argument, NULL, OPT_SYMFS },
+	{ "help",	no_argument,	   NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int script_usage(int help)
+{
+	fprintf(help ? stdout : stderr,
+"usage: pmcring script [OPTIONS] [PATH]\n"
+"\n"
+"Print every sample of a recording (pmclog, barman or blob file), one block\n"
+"per sample in perf script's layout: \"COMM PID/TID [CPU] TIME: EVENT:\",\n"
+"then one \"IP SYM+0xOFF (DSO)\" line per frame, leaf first, and a blank\n"
+"line.  stackcollapse-perf.pl, speedscope and the Firefox Profiler read it.\n"
+"\n"
+"  -i, --input PATH       the recording (or PATH; default pmcring.pmclog)\n"
+"  -p, --pid PID          only samples of process PID\n"
+"  -c, --comm NAME        only samples of processes or threads named NAME\n"
+"  -C, --cpu N            only samples taken on CPU N\n"
+"      --event NAME       only samples of event NAME\n"
+"      --json             one JSON object per record (JSON Lines) instead\n"
+"      --kallsyms FILE    kernel symbols (default: PATH.kallsyms if present)\n"
+"      --symfs DIR        look for the recording's files under DIR first\n"
+"  -h, --help             this text\n");
+	return help ? 0 : 2;
+}
+
+static int script_parse_u32(const char *s, uint32_t *v)
+{
+	unsigned long long x;
+	char *end;
+
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno || end == s || *end || *s == '-' || x > INT32_MAX)
+		return -EINVAL;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+int cmd_script(int argc, char **argv)
+{
+	struct report_opts o = { .pid = -1, .cpu = -1, .time_to = UINT64_MAX };
+	const char *path = NULL, *ksyms = NULL, *symfs = NULL;
+	struct script sc = { .out = stdout };
+	struct report_hooks h = { script_sample, script_rec, &sc };
+	bool ksyms_must = false;
+	char kpath[4096];
+	uint32_t v;
+	int opt, err;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+i:p:c:C:h", script_longopts,
+				  NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			path = optarg;
+			break;
+		case 'p':
+			if (script_parse_u32(optarg, &v))
+				goto bad;
+			o.pid = v;
+			break;
+		case 'c':
+			o.comm = optarg;
+			break;
+		case 'C':
+			if (script_parse_u32(optarg, &v))
+				goto bad;
+			o.cpu = (int32_t)v;
+			break;
+		case OPT_EVENT:
+			sc.event = optarg;
+			break;
+		case OPT_JSON:
+			sc.json = true;
+			break;
+		case OPT_KALLSYMS:
+			ksyms = optarg;
+			ksyms_must = true;
+			break;
+		case OPT_SYMFS:
+			symfs = optarg;
+			break;
+		case 'h':
+			return script_usage(1);
+		default:
+			return script_usage(0);
+		}
+	}
+	if (optind + 1 == argc && !path)
+		path = argv[optind];
+	else if (optind != argc)
+		return script_usage(0);
+	if (!path)
+		path = "pmcring.pmclog";
+	sc.r = report_new(&o);
+	if (!sc.r)
+		return 1;
+	report_set_hooks(sc.r, &h);
+	err = symfs ? sym_set_symfs(report_sym(sc.r), symfs) : 0;
+	if (!ksyms && (size_t)snprintf(kpath, sizeof(kpath), "%s.kallsyms",
+				       path) < sizeof(kpath))
+		ksyms = kpath;
+	if (!err && ksyms) {
+		err = sym_load_kallsyms(report_sym(sc.r), ksyms);
+		if (err && (ksyms_must || err != -ENOENT))
+			fprintf(stderr, "pmcring script: %s: %s\n", ksyms,
+				err == -ENODATA ? "every address is 0 (kallsyms "
+				"read without privilege)" : strerror(-err));
+		err = ksyms_must && err != -ENODATA ? err : 0;
+	}
+	if (!err)
+		err = report_read(sc.r, path, "pmcring script");
+	if (!err && sc.event && !sc.samples &&
+	    report_select_event(sc.r, sc.event)) {
+		fprintf(stderr, "pmcring script: %s: no samples of event '%s'\n",
+			path, sc.event);
+		err = -ENOENT;
+	}
+	if (!err && fflush(stdout))
+		err = -EIO;
+	report_free(sc.r);
+	return err ? 1 : 0;
+bad:
+	fprintf(stderr, "pmcring script: bad value for an option: '%s'\n",
+		optarg);
+	return 2;
+}

@@ -224,7 +224,7 @@ check-hotplug: deps
 
 # ring_warn expects the producer's WARN_ON_ONCE for a bad length: its own
 # VM, where vmrun reports the splat instead of failing on it; the test
-# checks the kernel log itself (make check runs it as a skip).
+# checks the kernel log itself (make check runs it the same way).
 check-warn: deps
 	@$(MAKE) all
 	@$(TOP)/selftests/vmrun --kernel $(KVER) --no-splat-check \

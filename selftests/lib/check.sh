@@ -154,6 +154,23 @@ else
 		failed=$((failed + 1))
 	fi
 	took "VM suite"
+
+	# -- 4. ring_warn: the test that expects a kernel WARNING ----------------
+	# Its own VM, where vmrun reports the splat instead of failing on it;
+	# the test reads the guest's kernel log and wants exactly one WARNING,
+	# from pmcring_ring_reserve (so it is not in the runner's list).
+	echo "# vm: ring_warn on $KVER (vmrun --no-splat-check)"
+	"$VMRUN" --kernel "$KVER" --timeout 600 --no-splat-check \
+		--env PMCRING_TEST_WARN=1 -- /kselftest/pmcring/ring_warn 2>&1 |
+		tee "$LOG/vm-warn.log"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" = 0 ] && grep -Eq '^# Totals: pass:[1-9]' "$LOG/vm-warn.log" &&
+	   ! grep -Eq '^# Totals: .*skip:[1-9]' "$LOG/vm-warn.log"; then
+		result ok "vm: ring_warn (a bad record length: one WARNING, every record dropped)"
+	else
+		result fail "vm: ring_warn" "vmrun exit=$rc"
+	fi
+	took "ring_warn VM"
 	# Name the test during which each kernel splat was printed.
 	awk '/^# selftests: / { t = substr($0, 3) }
 	     /^# kernel: / { print "# splat during " (t ? t : "boot") ": " substr($0, 11) }' \

@@ -6,8 +6,10 @@
  * length, strings with quotes, backslashes, commas, control and high bytes,
  * CALLCHAINs up to the largest record), in a buffer of FMT_JSON_MAX and cut
  * short in smaller ones; and through the blob writer, DAT holds exactly
- * those messages.
+ * those messages, and file sets rolled by size keep the rules of LDMS's
+ * reader ldms-csv-from-blobs (tests/ldms_blob_rules.py).
  */
+#include <dirent.h>
 #include <inttypes.h>
 #include <time.h>
 
@@ -435,6 +437,63 @@ static void test_writer(const char *dir)
 	REQUIRE(dat, "%s", path);
 	expect_bytes("JSON DAT", dat, len, exp, at);
 	free(dat);
+	check_ldms_rules(path, nr);
+}
+
+/*
+ * Random records of every type, TIMING on, sets rolled every ~4 KiB: each
+ * set alone keeps LDMS's rules (offsets from 8), together they hold all.
+ */
+static void test_writer_roll(const char *dir)
+{
+	static uint8_t rec[PMCRING_RECORD_MAX];
+	const unsigned int nr = 400;
+	char dats[8192] = "", path[512];
+	unsigned int i, sets = 0;
+	struct fmt_writer *w;
+	struct out_batch b;
+	struct fmt_opts o;
+	struct fmt_rec fr;
+	struct dirent *de;
+	DIR *d;
+
+	test_opts(&o, FMT_BLOB, dir);
+	o.container = "r";
+	o.blob_json = true;
+	o.blob_timing = true;
+	o.roll_bytes = 4096;
+	o.streams[0].name = "roll";
+	o.streams[0].types = PMCRING_TYPES_ALL;
+	o.nr_streams = 1;
+	REQUIRE(!out_batch_init(&b, 256, 1 << 20), "batch");
+	w = fmt_writer_new(&o);
+	REQUIRE(w && !fmt_begin(w, &b), "writer");
+	for (i = 0; i < nr; i++) {
+		const struct ref_type *t =
+			&ref_types[i % (sizeof(ref_types) / sizeof(ref_types[0]))];
+
+		fr = (struct fmt_rec){ .data = rec, .type = t->type,
+				       .cpu = i % 2, .ts = T0 + 3000000 * i };
+		fr.len = rnd_record(rec, t);
+		feed(w, &b, &fr);
+	}
+	finish(w, &b, T0 + 3000000ull * nr);
+	fmt_writer_free(w);
+	out_batch_free(&b);
+	snprintf(path, sizeof(path), "%s/r", dir);
+	d = opendir(path);
+	REQUIRE(d, "%s", path);
+	while ((de = readdir(d))) {
+		if (!strstr(de->d_name, ".DAT."))
+			continue;
+		snprintf(dats + strlen(dats), sizeof(dats) - strlen(dats),
+			 " %s/%s", path, de->d_name);
+		sets++;
+	}
+	closedir(d);
+	printf("# %u JSON messages in %u file sets\n", nr, sets);
+	CHECK(sets >= 2, "%u file sets", sets);
+	check_ldms_rules(dats, nr);
 }
 
 int main(void)
@@ -446,6 +505,7 @@ int main(void)
 	test_worst();
 	test_random(200000);
 	test_writer(dir);
+	test_writer_roll(dir);
 	rm_rf(dir);
 	return t_failed;
 }

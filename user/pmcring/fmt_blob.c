@@ -173,30 +173,65 @@ static int blob_slab_put(struct blob_stream *bs, struct out_batch *b,
  * of its slab: its place in the file is fixed already, as entries of one
  * file are queued in order.
  */
-static void *blob_entry_alloc(struct blob_stream *bs, struct out_batch *b,
-			      unsigned int k, int *err)
+static int blob_slab_new(struct blob_stream *bs, struct out_batch *b,
+			 unsigned int k)
+{
+	struct blob_slab *sl = &bs->slab[k];
+	int err = blob_slab_put(bs, b, k);
+
+	if (err)
+		return err;
+	sl->p = out_alloc(b, blob_entry[k] * BLOB_SLAB_ENTRIES);
+	if (!sl->p)
+		return -ENOBUFS;
+	sl->start = sl->p;
+	sl->b = b;
+	sl->gen = b->gen;
+	sl->left = BLOB_SLAB_ENTRIES;
+	return 0;
+}
+
+static inline void *blob_entry_alloc(struct blob_stream *bs,
+				     struct out_batch *b, unsigned int k,
+				     int *err)
 {
 	struct blob_slab *sl = &bs->slab[k];
 	void *p;
 
 	if (sl->b != b || sl->gen != b->gen || !sl->left) {
-		*err = blob_slab_put(bs, b, k);
+		*err = blob_slab_new(bs, b, k);
 		if (*err)
 			return NULL;
-		sl->p = out_alloc(b, blob_entry[k] * BLOB_SLAB_ENTRIES);
-		if (!sl->p) {
-			*err = -ENOBUFS;
-			return NULL;
-		}
-		sl->start = sl->p;
-		sl->b = b;
-		sl->gen = b->gen;
-		sl->left = BLOB_SLAB_ENTRIES;
 	}
 	p = sl->p;
 	sl->p += blob_entry[k];
 	sl->left--;
 	return p;
+}
+
+/*
+ * out_put() with its common case inline: the message follows on, in DAT
+ * and in memory, from DAT's last range of this batch (JSON messages are
+ * made one after the other in the arena).
+ */
+static inline int blob_put(struct out_batch *b, struct out_file *f,
+			   const void *p, size_t len)
+{
+	struct out_put *last;
+
+	if (f->last_b == b && f->last_gen == b->gen &&
+	    f->last_put < b->nr_puts) {
+		last = &b->puts[f->last_put];
+		if (last->f == f && last->phase == OUT_DATA && !last->ring &&
+		    last->off + last->len == f->off &&
+		    (const char *)last->p + last->len == (const char *)p) {
+			last->len += len;
+			b->bytes += len;
+			f->off += len;
+			return 0;
+		}
+	}
+	return out_put(b, f, OUT_DATA, p, len);
 }
 
 static bool blob_wants(const struct fmt_writer *w, unsigned int i,
@@ -301,7 +336,7 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 			tim[0] = htole64((uint64_t)rt.tv_sec);
 			tim[1] = htole64((uint64_t)rt.tv_nsec / 1000);
 		}
-		err = out_put(b, &bs->f[BLOB_DAT], OUT_DATA, msg, len);
+		err = blob_put(b, &bs->f[BLOB_DAT], msg, len);
 		if (err)
 			return err;
 		bs->msgs++;

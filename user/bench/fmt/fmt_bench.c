@@ -6,7 +6,7 @@
  * instead of written, so only the writer's own work is timed (CPU time of
  * this thread, median of 5).  "json render" is fmt_rec_json() alone.
  *
- * Usage: pmcring-fmt-bench [RECORDS]   (default 2000000)
+ * Usage: pmcring-fmt-bench [RECORDS [WRITER]]   (default 2000000, all)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -142,6 +142,8 @@ int main(int argc, char **argv)
 	printf("writer CPU per record, %llu GENERATED records of %u bytes, "
 	       "median of %d\n", (unsigned long long)n, REC_LEN, RUNS);
 	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		if (argc > 2 && strcmp(argv[2], w[i].name))
+			continue;
 		for (k = 0; k < RUNS; k++) {
 			ns[k] = run(w[i].kind, w[i].json, n, dir);
 			if (ns[k] < 0) {

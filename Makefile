@@ -40,7 +40,7 @@ KPKGS := linux-image-amd64 linux-headers-amd64
 else
 KPKGS := linux-image-$(KVER)-amd64 linux-headers-$(KVER)-amd64
 endif
-DEB_PKGS := gcc make libc6-dev pkg-config perl xz-utils kmod rsync \
+DEB_PKGS := gcc make libc6-dev pkg-config perl python3 xz-utils kmod rsync \
 	    clang libclang-rt-14-dev chromium \
 	    libelf-dev zlib1g-dev libpfm4-dev \
 	    qemu-system-x86 busybox-static cpio liburing-dev linux-source-6.1 \

@@ -2,25 +2,32 @@
 /*
  * libFuzzer target: the blob and pmclog readers of `pmcring dump` and the
  * text/JSON rendering of every record they accept.  The input is split into
- * the DAT, OFFSET, TIMING and TYPE files by its first four bytes.
+ * the DAT, OFFSET, TIMING and TYPE files by its first four bytes.  The JSON
+ * of the fast renderer (a buffer of FMT_JSON_MAX) must be the emitter's
+ * (a buffer one byte smaller, which the fast renderer does not take).
  */
 #include <stdlib.h>
 
 #include "../pmcring/fmt.h"
 
-static char buf[FMT_JSON_MAX + 64];
+static char buf[FMT_JSON_MAX + 64], em[FMT_JSON_MAX - 1];
 
 static int render(const struct fmt_item *it, void *ctx)
 {
 	struct timespec rt = { 1, 2 };
 	uint32_t len;
+	size_t n;
 
 	(void)ctx;
 	if (it->btype == 'j')
 		return 0;
 	if (fmt_rec_check(it->data, it->len, &len) == 0) {
 		fmt_rec_text(buf, sizeof(buf), it->data, len);
-		fmt_rec_json(buf, sizeof(buf), it->data, len, 3, &rt);
+		n = fmt_rec_json(buf, sizeof(buf), it->data, len, 3, &rt);
+		if (n >= sizeof(em) ||
+		    fmt_rec_json(em, sizeof(em), it->data, len, 3, &rt) != n ||
+		    memcmp(buf, em, n))
+			abort();
 	}
 	return 0;
 }

@@ -185,10 +185,15 @@ int fmt_rec_check(const void *p, size_t avail, uint32_t *len);
 size_t fmt_dec(char *buf, uint64_t v);
 /* "pid=12 tid=13 ..." into @buf; returns the length written. */
 size_t fmt_rec_text(char *buf, size_t sz, const void *rec, uint32_t len);
-/* One flat JSON object of scalars, NUL included in the returned length. */
+/*
+ * One flat JSON object of scalars, NUL included in the returned length; cut
+ * at @sz - 1 bytes and NUL-terminated if it does not fit.  With @sz at least
+ * FMT_JSON_MAX and a record fmt_rec_check() accepts it takes a fast path
+ * (fmt_rec.c) that makes the same bytes.
+ */
 size_t fmt_rec_json(char *buf, size_t sz, const void *rec, uint32_t len,
 		    uint32_t cpu, const struct timespec *rt);
-/* Largest fmt_rec_json() output. */
+/* Largest fmt_rec_json() output, with room for the fast path's stores. */
 #define FMT_JSON_MAX	(512u * 20u + 1024u)
 
 /* ---- writers ---- */

@@ -39,17 +39,21 @@ static const char blob_magic[BLOB_NR_FILES][8] = {
 
 /*
  * Index entries of one file are staged side by side in the batch's arena,
- * BLOB_SLAB_ENTRIES at a time, so they go out as one range, not one per
- * message.
+ * BLOB_SLAB_ENTRIES at a time, and queued as one range when the slab is
+ * full or the batch is about to run (blob_flush()), not one per message.
  */
 #define BLOB_SLAB_ENTRIES	512u
 #define BLOB_BATCH_BYTES	(64u << 10)
 static const size_t blob_entry[BLOB_NR_FILES] = { 0, 8, 16, 1 };
+static const unsigned int blob_phase[BLOB_NR_FILES] = {
+	OUT_DATA, OUT_COMMIT, OUT_META, OUT_META,
+};
 
 struct blob_slab {
 	const struct out_batch	*b;
 	uint64_t		gen;
-	uint8_t			*p;
+	uint8_t			*start;		/* entries not queued yet */
+	uint8_t			*p;		/* the next entry */
 	unsigned int		left;
 };
 
@@ -147,25 +151,87 @@ static int blob_begin(struct fmt_writer *w, struct out_batch *b)
 	return 0;
 }
 
-/* Room for one entry of index file @k in @b (out_batch_room() kept it). */
-static void *blob_entry_alloc(struct blob_stream *bs, struct out_batch *b,
-			      unsigned int k)
+/* Queue the entries of index file @k's slab that are not queued yet. */
+static int blob_slab_put(struct blob_stream *bs, struct out_batch *b,
+			 unsigned int k)
+{
+	struct blob_slab *sl = &bs->slab[k];
+	int err;
+
+	if (sl->b != b || sl->gen != b->gen || sl->p == sl->start)
+		return 0;
+	err = out_put(b, &bs->f[k], blob_phase[k], sl->start,
+		      (size_t)(sl->p - sl->start));
+	if (!err)
+		sl->start = sl->p;
+	return err;
+}
+
+/*
+ * Room for one entry of index file @k in @b (out_batch_room() kept it),
+ * NULL or an ERR value in *err.  The entry is queued later, with the rest
+ * of its slab: its place in the file is fixed already, as entries of one
+ * file are queued in order.
+ */
+static int blob_slab_new(struct blob_stream *bs, struct out_batch *b,
+			 unsigned int k)
+{
+	struct blob_slab *sl = &bs->slab[k];
+	int err = blob_slab_put(bs, b, k);
+
+	if (err)
+		return err;
+	sl->p = out_alloc(b, blob_entry[k] * BLOB_SLAB_ENTRIES);
+	if (!sl->p)
+		return -ENOBUFS;
+	sl->start = sl->p;
+	sl->b = b;
+	sl->gen = b->gen;
+	sl->left = BLOB_SLAB_ENTRIES;
+	return 0;
+}
+
+static inline void *blob_entry_alloc(struct blob_stream *bs,
+				     struct out_batch *b, unsigned int k,
+				     int *err)
 {
 	struct blob_slab *sl = &bs->slab[k];
 	void *p;
 
 	if (sl->b != b || sl->gen != b->gen || !sl->left) {
-		sl->p = out_alloc(b, blob_entry[k] * BLOB_SLAB_ENTRIES);
-		if (!sl->p)
+		*err = blob_slab_new(bs, b, k);
+		if (*err)
 			return NULL;
-		sl->b = b;
-		sl->gen = b->gen;
-		sl->left = BLOB_SLAB_ENTRIES;
 	}
 	p = sl->p;
 	sl->p += blob_entry[k];
 	sl->left--;
 	return p;
+}
+
+/*
+ * out_put() with its common case inline: the message follows on, in DAT
+ * and in memory, from DAT's last range of this batch (JSON messages are
+ * made one after the other in the arena).
+ */
+static inline int blob_put(struct out_batch *b, struct out_file *f,
+			   const void *p, size_t len)
+{
+	struct out_put *last;
+
+	if (f->last_b == b && f->last_gen == b->gen &&
+	    f->last_put < b->nr_puts) {
+		last = &b->puts[f->last_put];
+		if (last->f == f && last->phase == OUT_DATA && !last->ring &&
+		    last->off + last->len == f->off &&
+		    (const char *)last->p + last->len == (const char *)p) {
+			last->len += len;
+			b->bytes += len;
+			f->off += len;
+			return 0;
+		}
+	}
+	return out_put(b, f, OUT_DATA, p, len);
 }
 
 static bool blob_wants(const struct fmt_writer *w, unsigned int i,
@@ -195,6 +261,8 @@ static int blob_roll(struct fmt_writer *w, struct out_batch *b,
 	int64_t t = rt->tv_sec > bs->t ? rt->tv_sec : bs->t + 1;
 
 	blob_close_set(bs);
+	/* nothing is queued (blob_record() waits for an empty batch) */
+	memset(bs->slab, 0, sizeof(bs->slab));
 	return blob_open_set(w, b, i, t);
 }
 
@@ -213,12 +281,13 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 	int err;
 
 	/*
-	 * Per stream: 4 magics on a roll, 4 ranges, index slabs.  And at most
+	 * Per stream: 4 magics on a roll, the DAT range, 3 full index slabs,
+	 * and 3 slab ranges for blob_flush(); index slabs.  And at most
 	 * BLOB_BATCH_BYTES a batch: its messages count only once OFFSET is
 	 * written after them, so a disk that fills up in the middle of a
 	 * large batch would keep none of it.
 	 */
-	if (!out_batch_room(b, 8 * w->o.nr_streams + 1,
+	if (!out_batch_room(b, 11 * w->o.nr_streams + 1,
 			    (w->o.blob_json ? FMT_JSON_MAX : 0) +
 			    w->o.nr_streams * 25 * (BLOB_SLAB_ENTRIES + 1)) ||
 	    (b->bytes >= BLOB_BATCH_BYTES && b->nr_puts))
@@ -255,28 +324,40 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		}
 		if (!bs->msgs)
 			bs->first_sec = (uint64_t)rt.tv_sec;
-		off = blob_entry_alloc(bs, b, BLOB_OFF);
-		typ = blob_entry_alloc(bs, b, BLOB_TYP);
-		tim = w->o.blob_timing ? blob_entry_alloc(bs, b, BLOB_TIM) : NULL;
+		off = blob_entry_alloc(bs, b, BLOB_OFF, &err);
+		typ = off ? blob_entry_alloc(bs, b, BLOB_TYP, &err) : NULL;
+		tim = typ && w->o.blob_timing ?
+		      blob_entry_alloc(bs, b, BLOB_TIM, &err) : NULL;
 		if (!off || !typ || (w->o.blob_timing && !tim))
-			return -ENOBUFS;
+			return err;
 		*off = htole64(bs->f[BLOB_DAT].off);
 		*typ = w->o.blob_json ? 'j' : 's';
-		err = out_put(b, &bs->f[BLOB_DAT], OUT_DATA, msg, len);
-		if (!err && tim) {
+		if (tim) {
 			tim[0] = htole64((uint64_t)rt.tv_sec);
 			tim[1] = htole64((uint64_t)rt.tv_nsec / 1000);
-			err = out_put(b, &bs->f[BLOB_TIM], OUT_META, tim, 16);
 		}
-		if (!err)
-			err = out_put(b, &bs->f[BLOB_TYP], OUT_META, typ, 1);
-		if (!err)
-			err = out_put(b, &bs->f[BLOB_OFF], OUT_COMMIT, off, 8);
+		err = blob_put(b, &bs->f[BLOB_DAT], msg, len);
 		if (err)
 			return err;
 		bs->msgs++;
 		b->items++;
 	}
+	return 0;
+}
+
+/* Before the batch runs: queue the index entries of its messages. */
+static int blob_flush(struct fmt_writer *w, struct out_batch *b)
+{
+	struct blob *bl = w->priv;
+	unsigned int i, k;
+	int err;
+
+	for (i = 0; i < w->o.nr_streams; i++)
+		for (k = BLOB_OFF; k < BLOB_NR_FILES; k++) {
+			err = blob_slab_put(&bl->s[i], b, k);
+			if (err)
+				return err;
+		}
 	return 0;
 }
 
@@ -303,6 +384,7 @@ static void blob_free(struct fmt_writer *w)
 const struct fmt_ops fmt_blob_ops = {
 	.begin = blob_begin,
 	.record = blob_record,
+	.flush = blob_flush,
 	.end = blob_end,
 	.free = blob_free,
 };

@@ -100,6 +100,24 @@ static inline void rm_rf(const char *dir)
 		fprintf(stderr, "warning: could not remove %s\n", dir);
 }
 
+/*
+ * tests/ldms_blob_rules.py (LDMS ldms-csv-from-blobs' rules, from user/,
+ * where the tests run) on blob DAT files @dats, which must hold @n messages
+ * together; python3 is in `make deps`.
+ */
+static inline void check_ldms_rules(const char *dats, unsigned int n)
+{
+	char cmd[8192];
+	int rc;
+
+	REQUIRE(!system("command -v python3 >/dev/null 2>&1"),
+		"no python3 for tests/ldms_blob_rules.py (make deps installs it)");
+	snprintf(cmd, sizeof(cmd), "python3 tests/ldms_blob_rules.py -n %u %s",
+		 n, dats);
+	rc = system(cmd);
+	CHECK(rc == 0, "LDMS reader rules: %s", cmd);
+}
+
 /* Run a batch with pwritev and reset it. */
 static inline void run(struct out_batch *b)
 {

@@ -636,3 +636,5 @@ module_exit(pmcring_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("hwpmc-style records in per-CPU mmapped rings");
 MODULE_AUTHOR("pmcring developers");
+/* The release of ../VERSION, from Kbuild. */
+MODULE_VERSION(PMCRING_VERSION);

@@ -306,6 +306,8 @@ static int pmcring_dev_check_config(const struct pmcring_config *cfg)
 	for (i = 0; i < ARRAY_SIZE(cfg->__reserved); i++)
 		if (cfg->__reserved[i])
 			return -EINVAL;
+	if (cfg->__reserved0)
+		return -EINVAL;
 	if (cfg->flags & ~PMCRING_CFG_F_ALL)
 		return -EINVAL;
 	if (!is_power_of_2(cfg->data_pages) ||

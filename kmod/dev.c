@@ -2,9 +2,11 @@
 /*
  * /dev/pmcring: the misc device; each open() is an independent session.
  *
- * Session life: open -> CONFIGURE (once: allocates one ring per possible
- * CPU) -> ENABLE/DISABLE (any number of times) -> release.  A VMA of a
- * mapped ring holds a reference on the struct file, so release (which frees
+ * Session life: open -> CONFIGURE (once: one ring per possible CPU, with
+ * data pages for the online ones) -> ENABLE/DISABLE (any number of times)
+ * -> release.  A CPU that comes online later gets its ring's data pages
+ * from a CPU hotplug callback; a CPU that goes offline keeps its ring.  A
+ * VMA of a mapped ring holds a reference on the struct file, so release (which frees
  * the rings) runs only after the last mapping is gone; the file operations'
  * .owner pins the module for as long as a session or mapping lives, which
  * makes rmmod fail instead of freeing code still in use.
@@ -26,6 +28,9 @@
 #include <linux/capability.h>
 #include <linux/uaccess.h>
 #include <linux/cpumask.h>
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/memcontrol.h>
 #include <linux/log2.h>
 #include <linux/timekeeping.h>
 #include "core.h"
@@ -42,9 +47,22 @@ static DEFINE_MUTEX(pmcring_active_lock);
  */
 static atomic_long_t pmcring_pages_used = ATOMIC_LONG_INIT(0);
 
+/* Pages of a session whose every possible CPU has its data pages. */
 static unsigned long pmcring_session_pages(u32 data_pages)
 {
 	return (unsigned long)nr_cpu_ids * (PMCRING_META_PAGES + data_pages);
+}
+
+/*
+ * Pages CONFIGURE charges: the meta pages of every possible CPU, the data
+ * pages of @online CPUs.  A CPU beyond those gets its data pages charged
+ * when they are allocated (pmcring_dev_charge_late()).
+ */
+static unsigned long pmcring_configure_pages(u32 data_pages,
+					     unsigned int online)
+{
+	return (unsigned long)nr_cpu_ids * PMCRING_META_PAGES +
+	       (unsigned long)online * data_pages;
 }
 
 static int pmcring_pages_charge(unsigned long pages)
@@ -160,12 +178,13 @@ static void pmcring_dev_free_rings(struct pmcring_ring **rings)
 	kfree(rings);
 }
 
+/* The rings of every possible CPU, without their data pages yet. */
 static struct pmcring_ring **pmcring_dev_alloc_rings(struct pmcring_session *s)
 {
 	struct pmcring_ring **rings;
 	unsigned int cpu;
 
-	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
+	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL_ACCOUNT);
 	if (!rings)
 		return NULL;
 	for_each_possible_cpu(cpu) {
@@ -179,6 +198,124 @@ static struct pmcring_ring **pmcring_dev_alloc_rings(struct pmcring_session *s)
 err_rings:
 	pmcring_dev_free_rings(rings);
 	return NULL;
+}
+
+/* ---- CPU hotplug: data pages for a CPU that comes online ---- */
+
+static int pmcring_dev_cpuhp = -1;
+
+/*
+ * Charge the data pages of one more CPU: the global budget, and the
+ * opener's user->locked_vm.  No RLIMIT_MEMLOCK check here: the CPU came
+ * online by the administrator's hand, not the session's, and refusing
+ * would only lose the CPU's records; the global budget still bounds it.
+ */
+static int pmcring_dev_charge_late(struct pmcring_session *s)
+{
+	int err;
+
+	err = pmcring_pages_charge(s->data_pages);
+	if (err)
+		return err;
+	s->ring_pages += s->data_pages;
+	if (s->user) {
+		atomic_long_add(s->data_pages, &s->user->locked_vm);
+		s->user_pages += s->data_pages;
+	}
+	return 0;
+}
+
+static void pmcring_dev_uncharge_late(struct pmcring_session *s)
+{
+	pmcring_pages_uncharge(s->data_pages);
+	s->ring_pages -= s->data_pages;
+	if (s->user) {
+		atomic_long_sub(s->data_pages, &s->user->locked_vm);
+		s->user_pages -= s->data_pages;
+	}
+}
+
+/* Data pages for @rb, charged to the opener's memory cgroup. */
+static int pmcring_dev_ring_data(struct pmcring_session *s,
+				 struct pmcring_ring *rb)
+{
+	struct mem_cgroup *old = set_active_memcg(s->memcg);
+	int err = pmcring_ring_alloc_data(rb);
+
+	set_active_memcg(old);
+	return err;
+}
+
+/*
+ * CPUHP_BP_PREPARE_DYN, on the control CPU before @cpu runs anything, with
+ * the hotplug lock held for writing: give @cpu's ring its data pages, as
+ * perf allocates per-CPU state in its prepare step.  Never fails the
+ * bring-up: without memory the CPU comes online and its records are
+ * counted lost (pmcring_ring_reserve()).  Nothing to do when a CPU goes
+ * offline: its ring stays, with its records, until the session ends.
+ */
+static int pmcring_dev_cpu_prepare(unsigned int cpu, struct hlist_node *node)
+{
+	struct pmcring_session *s = hlist_entry(node, struct pmcring_session,
+						cpuhp_node);
+	struct pmcring_ring *rb = s->hp_rings[cpu];
+	int err;
+
+	if (pmcring_ring_has_data(rb))
+		return 0;
+	err = pmcring_dev_charge_late(s);
+	if (!err) {
+		err = pmcring_dev_ring_data(s, rb);
+		if (err)
+			pmcring_dev_uncharge_late(s);
+	}
+	if (err)
+		pr_warn_ratelimited("pmcring: no ring data for CPU %u (%d): its records are counted lost\n",
+				    cpu, err);
+	return 0;
+}
+
+/*
+ * Data pages for every online CPU (@prepaid of them are charged), and the
+ * hotplug instance for those to come.  The instance goes in first, so a
+ * CPU that comes online meanwhile is served by the callback; the loop
+ * runs with the hotplug lock held for reading, so never at the same time.
+ */
+static int pmcring_dev_rings_online(struct pmcring_session *s,
+				    struct pmcring_ring **rings,
+				    unsigned int prepaid)
+{
+	unsigned int cpu, done = 0;
+	int err;
+
+	s->hp_rings = rings;
+	err = cpuhp_state_add_instance_nocalls(pmcring_dev_cpuhp,
+					       &s->cpuhp_node);
+	if (err)
+		return err;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		if (pmcring_ring_has_data(rings[cpu]))
+			continue;
+		if (done >= prepaid) {
+			err = pmcring_dev_charge_late(s);
+			if (err)
+				break;
+		}
+		err = pmcring_dev_ring_data(s, rings[cpu]);
+		if (err) {
+			if (done >= prepaid)
+				pmcring_dev_uncharge_late(s);
+			break;
+		}
+		done++;
+		cond_resched();
+	}
+	cpus_read_unlock();
+	if (err)
+		cpuhp_state_remove_instance_nocalls(pmcring_dev_cpuhp,
+						    &s->cpuhp_node);
+	return err;
 }
 
 static int pmcring_dev_open(struct inode *inode, struct file *file)
@@ -257,10 +394,14 @@ static int pmcring_dev_release(struct inode *inode, struct file *file)
 	pmcring_src_release(s);
 	mutex_unlock(&s->lock);
 
-	pmcring_dev_free_rings(s->rings);
 	if (s->configured)
-		pmcring_pages_uncharge(pmcring_session_pages(s->data_pages));
+		/* No hotplug callback runs for s after this. */
+		cpuhp_state_remove_instance_nocalls(pmcring_dev_cpuhp,
+						    &s->cpuhp_node);
+	pmcring_dev_free_rings(s->rings);
+	pmcring_pages_uncharge(s->ring_pages);
 	pmcring_mlock_uncharge(s);
+	mem_cgroup_put(s->memcg);
 	put_cred(s->cred);
 	put_pid_ns(s->pid_ns);
 	mutex_destroy(&s->lock);
@@ -334,6 +475,8 @@ static long pmcring_dev_configure(struct pmcring_session *s,
 {
 	struct pmcring_config cfg;
 	struct pmcring_ring **rings;
+	unsigned long pages;
+	unsigned int online;
 	long err;
 
 	if (copy_from_user(&cfg, arg, sizeof(cfg)))
@@ -358,20 +501,27 @@ static long pmcring_dev_configure(struct pmcring_session *s,
 	if (err)
 		goto out_unlock;
 
-	err = pmcring_mlock_charge(s, pmcring_session_pages(s->data_pages));
+	online = num_online_cpus();
+	pages = pmcring_configure_pages(s->data_pages, online);
+	err = pmcring_mlock_charge(s, pages);
 	if (err)
 		goto err_src;
-	err = pmcring_pages_charge(pmcring_session_pages(s->data_pages));
+	err = pmcring_pages_charge(pages);
 	if (err)
 		goto err_mlock;
+	s->ring_pages = pages;
+	s->memcg = get_mem_cgroup_from_mm(current->mm);
 	err = -ENOMEM;
 	rings = pmcring_dev_alloc_rings(s);
 	if (!rings)
 		goto err_uncharge;
+	err = pmcring_dev_rings_online(s, rings, online);
+	if (err)
+		goto err_rings;
 	cfg.region_size = pmcring_region_size(s->data_pages);
 	err = -EFAULT;
 	if (copy_to_user(arg, &cfg, sizeof(cfg)))
-		goto err_rings;
+		goto err_cpuhp;
 
 	/* Rings initialized before the pointer; pairs with pmcring_dev_rings(). */
 	smp_store_release(&s->rings, rings);
@@ -379,10 +529,15 @@ static long pmcring_dev_configure(struct pmcring_session *s,
 	mutex_unlock(&s->lock);
 	return 0;
 
+err_cpuhp:
+	cpuhp_state_remove_instance_nocalls(pmcring_dev_cpuhp, &s->cpuhp_node);
 err_rings:
 	pmcring_dev_free_rings(rings);
 err_uncharge:
-	pmcring_pages_uncharge(pmcring_session_pages(s->data_pages));
+	pmcring_pages_uncharge(s->ring_pages);
+	s->ring_pages = 0;
+	mem_cgroup_put(s->memcg);
+	s->memcg = NULL;
 err_mlock:
 	pmcring_mlock_uncharge(s);
 err_src:
@@ -608,9 +763,14 @@ static int __init pmcring_init(void)
 	int err;
 
 	pmcring_ring_check_abi();
+	err = cpuhp_setup_state_multi(CPUHP_BP_PREPARE_DYN, "pmcring:prepare",
+				      pmcring_dev_cpu_prepare, NULL);
+	if (err < 0)
+		return err;
+	pmcring_dev_cpuhp = err;
 	err = pmcring_gen_init();
 	if (err)
-		return err;
+		goto err_cpuhp;
 	err = pmcring_src_init();
 	if (err)
 		goto err_gen;
@@ -623,6 +783,8 @@ err_src:
 	pmcring_src_exit();
 err_gen:
 	pmcring_gen_exit();
+err_cpuhp:
+	cpuhp_remove_multi_state(pmcring_dev_cpuhp);
 	return err;
 }
 
@@ -631,6 +793,7 @@ static void __exit pmcring_exit(void)
 	misc_deregister(&pmcring_dev);
 	pmcring_src_exit();
 	pmcring_gen_exit();
+	cpuhp_remove_multi_state(pmcring_dev_cpuhp);
 }
 
 module_init(pmcring_init);

@@ -26,8 +26,14 @@
  *
  * The caller sleeps interruptibly until every stream finished; a signal stops
  * them all.
+ *
+ * Two test hooks reach paths nothing else can: PMCRING_GEN_F_BAD_LEN
+ * reserves every record with a length that is not a multiple of 4 (the
+ * producer's WARN_ON_ONCE() and drop), PMCRING_GEN_F_SRC_NMI calls the mmap
+ * kprobe's handler from the NMI writer (its NMI bail-out).
  */
 #include <linux/kernel.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/capability.h>
@@ -66,6 +72,16 @@
  */
 #define PMCRING_GEN_NMI_WAIT		20000u
 
+/*
+ * The test hooks (PMCRING_GEN_F_BAD_LEN, PMCRING_GEN_F_SRC_NMI) also need
+ * this switched on: BAD_LEN raises a kernel WARNING on purpose, which no
+ * caller should get by accident (a fuzzer, a kernel with panic_on_warn).
+ */
+static bool test_hooks;
+module_param(test_hooks, bool, 0600);
+MODULE_PARM_DESC(test_hooks,
+		 "Allow GENERATE's test hooks (bad record length, kprobe in NMI); for the selftests");
+
 /* Fill bytes: byte i of a record is (u8)(seq + i), copied from here. */
 static u8 pmcring_gen_pattern[512];
 /* Per-CPU workers; CPU intensive so they don't stall other work items. */
@@ -88,6 +104,7 @@ struct pmcring_gen_cpu {
 	u64			dropped[PMCRING_GEN_CTX_MAX + 1];
 	u64			nmi_depth[4];	/* NMI records by nesting */
 	u64			nmi_in_wrap;
+	u64			src_nmi;	/* NMI writer only */
 	local_t			nmi_sent;
 	local_t			wrapping;	/* wrapping records in flight */
 	struct work_struct	work;
@@ -170,8 +187,12 @@ static void pmcring_gen_record(struct pmcring_gen_cpu *gc, u64 seq, u32 ctx,
 	bool wraps = false;
 	u8 *p;
 
+	/* The test hook: a length the producer must refuse (not 4-aligned). */
 	rec = pmcring_ring_reserve(pmcring_session_ring(g->s),
-				   PMCRING_TYPE_GENERATED, size, &wr);
+				   PMCRING_TYPE_GENERATED,
+				   g->flags & PMCRING_GEN_F_BAD_LEN ? size - 2 :
+								      size,
+				   &wr);
 	if (!rec) {
 		gc->dropped[ctx]++;
 		return;
@@ -258,6 +279,10 @@ static void pmcring_gen_nmi_batch(struct pmcring_gen_cpu *gc)
 	for (i = 0; i < PMCRING_GEN_NMI_BATCH && !pmcring_gen_nmi_done(gc); i++)
 		pmcring_gen_record(gc, gc->nmi_seq++, PMCRING_GEN_CTX_NMI,
 				   false);
+	if (i && (gc->g->flags & PMCRING_GEN_F_SRC_NMI)) {
+		pmcring_src_test_mmap_probe();
+		gc->src_nmi++;
+	}
 }
 
 /*
@@ -338,8 +363,18 @@ static int pmcring_gen_check(const struct pmcring_generate *req)
 	if (req->__reserved[0] || req->__reserved[1])
 		return -EINVAL;
 	if (!req->flags ||
-	    (req->flags & ~(PMCRING_GEN_F_ALL | PMCRING_GEN_F_NMI)))
+	    (req->flags & ~(PMCRING_GEN_F_ALL | PMCRING_GEN_F_NMI |
+			    PMCRING_GEN_F_BAD_LEN | PMCRING_GEN_F_SRC_NMI)))
 		return -EINVAL;
+	/* The hooks: a stream to act in, and F_SRC_NMI needs the NMI one. */
+	if ((req->flags & PMCRING_GEN_F_SRC_NMI) &&
+	    !(req->flags & PMCRING_GEN_F_NMI))
+		return -EINVAL;
+	if (!(req->flags & (PMCRING_GEN_F_ALL | PMCRING_GEN_F_NMI)))
+		return -EINVAL;
+	if ((req->flags & (PMCRING_GEN_F_BAD_LEN | PMCRING_GEN_F_SRC_NMI)) &&
+	    !READ_ONCE(test_hooks))
+		return -EPERM;
 	if (req->size < PMCRING_HEADER_SIZE || req->size > PMCRING_RECORD_MAX ||
 	    req->size % 8)
 		return -EINVAL;
@@ -449,6 +484,7 @@ static void pmcring_gen_result(const struct pmcring_gen *g,
 	memset(req->__reserved_out, 0, sizeof(req->__reserved_out));
 	req->nmi_sent = 0;
 	req->nmi_in_wrap = 0;
+	req->src_nmi = 0;
 	for (i = 0; i < g->nr; i++) {
 		gc = &g->cpus[i];
 		for (j = 0; j <= PMCRING_GEN_CTX_MAX; j++) {
@@ -459,6 +495,7 @@ static void pmcring_gen_result(const struct pmcring_gen *g,
 			req->nmi_depth[j] += gc->nmi_depth[j];
 		req->nmi_sent += local_read(&gc->nmi_sent);
 		req->nmi_in_wrap += gc->nmi_in_wrap;
+		req->src_nmi += gc->src_nmi;
 	}
 }
 

@@ -39,6 +39,7 @@ void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 void pmcring_ring_commit(struct pmcring_wr *wr);
 /* A record not written for another reason than space, counted in lost. */
 void pmcring_ring_lost(struct pmcring_ring *rb);
+void pmcring_ring_lost_n(struct pmcring_ring *rb, u32 n);
 
 /* A session: one open() of /dev/pmcring. */
 struct pmcring_session {
@@ -46,6 +47,15 @@ struct pmcring_session {
 	struct list_head	active_node;	/* on pmcring_active, RCU */
 	wait_queue_head_t	wq;		/* poll() */
 	struct pmcring_ring	**rings;	/* [nr_cpu_ids], NULL if !configured */
+	/*
+	 * The CPU hotplug instance (dev.c): a CPU that comes online gets its
+	 * ring's data pages, charged to the opener's memory cgroup (memcg,
+	 * referenced) and user (ring_pages counts what the session holds).
+	 */
+	struct hlist_node	cpuhp_node;
+	struct pmcring_ring	**hp_rings;	/* rings, for the callback */
+	struct mem_cgroup	*memcg;
+	unsigned long		ring_pages;
 	u32			data_pages;
 	u32			flags;		/* PMCRING_CFG_F_* */
 	u64			types;		/* PMCRING_TYPE_BIT() mask */
@@ -117,5 +127,10 @@ long pmcring_src_add_counter(struct pmcring_session *s,
 			     struct pmcring_counter __user *arg);
 /* Last close after disable, or a failed CONFIGURE: free s->src. */
 void pmcring_src_release(struct pmcring_session *s);
+/*
+ * GENERATE's PMCRING_GEN_F_SRC_NMI hook, called by its NMI writer: the mmap
+ * kprobe's handler on a fake executable mapping of current.  Any context.
+ */
+void pmcring_src_test_mmap_probe(void);
 
 #endif /* _PMCRING_KMOD_H */

@@ -3,7 +3,13 @@
  * pmcring per-CPU rings: allocation, the page lookup used by mmap, and the
  * lockless producer (pmcring_ring_reserve() / pmcring_ring_commit()).
  *
- * Each session owns one ring per possible CPU.  A ring is
+ * Each session owns one ring per possible CPU, but the data pages of a ring
+ * exist only once its CPU has been online: a ring starts as its two meta
+ * pages (pmcring_ring_alloc()) and gets its data from
+ * pmcring_ring_alloc_data(), at CONFIGURE for the online CPUs and from a
+ * CPU hotplug prepare callback (dev.c) for a CPU that comes online later.
+ * Nothing is freed before the session is: an offline CPU's records stay
+ * until the consumer drains them.  A ring is
  *
  *	control page	struct pmcring_mmap_page, mapped read-write: the
  *			consumer owns data_tail; the kernel reads nothing else
@@ -49,6 +55,7 @@ struct pmcring_prod {
 	local_t	lost;
 	local_t	records;
 	local_t	bytes;
+	u64	flags;		/* PMCRING_PROD_F_*, process context only */
 };
 
 /*
@@ -65,15 +72,23 @@ struct pmcring_ring {
 
 	unsigned long		mask;		/* data_size - 1 */
 	unsigned long		watermark;	/* poll threshold, bytes */
-	void			*data;		/* data pages, vmapped twice */
+	/*
+	 * Data pages, vmapped twice; NULL until pmcring_ring_alloc_data().
+	 * Set with smp_store_release() once pages[] and the vmap are in
+	 * place; read with smp_load_acquire() by the fault handler (any
+	 * CPU) and with READ_ONCE() by the producer, which runs on the ring's
+	 * CPU only after it came online (see pmcring_ring_alloc_data()).
+	 */
+	void			*data;
 	struct pmcring_mmap_page *ctl;		/* control page, user writable */
 	struct pmcring_prod	*prod;		/* producer page */
 	struct pmcring_session	*s;
 	struct irq_work		wake_work;	/* NMI-safe poll wake-up */
 	unsigned int		cpu;
 	unsigned int		nr_pages;	/* data pages, a power of two */
+	int			node;		/* of the CPU */
 	struct page		*meta[PMCRING_META_PAGES];
-	struct page		*pages[];	/* nr_pages data pages */
+	struct page		**pages;	/* nr_pages, with data */
 };
 
 /* ---- allocation ---- */
@@ -110,9 +125,12 @@ static void pmcring_ring_put_pages(struct pmcring_ring *rb)
 	for (i = 0; i < PMCRING_META_PAGES; i++)
 		if (rb->meta[i])
 			__free_page(rb->meta[i]);
+	if (!rb->pages)
+		return;
 	for (i = 0; i < rb->nr_pages; i++)
 		if (rb->pages[i])
 			__free_page(rb->pages[i]);
+	kvfree(rb->pages);
 }
 
 /* Map the data pages twice in a row: data[i] and data[i + size] alias. */
@@ -148,36 +166,31 @@ static void pmcring_ring_init_ctl(struct pmcring_ring *rb)
 
 /*
  * Ring of @cpu for session @s, sized by s->data_pages (a power of two,
- * checked by the caller).  Process context.
+ * checked by the caller): the control and producer pages only, which every
+ * possible CPU has so that the region layout never changes; the data
+ * pages come with pmcring_ring_alloc_data().  Process context.
  */
 struct pmcring_ring *pmcring_ring_alloc(struct pmcring_session *s,
 					unsigned int cpu)
 {
-	unsigned int i, n = s->data_pages;
 	int node = cpu_to_node(cpu);
 	struct pmcring_ring *rb;
+	unsigned int i;
 
-	rb = kvzalloc_node(struct_size(rb, pages, n), GFP_KERNEL, node);
+	rb = kzalloc_node(sizeof(*rb), GFP_KERNEL_ACCOUNT, node);
 	if (!rb)
 		return NULL;
-	rb->nr_pages = n;
+	rb->nr_pages = s->data_pages;
+	rb->node = node;
 	for (i = 0; i < PMCRING_META_PAGES; i++) {
 		rb->meta[i] = pmcring_page_alloc(node);
 		if (!rb->meta[i])
 			goto err_pages;
 	}
-	for (i = 0; i < n; i++) {
-		rb->pages[i] = pmcring_page_alloc(node);
-		if (!rb->pages[i])
-			goto err_pages;
-	}
-	rb->data = pmcring_ring_vmap(rb);
-	if (!rb->data)
-		goto err_pages;
 
 	rb->s = s;
 	rb->cpu = cpu;
-	rb->mask = ((unsigned long)n << PAGE_SHIFT) - 1;
+	rb->mask = ((unsigned long)rb->nr_pages << PAGE_SHIFT) - 1;
 	rb->watermark = s->watermark;
 	rb->ctl = page_address(rb->meta[0]);
 	rb->prod = page_address(rb->meta[1]);
@@ -196,8 +209,62 @@ struct pmcring_ring *pmcring_ring_alloc(struct pmcring_session *s,
 
 err_pages:
 	pmcring_ring_put_pages(rb);
-	kvfree(rb);
+	kfree(rb);
 	return NULL;
+}
+
+/* True once the ring has its data pages. */
+bool pmcring_ring_has_data(struct pmcring_ring *rb)
+{
+	/* Pairs with smp_store_release() in pmcring_ring_alloc_data(). */
+	return smp_load_acquire(&rb->data);
+}
+
+/*
+ * Give @rb its data pages, unless it has them: 0, or -ENOMEM with the ring
+ * left as it was.  Process context, and no producer runs on the ring's CPU
+ * concurrently: either the CPU is online and the ring not yet published to
+ * the producers (CONFIGURE), or the CPU is being brought up and runs
+ * nothing yet (CPUHP_BP_PREPARE_DYN callback on the control CPU; the
+ * bring-up that follows orders these stores before anything the CPU does).
+ * Callers serialize through the CPU hotplug lock.
+ */
+int pmcring_ring_alloc_data(struct pmcring_ring *rb)
+{
+	unsigned int i, n = rb->nr_pages;
+	struct page **pages;
+	void *data;
+
+	if (rb->data)
+		return 0;
+	pages = kvzalloc_node(array_size(n, sizeof(*pages)), GFP_KERNEL_ACCOUNT,
+			      rb->node);
+	if (!pages)
+		return -ENOMEM;
+	rb->pages = pages;
+	for (i = 0; i < n; i++) {
+		pages[i] = pmcring_page_alloc(rb->node);
+		if (!pages[i])
+			goto err_pages;
+	}
+	data = pmcring_ring_vmap(rb);
+	if (!data)
+		goto err_pages;
+	WRITE_ONCE(rb->prod->flags, PMCRING_PROD_F_DATA);
+	/*
+	 * pages[] and the vmap before the pointer; pairs with
+	 * smp_load_acquire() in pmcring_ring_has_data() (the fault handler).
+	 */
+	smp_store_release(&rb->data, data);
+	return 0;
+
+err_pages:
+	for (i = 0; i < n; i++)
+		if (pages[i])
+			__free_page(pages[i]);
+	kvfree(pages);
+	rb->pages = NULL;
+	return -ENOMEM;
 }
 
 /*
@@ -209,9 +276,10 @@ void pmcring_ring_free(struct pmcring_ring *rb)
 	if (!rb)
 		return;
 	irq_work_sync(&rb->wake_work);
-	vunmap(rb->data);
+	if (rb->data)
+		vunmap(rb->data);
 	pmcring_ring_put_pages(rb);
-	kvfree(rb);
+	kfree(rb);
 }
 
 /* ---- what mmap and poll need ---- */
@@ -222,7 +290,7 @@ struct page *pmcring_ring_page(struct pmcring_ring *rb, unsigned long pgoff)
 	if (pgoff < PMCRING_META_PAGES)
 		return rb->meta[pgoff];
 	pgoff -= PMCRING_META_PAGES;
-	if (pgoff >= 2UL * rb->nr_pages)
+	if (pgoff >= 2UL * rb->nr_pages || !pmcring_ring_has_data(rb))
 		return NULL;
 	return rb->pages[pgoff & (rb->nr_pages - 1)];
 }
@@ -437,6 +505,15 @@ void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 	if (unlikely(!rb))
 		return NULL;
 	/*
+	 * No data pages: a CPU that came online although they could not be
+	 * allocated (pmcring_ring_alloc_data() failed in the hotplug
+	 * callback).  Counted; the consumer sees the loss in lost.
+	 */
+	if (unlikely(!READ_ONCE(rb->data))) {
+		pmcring_ring_lost(rb);
+		return NULL;
+	}
+	/*
 	 * A caller's bug, not the ring's: the padding below writes one u32
 	 * only, so a length must be 4-aligned (PMCRING_LOG_ALIGN()).  Dropped
 	 * and counted like any other lost record.
@@ -520,10 +597,16 @@ drop:
  */
 void pmcring_ring_lost(struct pmcring_ring *rb)
 {
-	if (!rb)
+	pmcring_ring_lost_n(rb, 1);
+}
+
+/* @n records lost at once, as pmcring_ring_lost(). */
+void pmcring_ring_lost_n(struct pmcring_ring *rb, u32 n)
+{
+	if (!rb || !n)
 		return;
-	local_inc(&rb->prod->lost);
-	local_inc(&rb->unreported);
+	local_add(n, &rb->prod->lost);
+	local_add(n, &rb->unreported);
 }
 
 /* Publish a record obtained from pmcring_ring_reserve(). */
@@ -578,6 +661,8 @@ void pmcring_ring_check_abi(void)
 		     offsetof(struct pmcring_prod_page, records));
 	BUILD_BUG_ON(offsetof(struct pmcring_prod, bytes) !=
 		     offsetof(struct pmcring_prod_page, bytes));
+	BUILD_BUG_ON(offsetof(struct pmcring_prod, flags) !=
+		     offsetof(struct pmcring_prod_page, flags));
 	BUILD_BUG_ON(sizeof(struct pmcring_prod) >
 		     sizeof(struct pmcring_prod_page));
 	BUILD_BUG_ON(sizeof(struct pmcring_info) != 80);

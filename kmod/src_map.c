@@ -46,6 +46,9 @@
  */
 static char *pmcring_src_pathbufs;
 
+/* Start of the fake mapping of pmcring_src_test_mmap_probe(). */
+#define PMCRING_SRC_FAKE_START	0x7ead0000UL
+
 static char *pmcring_src_pathbuf(void)
 {
 	return pmcring_src_pathbufs + (size_t)smp_processor_id() * PATH_MAX;
@@ -102,6 +105,89 @@ static void pmcring_src_map_lost(unsigned int type)
 		    pmcring_src_follows(s, current))
 			pmcring_ring_lost(pmcring_session_ring(s));
 	rcu_read_unlock();
+}
+
+/*
+ * Records lost for want of a probe run: @n calls the kernel did not hand
+ * to a handler (see pmcring_src_kp_missed()).  Whose calls they were is not
+ * known, so every session that wants @types and follows anything counts
+ * them, on this CPU's ring.  Any context.
+ */
+static void pmcring_src_map_lost_n(u64 types, u32 n)
+{
+	struct pmcring_session *s;
+	unsigned int t;
+
+	preempt_disable();	/* the rings */
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
+		if (!s->src->system_wide && !s->src->targets)
+			continue;
+		for (t = PMCRING_TYPE_MAP_IN; t <= PMCRING_TYPE_MAP_OUT; t++) {
+			if (!(types & PMCRING_TYPE_BIT(t)) ||
+			    !pmcring_session_wants(s, t))
+				continue;
+			pmcring_ring_lost_n(pmcring_session_ring(s), n);
+		}
+	}
+	rcu_read_unlock();
+	preempt_enable();
+}
+
+/* A kprobe or kretprobe of ours; pmcring_src_kps[] below. */
+struct pmcring_src_kp {
+	struct kprobe	kp;		/* unless ret */
+	struct kretprobe rp;		/* if ret */
+	/* the kernel's miss counters at the last look, modulo 2^32 */
+	atomic_t	missed_seen;
+	u64		types;
+	const char	*what;		/* the records lost without it */
+	bool		ret;
+	bool		tried;		/* under pmcring_src_mutex */
+	bool		on;		/* registered */
+};
+
+/*
+ * Calls of the probed function that ran no handler of ours, so whose
+ * records were never written: the kretprobe's rp.nmissed (more than
+ * maxactive calls in flight) and the kprobe's nmissed (a kprobe already
+ * running on the CPU).  The kernel only counts them; the handlers compare
+ * the count with what they last saw and report the difference as lost
+ * (pmcring_src_map_lost_n()), at the next call that does run, so a loss
+ * shows up within one call of the probe.  Any context, preemption
+ * disabled (kprobe handlers).
+ */
+static u32 pmcring_src_kp_nmissed(struct pmcring_src_kp *k)
+{
+	/* Counted modulo 2^32: a difference is what matters, and it wraps. */
+	if (k->ret)
+		return (u32)READ_ONCE(k->rp.nmissed) +
+		       (u32)READ_ONCE(k->rp.kp.nmissed);
+	return (u32)READ_ONCE(k->kp.nmissed);
+}
+
+static void pmcring_src_kp_missed(struct pmcring_src_kp *k)
+{
+	u32 missed = pmcring_src_kp_nmissed(k);
+	u32 seen = (u32)atomic_read(&k->missed_seen);
+
+	if (likely(missed == seen))
+		return;
+	/* One handler reports each difference, the others see it done. */
+	if ((u32)atomic_cmpxchg(&k->missed_seen, seen, missed) != seen)
+		return;
+	if (pmcring_src_wanted(PMCRING_TYPE_MAP_IN) ||
+	    pmcring_src_wanted(PMCRING_TYPE_MAP_OUT))
+		pmcring_src_map_lost_n(k->types, missed - seen);
+}
+
+static void pmcring_src_kp_missed_ri(struct kretprobe_instance *ri)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+
+	if (rp)
+		pmcring_src_kp_missed(container_of(rp, struct pmcring_src_kp,
+						   rp));
 }
 
 /*
@@ -187,18 +273,16 @@ void pmcring_src_map_exec(struct pmcring_session *s, struct task_struct *p,
 
 /* ---- kprobes: mmap, munmap ---- */
 
-/* perf_event_mmap(struct vm_area_struct *vma), mmap lock held for write. */
-static int pmcring_src_kp_mmap(struct kprobe *kp, struct pt_regs *regs)
+/* MAP_IN of a new mapping @vma of current; the mmap kprobe's body. */
+static void pmcring_src_mmap_vma(struct vm_area_struct *vma)
 {
-	struct vm_area_struct *vma =
-		(struct vm_area_struct *)regs_get_kernel_argument(regs, 0);
 	const char *path = NULL;
 	struct pmcring_session *s;
 
 	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_IN) ||
 	    !pmcring_src_vma_exec(vma) || current->in_execve ||
 	    pmcring_src_map_nmi(PMCRING_TYPE_MAP_IN))
-		return 0;
+		return;
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
 		if (!pmcring_session_wants(s, PMCRING_TYPE_MAP_IN) ||
@@ -211,7 +295,41 @@ static int pmcring_src_kp_mmap(struct kprobe *kp, struct pt_regs *regs)
 				   vma->vm_start, path);
 	}
 	rcu_read_unlock();
+}
+
+/* perf_event_mmap(struct vm_area_struct *vma), mmap lock held for write. */
+static int pmcring_src_kp_mmap(struct kprobe *kp, struct pt_regs *regs)
+{
+	pmcring_src_kp_missed(container_of(kp, struct pmcring_src_kp, kp));
+	pmcring_src_mmap_vma((struct vm_area_struct *)
+			     regs_get_kernel_argument(regs, 0));
 	return 0;
+}
+
+/*
+ * GENERATE's PMCRING_GEN_F_SRC_NMI: the mmap probe on a mapping that is
+ * executable and file-backed to every check before the NMI bail-out.  Its
+ * file is all zeroes: a handler that went on to d_path() would oops, so
+ * the test cannot pass without the bail-out.
+ */
+static struct file pmcring_src_fake_file;
+static struct vm_area_struct pmcring_src_fake_vma;
+
+void pmcring_src_test_mmap_probe(void)
+{
+	pmcring_src_mmap_vma(&pmcring_src_fake_vma);
+}
+
+static void pmcring_src_fake_init(void)
+{
+	pmcring_src_fake_vma.vm_start = PMCRING_SRC_FAKE_START;
+	pmcring_src_fake_vma.vm_end = PMCRING_SRC_FAKE_START + PAGE_SIZE;
+	pmcring_src_fake_vma.vm_file = &pmcring_src_fake_file;
+#ifdef PMCRING_HAVE_VM_FLAGS_SET
+	vm_flags_init(&pmcring_src_fake_vma, VM_READ | VM_EXEC);
+#else
+	pmcring_src_fake_vma.vm_flags = VM_READ | VM_EXEC;
+#endif
 }
 
 /*
@@ -288,6 +406,7 @@ static void pmcring_src_unmap_note(struct pmcring_src_unmap *d,
 static int pmcring_src_unmap_start(struct kretprobe_instance *ri,
 				   struct pmcring_src_unmap **d)
 {
+	pmcring_src_kp_missed_ri(ri);
 	if (!pmcring_src_wanted(PMCRING_TYPE_MAP_OUT) ||
 	    pmcring_src_map_nmi(PMCRING_TYPE_MAP_OUT) ||
 	    !pmcring_src_map_any(PMCRING_TYPE_MAP_OUT))
@@ -359,6 +478,7 @@ static int pmcring_src_kp_munmap32(struct kretprobe_instance *ri,
 static int pmcring_src_kp_munmap_ret(struct kretprobe_instance *ri,
 				     struct pt_regs *regs)
 {
+	pmcring_src_kp_missed_ri(ri);
 	if (!regs_return_value(regs))
 		pmcring_src_unmap_emit((void *)ri->data);
 	return 0;
@@ -371,6 +491,7 @@ static int pmcring_src_kp_mmap_fixed(struct kretprobe_instance *ri,
 	struct pt_regs *u = pmcring_src_uregs(regs);
 	struct pmcring_src_unmap *d;
 
+	pmcring_src_kp_missed_ri(ri);
 	if (!(u->r10 & MAP_FIXED) || pmcring_src_unmap_start(ri, &d))
 		return 1;
 	pmcring_src_unmap_note(d, u->di, u->si);
@@ -384,6 +505,7 @@ static int pmcring_src_kp_mmap_fixed32(struct kretprobe_instance *ri,
 	struct pt_regs *u = pmcring_src_uregs(regs);
 	struct pmcring_src_unmap *d;
 
+	pmcring_src_kp_missed_ri(ri);
 	if (!((u32)u->si & MAP_FIXED) || pmcring_src_unmap_start(ri, &d))
 		return 1;
 	pmcring_src_unmap_note(d, (u32)u->bx, (u32)u->cx);
@@ -399,6 +521,7 @@ static bool pmcring_src_ret_ok(struct pt_regs *regs)
 static int pmcring_src_kp_mmap_fixed_ret(struct kretprobe_instance *ri,
 					 struct pt_regs *regs)
 {
+	pmcring_src_kp_missed_ri(ri);
 	if (pmcring_src_ret_ok(regs))
 		pmcring_src_unmap_emit((void *)ri->data);
 	return 0;
@@ -462,6 +585,7 @@ static int pmcring_src_kp_mremap_ret(struct kretprobe_instance *ri,
 	struct pmcring_session *s;
 	const char *path = NULL;
 
+	pmcring_src_kp_missed_ri(ri);
 	if (!pmcring_src_ret_ok(regs))
 		return 0;
 	pmcring_src_unmap_emit((void *)ri->data);
@@ -502,15 +626,6 @@ static int pmcring_src_kp_mremap_ret(struct kretprobe_instance *ri,
  * unoptimized after a delay while the same probe struct was registered again;
  * never removing them until unload avoids the question.
  */
-struct pmcring_src_kp {
-	struct kprobe	kp;		/* unless ret */
-	struct kretprobe rp;		/* if ret */
-	u64		types;
-	const char	*what;		/* the records lost without it */
-	bool		ret;
-	bool		tried;		/* under pmcring_src_mutex */
-	bool		on;		/* registered */
-};
 
 static struct pmcring_src_kp pmcring_src_kps[] = {
 	{ .kp = { .symbol_name = "perf_event_mmap",
@@ -584,6 +699,9 @@ int pmcring_src_map_get(struct pmcring_session *s)
 		err = k->ret ? register_kretprobe(&k->rp) :
 			       register_kprobe(&k->kp);
 		k->on = !err;
+		if (!err)
+			atomic_set(&k->missed_seen,
+				   pmcring_src_kp_nmissed(k));
 		if (err)
 			pr_info("pmcring: no kprobe on %s (%d): no %s records\n",
 				k->ret ? k->rp.kp.symbol_name :
@@ -814,6 +932,7 @@ int pmcring_src_map_init(void)
 {
 	int err;
 
+	pmcring_src_fake_init();
 	pmcring_src_pathbufs = kvmalloc_array(nr_cpu_ids, PATH_MAX, GFP_KERNEL);
 	if (!pmcring_src_pathbufs)
 		return -ENOMEM;

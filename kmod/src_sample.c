@@ -235,8 +235,14 @@ static const char *pmcring_src_default_name(const struct pmcring_counter *c)
 
 	if (c->type == PERF_TYPE_HARDWARE)
 		name = hw[c->config];
-	else
+	else if (c->type == PERF_TYPE_SOFTWARE)
 		name = sw[c->config];
+	else if (c->type == PERF_TYPE_RAW)
+		name = "raw";
+	else if (c->type == PERF_TYPE_HW_CACHE)
+		name = "cache";
+	else
+		name = "pmu";
 	return name ? name : "unknown";
 }
 
@@ -248,14 +254,27 @@ static int pmcring_src_counter_check(const struct pmcring_counter *c)
 		return -EINVAL;
 	if ((c->flags & PMCRING_CTR_F_FREQ) && c->rate > PMCRING_SRC_MAX_FREQ)
 		return -EINVAL;
+	/* excluding both modes counts nothing */
+	if ((c->flags & PMCRING_CTR_F_EXCLUDE_KERNEL) &&
+	    (c->flags & PMCRING_CTR_F_EXCLUDE_USER))
+		return -EINVAL;
 	switch (c->type) {
 	case PERF_TYPE_HARDWARE:
 		return c->config < PERF_COUNT_HW_MAX ? 0 : -EINVAL;
 	case PERF_TYPE_SOFTWARE:
 		/* dummy and bpf-output never overflow */
 		return c->config < PERF_COUNT_SW_DUMMY ? 0 : -EINVAL;
+	case PERF_TYPE_TRACEPOINT:
+	case PERF_TYPE_BREAKPOINT:
+		return -EINVAL;	/* not sampling counters of ours */
 	default:
-		return -EINVAL;
+		/*
+		 * PERF_TYPE_HW_CACHE, _RAW and the dynamic types of PMUs
+		 * (libpfm4's encodings): perf_event_create_kernel_counter()
+		 * checks the config and says -ENOENT when no PMU has the type.
+		 * The type must fit pl_flags' upper 16 bits.
+		 */
+		return c->type < 0x10000 ? 0 : -EINVAL;
 	}
 }
 
@@ -319,8 +338,10 @@ static void pmcring_src_counter_attr(struct perf_event_attr *attr,
 	attr->freq = !!(c->flags & PMCRING_CTR_F_FREQ);
 	attr->disabled = per_cpu;
 	attr->inherit = !per_cpu;
-	attr->exclude_kernel = !kernel;
-	attr->exclude_hv = !kernel;
+	attr->exclude_kernel = !kernel ||
+			       !!(c->flags & PMCRING_CTR_F_EXCLUDE_KERNEL);
+	attr->exclude_hv = attr->exclude_kernel;
+	attr->exclude_user = !!(c->flags & PMCRING_CTR_F_EXCLUDE_USER);
 }
 
 /*
@@ -529,6 +550,12 @@ struct pmcring_src_counter *pmcring_src_counter_new(struct pmcring_session *s,
 	err = pmcring_src_counter_check(c);
 	if (err)
 		return ERR_PTR(err);
+	/*
+	 * Kernel mode only, from a session that may not see the kernel:
+	 * perf_event_open() refuses it with EACCES (perf_allow_kernel()).
+	 */
+	if ((c->flags & PMCRING_CTR_F_EXCLUDE_USER) && !st->kernel_ok)
+		return ERR_PTR(-EACCES);
 	if (!st->system_wide && !st->targets)
 		return ERR_PTR(-EINVAL);	/* a session that follows nothing */
 	if (st->nr_counters >= PMCRING_SRC_MAX_COUNTERS)

@@ -14,7 +14,11 @@
  * system-wide cpu-clock counter added while a CPU is offline samples it
  * once it is back, and again after another offline/online cycle.
  * counters_churn_during_hotplug: sessions with counters come and go while
- * a CPU goes offline and online.
+ * a CPU goes offline and online.  rings_for_cpus_onlined_later: with every
+ * hot-pluggable CPU offline, sessions get no data pages for them
+ * (PMCRING_PROD_F_DATA clear); each CPU brought online gets them in every
+ * session, its records all drain, none lost; sessions opened and closed
+ * while CPUs come and go leave nothing behind (the module still unloads).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -397,6 +401,80 @@ TEST(counters_churn_during_hotplug)
 	set_online(ch.cpu, 1);
 	rt_info("counters churn: %u sessions with a counter, cpu %u toggled %u times\n",
 		added, ch.cpu, ch.toggles);
+}
+
+/*
+ * Rings of CPUs that were offline at CONFIGURE: no data pages until the
+ * CPU comes online, then every session has them; records drain exactly.
+ * Sessions configured and closed meanwhile race the hotplug callbacks.
+ */
+TEST(rings_for_cpus_onlined_later)
+{
+	unsigned int hp[64], nr_hp = 0, i, j, c, opened = 0;
+	struct pmcring_config cfg = { 0 };
+	struct rt_sess s[2];
+	struct churn ch = { 0 };
+	struct rt_stats st;
+	char path[96];
+	pthread_t th;
+	long n;
+	int fd;
+
+	PMCRING_REQUIRE_DEV();
+	for (c = 1; c < 64 && c < (unsigned int)sysconf(_SC_NPROCESSORS_CONF); c++)
+		if (!cpu_online_path(c, path, sizeof(path)))
+			hp[nr_hp++] = c;
+	if (rt_online_cpus() < 2 || !nr_hp)
+		SKIP(return, "needs 2+ online CPUs with hotplug");
+	for (i = 0; i < nr_hp; i++)
+		ASSERT_EQ(0, set_online(hp[i], 0));
+
+	cfg.data_pages = 16;
+	cfg.flags = PMCRING_CFG_F_NO_SYNTH;
+	cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
+		    PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY);
+	for (j = 0; j < 2; j++)
+		ASSERT_EQ(0, rt_open_cfg(&s[j], &cfg, 1));
+	for (i = 0; i < nr_hp; i++) {
+		c = hp[i];
+		for (j = 0; j < 2; j++)
+			EXPECT_EQ(0, rt_prod(&s[j].rings[c].prod->flags))
+				TH_LOG("cpu %u offline at CONFIGURE", c);
+		ASSERT_EQ(0, set_online(c, 1));
+		for (j = 0; j < 2; j++) {
+			EXPECT_EQ(PMCRING_PROD_F_DATA,
+				  rt_prod(&s[j].rings[c].prod->flags));
+			ASSERT_EQ(0, rt_generate_on(s[j].fd, c, GEN_COUNT,
+						    GEN_SIZE,
+						    PMCRING_GEN_F_TASK |
+						    PMCRING_GEN_F_HARDIRQ));
+			n = drain_exact(&s[j], c, &st, _metadata);
+			EXPECT_EQ(2 * GEN_COUNT, n) TH_LOG("cpu %u", c);
+			EXPECT_EQ(0, rt_prod(&s[j].rings[c].prod->lost));
+		}
+	}
+	for (j = 0; j < 2; j++)
+		rt_close(&s[j]);
+
+	/* Sessions come and go while the last CPU goes off and on. */
+	ch.cpu = hp[nr_hp - 1];
+	ASSERT_EQ(0, pthread_create(&th, NULL, churn_toggle, &ch));
+	for (i = 0; i < 100; i++) {
+		fd = open(PMCRING_DEV_PATH, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.data_pages = 4;
+		EXPECT_EQ(0, rt_ioctl(fd, PMCRING_IOC_CONFIGURE, &cfg));
+		opened++;
+		usleep(i % 4 * 3000);
+		close(fd);
+	}
+	ch.stop = 1;
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, ch.err);
+	set_online(ch.cpu, 1);
+	rt_info("rings: %u CPUs got data pages when onlined in 2 sessions; %u sessions while cpu %u toggled %u times\n",
+		nr_hp, opened, ch.cpu, ch.toggles);
 }
 
 static void on_usr1(int sig)

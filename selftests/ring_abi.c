@@ -32,6 +32,7 @@ TEST(offsets)
 	EXPECT_EQ(8, OFF(pmcring_prod_page, lost));
 	EXPECT_EQ(16, OFF(pmcring_prod_page, records));
 	EXPECT_EQ(24, OFF(pmcring_prod_page, bytes));
+	EXPECT_EQ(32, OFF(pmcring_prod_page, flags));
 	EXPECT_EQ(512, sizeof(struct pmcring_prod_page));
 	EXPECT_EQ(80, sizeof(struct pmcring_info));
 	EXPECT_EQ(40, OFF(pmcring_info, region_size));
@@ -174,8 +175,24 @@ TEST(fresh_region)
 		/* Nothing stale: the rest of the control page, producer, data. */
 		EXPECT_TRUE(all_zero((const uint8_t *)c + sizeof(*c),
 				     page - sizeof(*c)));
-		EXPECT_TRUE(all_zero((const uint8_t *)r->prod, page));
-		EXPECT_TRUE(all_zero(r->data, 2 * r->size));
+		/* The producer page: zero but flags, the data pages' mark. */
+		EXPECT_TRUE(all_zero((const uint8_t *)r->prod,
+				     offsetof(struct pmcring_prod_page, flags)));
+		EXPECT_EQ(0, r->prod->flags & ~PMCRING_PROD_F_DATA);
+		EXPECT_TRUE(all_zero((const uint8_t *)(&r->prod->flags + 1),
+				     page - offsetof(struct pmcring_prod_page,
+						     flags) - 8));
+		/* An offline CPU's ring has no data pages yet (SIGBUS). */
+		if (r->prod->flags & PMCRING_PROD_F_DATA) {
+			EXPECT_TRUE(all_zero(r->data, 2 * r->size));
+		} else {
+			char path[96];
+
+			snprintf(path, sizeof(path),
+				 "/sys/devices/system/cpu/cpu%u/online", cpu);
+			EXPECT_EQ(0, pmcring_read_long(path, 1))
+				TH_LOG("cpu %u online without data pages", cpu);
+		}
 	}
 	rt_close(&s);
 }

@@ -226,6 +226,14 @@ static inline int rt_generate_on(int fd, unsigned int cpu, uint64_t count,
 			   (cpu / 64 + 1) * 8, 0);
 }
 
+#define RT_TEST_HOOKS_PATH	"/sys/module/pmcring/parameters/test_hooks"
+
+/* Switch GENERATE's test hooks on or off (root); 0 or -1. */
+static inline int rt_test_hooks(int on)
+{
+	return pmcring_write_int(RT_TEST_HOOKS_PATH, on);
+}
+
 /* (C) of the ordering contract. */
 static inline uint64_t rt_head(const struct rt_ring *r)
 {

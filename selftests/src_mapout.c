@@ -8,13 +8,29 @@
  * on the test itself maps its own executable file and checks the records of
  * each step by address.  A call that fails (munmap of an unaligned address,
  * MAP_FIXED with a bad fd, mremap with MREMAP_FIXED alone) changed nothing
- * and must write no MAP_OUT.
+ * and must write no MAP_OUT.  missed_calls_counted_lost: 160 threads of
+ * one process map and unmap an executable file mapping at once, so that
+ * more munmap calls are in flight (queued on the mmap lock) than the
+ * kretprobe's maxactive (64) and the kernel skips the probe for some: each
+ * skipped call must count as lost, so MAP_OUT records
+ * plus lost cover every successful munmap (160 threads, 16 each; 6.1 under
+ * TCG needs up to a minute, hence the fixture's longer timeout).
+ * kprobe_nmi_bails_out: GENERATE's
+ * PMCRING_GEN_F_SRC_NMI hook (EPERM until the module parameter test_hooks
+ * is set, which the test does) runs the mmap kprobe's handler from NMIs on a
+ * fake executable mapping (its file zeroed: going on to d_path() would
+ * oops); each call must write no MAP_IN and count exactly one lost record
+ * in the system-wide session that wants MAP_IN.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include "ring_common.h"
 
@@ -289,6 +305,290 @@ TEST(failed_calls_no_map_out)
 	munmap(c, len);
 	close(fd);
 	free(r);
+	rt_close(&s);
+}
+
+#define MISS_THREADS	160
+#define MISS_ITERS	16
+
+struct miss {
+	int			fd;
+	atomic_int		go;
+	atomic_ulong		unmapped;
+	long			page;
+};
+
+static void *miss_thread(void *p)
+{
+	struct miss *m = p;
+	unsigned int i;
+	void *a;
+
+	while (!atomic_load(&m->go))
+		sched_yield();
+	for (i = 0; i < MISS_ITERS; i++) {
+		a = mmap(NULL, m->page, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+			 m->fd, 0);
+		if (a == MAP_FAILED)
+			continue;
+		if (!munmap(a, m->page))
+			atomic_fetch_add(&m->unmapped, 1);
+	}
+	return NULL;
+}
+
+FIXTURE(slow) {
+	int unused;
+};
+
+FIXTURE_SETUP(slow)
+{
+}
+
+FIXTURE_TEARDOWN(slow)
+{
+}
+
+TEST_F_TIMEOUT(slow, missed_calls_counted_lost, 180)
+{
+	struct pmcring_config cfg = { 0 };
+	uint64_t map_out = 0, lost = 0, dropnotify = 0;
+	static pthread_t th[MISS_THREADS];
+	struct miss m = { 0 };
+	pid_t pid = getpid();
+	unsigned int i, cpu;
+	struct rt_sess s;
+
+	PMCRING_REQUIRE_DEV();
+	m.page = sysconf(_SC_PAGESIZE);
+	m.fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, m.fd);
+	cfg.data_pages = 512;	/* every record fits: no drop for space */
+	cfg.flags = PMCRING_CFG_F_PID | PMCRING_CFG_F_NO_SYNTH;
+	cfg.pid = pid;
+	cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_MAP_OUT) |
+		    PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY);
+	ASSERT_EQ(0, rt_open_cfg(&s, &cfg, 1));
+	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL));
+	for (i = 0; i < MISS_THREADS; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, miss_thread, &m));
+	atomic_store(&m.go, 1);
+	for (i = 0; i < MISS_THREADS; i++)
+		pthread_join(th[i], NULL);
+	/* A last call that runs the probes reports misses not yet seen. */
+	{
+		void *a = mmap(NULL, m.page, PROT_READ, MAP_PRIVATE, m.fd, 0);
+
+		ASSERT_NE(MAP_FAILED, a);
+		munmap(a, m.page);
+	}
+	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL));
+
+	for (cpu = 0; cpu < s.nr_cpus; cpu++) {
+		struct rt_ring *g = &s.rings[cpu];
+		uint64_t head = rt_head(g), pos = g->tail, mask = g->size - 1;
+
+		while (pos != head) {
+			const uint8_t *p = g->data + (pos & mask);
+			const struct pmcring_rec_map_out *mo = (const void *)p;
+			uint32_t len = PMCRING_HEADER_LEN(mo->h.pl_header);
+			uint32_t type = PMCRING_HEADER_TYPE(mo->h.pl_header);
+
+			ASSERT_LE(PMCRING_HEADER_SIZE, len);
+			if (type == PMCRING_TYPE_MAP_OUT &&
+			    mo->pl_pid == (uint32_t)pid)
+				map_out++;
+			dropnotify += type == PMCRING_TYPE_DROPNOTIFY;
+			pos += PMCRING_RING_SPACE(len);
+		}
+		rt_consume(g, pos);
+		lost += rt_prod(&g->prod->lost);
+	}
+	rt_info("%lu munmaps by %u threads: %llu MAP_OUT, %llu lost, %llu DROPNOTIFY\n",
+		atomic_load(&m.unmapped), MISS_THREADS,
+		(unsigned long long)map_out, (unsigned long long)lost,
+		(unsigned long long)dropnotify);
+	EXPECT_EQ(MISS_THREADS * MISS_ITERS, atomic_load(&m.unmapped));
+	EXPECT_LE(map_out, atomic_load(&m.unmapped));
+	/* Every successful munmap: a MAP_OUT or a lost record. */
+	EXPECT_LE(atomic_load(&m.unmapped), map_out + lost);
+	/*
+	 * No DROPNOTIFY check: it comes with the next record of the CPU,
+	 * and the losses may all follow a CPU's last MAP_OUT.
+	 */
+	if (!lost)
+		rt_info("no call was skipped in this run: nothing to count\n");
+	close(m.fd);
+	rt_close(&s);
+}
+
+/* The fake mapping's start (kmod/src_map.c PMCRING_SRC_FAKE_START). */
+#define FAKE_START	0x7ead0000ull
+
+TEST(kprobe_nmi_bails_out)
+{
+	struct pmcring_config cfg = { 0 };
+	struct pmcring_generate g = {
+		.count = 200, .size = 64,
+		.flags = PMCRING_GEN_F_NMI | PMCRING_GEN_F_SRC_NMI,
+	};
+	uint64_t lost = 0, fake = 0, dropnotify = 0;
+	unsigned int cpu;
+	struct rt_sess s;
+
+	PMCRING_REQUIRE_DEV();
+	cfg.data_pages = 256;	/* no drop for space */
+	cfg.flags = PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_NO_SYNTH;
+	cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_MAP_IN) |
+		    PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
+		    PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY);
+	ASSERT_EQ(0, rt_open_cfg(&s, &cfg, 1));
+	/* Off unless the module parameter says so. */
+	ASSERT_EQ(0, rt_test_hooks(0));
+	EXPECT_EQ(-EPERM, rt_ioctl(s.fd, PMCRING_IOC_GENERATE, &g));
+	ASSERT_EQ(0, rt_test_hooks(1));
+	/* The hook is validated like any flag: it needs the NMI stream. */
+	g.flags = PMCRING_GEN_F_TASK | PMCRING_GEN_F_SRC_NMI;
+	EXPECT_EQ(-EINVAL, rt_ioctl(s.fd, PMCRING_IOC_GENERATE, &g));
+	g.flags = PMCRING_GEN_F_NMI | PMCRING_GEN_F_SRC_NMI;
+	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL));
+	EXPECT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_GENERATE, &g));
+	rt_test_hooks(0);
+	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL));
+
+	for (cpu = 0; cpu < s.nr_cpus; cpu++) {
+		struct rt_ring *r = &s.rings[cpu];
+		uint64_t head = rt_head(r), pos = r->tail, mask = r->size - 1;
+
+		while (pos != head) {
+			const uint8_t *p = r->data + (pos & mask);
+			const struct pmcring_rec_map_in *m = (const void *)p;
+			uint32_t len = PMCRING_HEADER_LEN(m->h.pl_header);
+			uint32_t type = PMCRING_HEADER_TYPE(m->h.pl_header);
+
+			ASSERT_LE(PMCRING_HEADER_SIZE, len);
+			if (type == PMCRING_TYPE_MAP_IN &&
+			    m->pl_start == FAKE_START)
+				fake++;
+			dropnotify += type == PMCRING_TYPE_DROPNOTIFY;
+			pos += PMCRING_RING_SPACE(len);
+		}
+		rt_consume(r, pos);
+		lost += rt_prod(&r->prod->lost);
+	}
+	rt_info("%llu NMIs, %llu NMI records, %llu probe calls in NMI: %llu lost, %llu DROPNOTIFY, %llu MAP_IN of the fake mapping\n",
+		(unsigned long long)g.nmi_sent,
+		(unsigned long long)g.written[PMCRING_GEN_CTX_NMI],
+		(unsigned long long)g.src_nmi, (unsigned long long)lost,
+		(unsigned long long)dropnotify, (unsigned long long)fake);
+	EXPECT_LT(0, g.src_nmi);
+	EXPECT_EQ(0, g.dropped[PMCRING_GEN_CTX_NMI]);
+	EXPECT_EQ(g.src_nmi, lost);
+	EXPECT_EQ(0, fake);
+	EXPECT_LT(0, dropnotify);
+	rt_close(&s);
+}
+
+/*
+ * The same with processes, each unmapping its own large executable mapping:
+ * no mm is shared, so the entry handler's trylock always succeeds and every
+ * record missing is a call the kretprobe skipped.  The mapping is big and
+ * populated, so each munmap zaps for long and is preempted inside: more
+ * than maxactive (64) calls are in flight at once.
+ */
+#define MISS_PROCS	200
+#define MISS_FILE_MB	64
+
+TEST_F_TIMEOUT(slow, missed_calls_of_processes, 300)
+{
+	const char *path = "/tmp/pmcring_miss.bin";
+	const size_t len = (size_t)MISS_FILE_MB << 20;
+	struct pmcring_config cfg = { 0 };
+	uint64_t map_out = 0, lost = 0, dropnotify = 0;
+	int ready[2], go[2], fd, status;
+	unsigned int i, cpu, ok = 0;
+	pid_t pids[MISS_PROCS];
+	struct rt_sess s;
+	char c;
+
+	PMCRING_REQUIRE_DEV();
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, len));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	cfg.data_pages = 64;
+	cfg.flags = PMCRING_CFG_F_PID | PMCRING_CFG_F_NO_SYNTH;
+	cfg.pid = getpid();
+	cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_MAP_OUT) |
+		    PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY);
+	ASSERT_EQ(0, rt_open_cfg(&s, &cfg, 1));
+	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL));
+	for (i = 0; i < MISS_PROCS; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i]) {
+			void *a = mmap(NULL, len, PROT_READ | PROT_EXEC,
+				       MAP_PRIVATE | MAP_POPULATE, fd, 0);
+
+			close(ready[0]);
+			close(go[1]);
+			if (a == MAP_FAILED)
+				_exit(2);
+			if (write(ready[1], "r", 1) != 1 ||
+			    read(go[0], &c, 1) != 0)
+				_exit(3);
+			_exit(munmap(a, len) ? 1 : 0);
+		}
+	}
+	close(ready[1]);
+	close(go[0]);
+	for (i = 0; i < MISS_PROCS; i++)
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(go[1]);		/* every child unmaps now */
+	for (i = 0; i < MISS_PROCS; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		ok += WIFEXITED(status) && !WEXITSTATUS(status);
+	}
+	/* A last call that runs the probes reports misses not yet seen. */
+	{
+		void *a = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+
+		ASSERT_NE(MAP_FAILED, a);
+		munmap(a, 4096);
+	}
+	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL));
+	for (cpu = 0; cpu < s.nr_cpus; cpu++) {
+		struct rt_ring *g = &s.rings[cpu];
+		uint64_t head = rt_head(g), pos = g->tail, mask = g->size - 1;
+
+		while (pos != head) {
+			const uint8_t *p = g->data + (pos & mask);
+			const struct pmcring_rec_map_out *mo = (const void *)p;
+			uint32_t rlen = PMCRING_HEADER_LEN(mo->h.pl_header);
+			uint32_t type = PMCRING_HEADER_TYPE(mo->h.pl_header);
+
+			ASSERT_LE(PMCRING_HEADER_SIZE, rlen);
+			if (type == PMCRING_TYPE_MAP_OUT &&
+			    mo->pl_end - mo->pl_start == len)
+				map_out++;
+			dropnotify += type == PMCRING_TYPE_DROPNOTIFY;
+			pos += PMCRING_RING_SPACE(rlen);
+		}
+		rt_consume(g, pos);
+		lost += rt_prod(&g->prod->lost);
+	}
+	rt_info("%u processes unmapped %u MiB each: %llu MAP_OUT, %llu lost, %llu DROPNOTIFY\n",
+		ok, MISS_FILE_MB, (unsigned long long)map_out,
+		(unsigned long long)lost, (unsigned long long)dropnotify);
+	EXPECT_EQ(MISS_PROCS, ok);
+	EXPECT_LE(map_out, ok);
+	/* Every successful munmap: a MAP_OUT or a lost record. */
+	EXPECT_LE(ok, map_out + lost);
+	if (map_out == ok)
+		rt_info("no call was skipped in this run: nothing to count\n");
+	close(fd);
+	unlink(path);
 	rt_close(&s);
 }
 

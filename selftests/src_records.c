@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -647,6 +648,139 @@ TEST(system_wide_samples)
 	EXPECT_LT(mine / 2, in_burn);
 	free(rs.r);
 	pmcring_free(s);
+}
+
+/*
+ * perf's :u and :k (PMCRING_CTR_F_EXCLUDE_KERNEL / _USER): one cpu-clock
+ * counter with @flags follows this process while it burns user and then
+ * kernel time; count its samples by the mode of the sampled pc.
+ */
+static void mode_samples(struct __test_metadata *_metadata, uint32_t flags,
+			 unsigned int *user, unsigned int *kern)
+{
+	struct pmcring_counter c = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.rate = 1000000,	/* ns: 1 kHz */
+		.flags = flags,
+		.name = "cpu-clock",
+	};
+	struct pmcring *s;
+	struct recs rs;
+	unsigned int i;
+
+	*user = *kern = 0;
+	s = session_new(getpid(), 0, PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN));
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(0, pmcring_add_counter(s, &c));
+	ASSERT_EQ(0, pmcring_enable(s));
+	burn_user(300);
+	pmcring_burn_kernel(300);
+	ASSERT_EQ(0, pmcring_disable(s));
+	ASSERT_EQ(0, drain(s, &rs));
+	for (i = 0; i < rs.n; i++) {
+		const struct pmcring_rec_callchain *cc = rs.r[i].data;
+
+		if (rs.r[i].type != PMCRING_TYPE_CALLCHAIN ||
+		    cc->pl_pid != (uint32_t)getpid())
+			continue;
+		if (cc->pl_pc[0] >= 0xffff800000000000ull)
+			(*kern)++;
+		else
+			(*user)++;
+	}
+	free(rs.r);
+	pmcring_free(s);
+}
+
+TEST(event_modifier_u)
+{
+	unsigned int user, kern;
+
+	PMCRING_REQUIRE_DEV();
+	mode_samples(_metadata, PMCRING_CTR_F_EXCLUDE_KERNEL, &user, &kern);
+	TH_LOG(":u: %u user samples, %u kernel", user, kern);
+	EXPECT_LT(0, user);
+	EXPECT_EQ(0, kern);
+}
+
+TEST(event_modifier_k)
+{
+	unsigned int user, kern;
+
+	PMCRING_REQUIRE_DEV();
+	mode_samples(_metadata, PMCRING_CTR_F_EXCLUDE_USER, &user, &kern);
+	TH_LOG(":k: %u user samples, %u kernel", user, kern);
+	EXPECT_EQ(0, user);
+	EXPECT_LT(0, kern);
+}
+
+/* Both modes excluded, unknown flags, types that are not counters. */
+TEST(counter_flags_and_types_checked)
+{
+	static const struct {
+		uint32_t type, flags;
+	} bad[] = {
+		{ PERF_TYPE_SOFTWARE, PMCRING_CTR_F_EXCLUDE_KERNEL |
+				      PMCRING_CTR_F_EXCLUDE_USER },
+		{ PERF_TYPE_SOFTWARE, 1u << 3 },
+		{ PERF_TYPE_SOFTWARE, 1u << 31 },
+		{ PERF_TYPE_TRACEPOINT, 0 },
+		{ PERF_TYPE_BREAKPOINT, 0 },
+		{ 0x10000, 0 },
+	};
+	struct pmcring *s;
+	unsigned int i;
+
+	PMCRING_REQUIRE_DEV();
+	s = session_new(getpid(), 0, 0);
+	ASSERT_NE(NULL, s);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct pmcring_counter c = {
+			.type = bad[i].type,
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.rate = 1000000,
+			.flags = bad[i].flags,
+		};
+
+		EXPECT_EQ(-EINVAL, pmcring_add_counter(s, &c))
+			TH_LOG("type %u flags %#x", bad[i].type, bad[i].flags);
+	}
+	pmcring_free(s);
+}
+
+static int kernel_only_as_nobody(void *arg)
+{
+	struct pmcring_counter c = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.rate = 1000000,
+		.flags = PMCRING_CTR_F_EXCLUDE_USER,
+	};
+	struct pmcring *s = session_new(getpid(), 0, 0);
+	int err;
+
+	(void)arg;
+	if (!s)
+		return 50;
+	err = pmcring_add_counter(s, &c);
+	pmcring_free(s);
+	return err == -EACCES ? 0 : 60;
+}
+
+/* :k where perf_event_paranoid keeps the kernel out: EACCES, as perf. */
+TEST(event_modifier_k_refused_unprivileged)
+{
+	struct pmcring_perm_state st;
+	int rc;
+
+	PMCRING_REQUIRE_DEV();
+	ASSERT_EQ(0, pmcring_perm_save(&st));
+	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
+	ASSERT_EQ(0, pmcring_write_int(PMCRING_PARANOID_PATH, 2));
+	rc = pmcring_as_nobody(kernel_only_as_nobody, NULL);
+	pmcring_perm_restore(&st);
+	EXPECT_EQ(0, rc) TH_LOG("50: no session, 60: not EACCES");
 }
 
 #ifndef MODULE_INIT_COMPRESSED_FILE

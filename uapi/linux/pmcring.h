@@ -7,6 +7,8 @@
  *
  *	offset = cpu * region_size	(region_size from struct pmcring_config)
  *
+ * (its data pages exist once the CPU has been online: PMCRING_PROD_F_DATA)
+ *
  * Region of one CPU (all offsets in pages of info.page_size):
  *
  *	page 0		struct pmcring_mmap_page, control page, read-write
@@ -364,8 +366,20 @@ struct pmcring_prod_page {
 					 * included
 					 */
 	__u64	bytes;			/* ring bytes committed (with padding) */
-	__u64	__reserved[60];		/* 0; pads to 512 bytes */
+	__u64	flags;			/* PMCRING_PROD_F_* */
+	__u64	__reserved[59];		/* 0; pads to 512 bytes */
 };
+
+/*
+ * The ring has its data pages.  Every possible CPU's region exists from
+ * CONFIGURE (control and producer pages), but its data pages are allocated
+ * only when the CPU is online: at CONFIGURE for the CPUs online then, when
+ * it comes online for the others.  Until then the ring stays empty
+ * (data_head 0, pending_ts 0) and a fault on its data pages is SIGBUS; a
+ * consumer that reads only below data_head never takes one.  Once set the
+ * flag stays: a CPU that goes offline keeps its ring and its records.
+ */
+#define PMCRING_PROD_F_DATA		(1ull << 0)
 
 /* ---- ioctls on the session fd ---- */
 
@@ -439,7 +453,10 @@ struct pmcring_config {
 
 /* A sampling counter (PMCALLOCATE on allocation, CALLCHAIN on overflow). */
 struct pmcring_counter {
-	__u32	type;			/* in: PERF_TYPE_HARDWARE/SOFTWARE */
+	__u32	type;			/* in: PERF_TYPE_HARDWARE, _SOFTWARE,
+					 * _HW_CACHE, _RAW, or a PMU's
+					 * dynamic type (below 0x10000)
+					 */
 	__u32	flags;			/* in: PMCRING_CTR_F_* */
 	__u64	config;			/* in: perf event config */
 	__u64	rate;			/* in: period, or Hz with _F_FREQ */
@@ -450,7 +467,12 @@ struct pmcring_counter {
 };
 
 #define PMCRING_CTR_F_FREQ		(1u << 0)	/* rate is a frequency */
-#define PMCRING_CTR_F_ALL		(PMCRING_CTR_F_FREQ)
+/* perf's :u and :k: count in user mode only, in kernel mode only */
+#define PMCRING_CTR_F_EXCLUDE_KERNEL	(1u << 1)
+#define PMCRING_CTR_F_EXCLUDE_USER	(1u << 2)
+#define PMCRING_CTR_F_ALL		(PMCRING_CTR_F_FREQ | \
+					 PMCRING_CTR_F_EXCLUDE_KERNEL | \
+					 PMCRING_CTR_F_EXCLUDE_USER)
 
 /* Synthetic load for tests and benchmarks; CAP_SYS_ADMIN only. */
 struct pmcring_generate {
@@ -482,7 +504,10 @@ struct pmcring_generate {
 					 * record wrapping the end of the
 					 * data was reserved, not committed
 					 */
-	__u64	__reserved_out[4];	/* out: 0 */
+	__u64	src_nmi;		/* out: PMCRING_GEN_F_SRC_NMI probe
+					 * calls made in NMI context
+					 */
+	__u64	__reserved_out[3];	/* out: 0 */
 };
 
 /*
@@ -495,6 +520,20 @@ struct pmcring_generate {
 #define PMCRING_GEN_F_TASK		(1u << 0)	/* from process context */
 #define PMCRING_GEN_F_HARDIRQ		(1u << 1)	/* from an hrtimer */
 #define PMCRING_GEN_F_NMI		(1u << 2)	/* from NMIs (x86 APIC) */
+/*
+ * Test hooks, as CAP_SYS_ADMIN-only as the rest of GENERATE, and only with
+ * the module parameter test_hooks set (else EPERM).
+ * PMCRING_GEN_F_BAD_LEN: every record is reserved with length size - 2, a
+ * caller's bug the producer must catch: WARN_ON_ONCE() (a kernel WARNING
+ * once per boot) and a drop counted in lost and in dropped[].
+ * PMCRING_GEN_F_SRC_NMI (with PMCRING_GEN_F_NMI): each NMI batch also runs
+ * the mmap kprobe's handler on a fake executable mapping; in NMI context it
+ * must write nothing and count one lost MAP_IN in each enabled session that
+ * wants MAP_IN and follows the interrupted task.  The calls made are in
+ * src_nmi.
+ */
+#define PMCRING_GEN_F_BAD_LEN		(1u << 3)
+#define PMCRING_GEN_F_SRC_NMI		(1u << 4)
 /*
  * The streams of the first version.  Callers pass it to mean "task and
  * hard IRQ", so it keeps that meaning: the NMI stream is asked for by name.

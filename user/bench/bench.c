@@ -2,7 +2,9 @@
 /*
  * Description: native benchmark of libpmcring: merged records/s of the
  * exact merge over 2, 16 and 256 simulated CPUs (user space producer,
- * records spread randomly over the CPUs, merge time only), and parser MB/s
+ * records spread randomly over the CPUs, merge time only) beside its floor
+ * (a plain binary-heap k-way merge keyed on (ts, cpu) that copies each
+ * record out, over the same ring bytes in the same run), and parser MB/s
  * (memory mode, fed in 1 MiB chunks, and fd mode from a memfd), and the
  * merge's delay with live writer threads on 2 of 16 CPUs (the other 14
  * idle) and a consumer that sleeps 1 ms whenever nothing is ready.
@@ -47,7 +49,90 @@ struct merge_result {
 	uint64_t	records;
 	double		seconds;
 	double		rate;
+	double		floor_seconds;
+	double		floor_rate;	/* the plain heap merge's */
 };
+
+/* ---- the floor: a plain binary-heap k-way merge with copy-out ---------- */
+
+struct floor_ent {
+	uint64_t	ts;
+	uint32_t	cpu;
+};
+
+static bool floor_less(const struct floor_ent *a, const struct floor_ent *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && a->cpu < b->cpu);
+}
+
+static void floor_down(struct floor_ent *h, unsigned int n, unsigned int i)
+{
+	struct floor_ent e = h[i];
+
+	for (;;) {
+		unsigned int c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && floor_less(&h[c + 1], &h[c]))
+			c++;
+		if (!floor_less(&h[c], &e))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = e;
+}
+
+#define FLOOR_SINK	(1u << 20)
+
+static volatile uint64_t floor_check;	/* keeps the copies live */
+
+/*
+ * Merge @ncpu runs of records (run i: @left[i] records from @cur[i], each
+ * one's length in its pmclog header, rings mapped twice so a run is
+ * contiguous) in (ts, cpu) order, copying each record to a sink.  No
+ * checks, no atomics: what any exact merge has to do at least.  Returns
+ * the records merged; *sum folds the copies in so they are not dropped.
+ */
+static uint64_t floor_merge(unsigned int ncpu, const uint8_t **cur,
+			    uint64_t *left, struct floor_ent *h, uint8_t *sink,
+			    uint64_t *sum)
+{
+	unsigned int i, n = 0;
+	uint64_t out = 0, last = 0;
+	size_t o = 0;
+
+	for (i = 0; i < ncpu; i++) {
+		if (!left[i])
+			continue;
+		h[n].ts = ((const struct pmcring_rec_header *)cur[i])->pl_tsc;
+		h[n++].cpu = i;
+	}
+	for (i = n / 2; i-- > 0;)
+		floor_down(h, n, i);
+	while (n) {
+		unsigned int c = h[0].cpu;
+		const struct pmcring_rec_header *r = (const void *)cur[c];
+		uint32_t len = PMCRING_HEADER_LEN(r->pl_header);
+
+		if (o + len > FLOOR_SINK)
+			o = 0;
+		memcpy(sink + o, r, len);
+		o += len;
+		last = h[0].ts;
+		out++;
+		cur[c] += PMCRING_RING_SPACE(len);
+		if (--left[c]) {
+			h[0].ts = ((const struct pmcring_rec_header *)cur[c])->pl_tsc;
+		} else {
+			h[0] = h[--n];
+		}
+		floor_down(h, n, 0);
+	}
+	*sum += last + sink[o ? o - 1 : 0];
+	return out;
+}
 
 static int bench_merge(unsigned int ncpu, uint64_t total,
 		       struct merge_result *res)
@@ -66,9 +151,14 @@ static int bench_merge(unsigned int ncpu, uint64_t total,
 	unsigned int seed = 1, i;
 	struct pmcring_merge *m;
 	struct pmcring_record r;
-	double t = 0;
+	uint64_t *cnt = calloc(ncpu, sizeof(*cnt)), *left = calloc(ncpu, 8);
+	const uint8_t **cur = calloc(ncpu, sizeof(*cur));
+	struct floor_ent *h = calloc(ncpu, sizeof(*h));
+	uint8_t *sink = malloc(FLOOR_SINK);
+	double t = 0, tf = 0;
+	uint64_t sum = 0;
 
-	if (!p || !bufs)
+	if (!p || !bufs || !cnt || !left || !cur || !h || !sink)
 		return -ENOMEM;
 	for (i = 0; i < ncpu; i++)
 		bufs[i] = pmcring_uprod_cpu_buf(p, i);
@@ -81,12 +171,28 @@ static int bench_merge(unsigned int ncpu, uint64_t total,
 		int ret;
 
 		for (k = 0; k < batch; k++) {
+			unsigned int c = (unsigned int)rand_r(&seed) % ncpu;
+
 			body[0] = k;
-			if (pmcring_uprod_write(p, (unsigned int)rand_r(&seed) % ncpu,
-						PMCRING_TYPE_GENERATED, body,
-						sizeof(body)))
+			if (pmcring_uprod_write(p, c, PMCRING_TYPE_GENERATED,
+						body, sizeof(body)))
 				return -ENOSPC;
+			cnt[c]++;
 		}
+		/* the floor first, over the same ring bytes */
+		for (i = 0; i < ncpu; i++) {
+			left[i] = cnt[i];
+			cnt[i] = 0;
+			cur[i] = NULL;
+			if (left[i] && pmcring_cpu_buf_peek(bufs[i], &r) == 1)
+				cur[i] = r.data;
+			else if (left[i])
+				return -EIO;
+		}
+		t0 = cpu_s();
+		if (floor_merge(ncpu, cur, left, h, sink, &sum) != batch)
+			return -EIO;
+		tf += cpu_s() - t0;
 		t0 = cpu_s();
 		while ((ret = pmcring_merge_next(m, &r)) == 1) {
 			if (r.ts < last_ts)
@@ -105,9 +211,17 @@ static int bench_merge(unsigned int ncpu, uint64_t total,
 	res->records = done;
 	res->seconds = t;
 	res->rate = (double)done / t;
+	res->floor_seconds = tf;
+	res->floor_rate = (double)done / tf;
 	pmcring_merge_free(m);
 	pmcring_uprod_free(p);
 	free(bufs);
+	free(cnt);
+	free(left);
+	free(cur);
+	free(h);
+	free(sink);
+	floor_check = sum;
 	return 0;
 }
 
@@ -347,6 +461,10 @@ int main(int argc, char **argv)
 		}
 		printf("merge %3u CPUs %13s %14.0f %10s\n", cpus[i], "",
 		       mr[i].rate, "records/s");
+		printf("merge floor %3u CPUs %7s %14.0f %10s\n", cpus[i], "",
+		       mr[i].floor_rate, "records/s");
+		printf("merge/floor %3u CPUs %7s %14.2f %10s\n", cpus[i], "",
+		       mr[i].rate / mr[i].floor_rate, "ratio");
 	}
 	ret = bench_latency(2.0, &lr);
 	if (ret) {
@@ -383,9 +501,14 @@ int main(int argc, char **argv)
 			"  \"merge\": [\n", model, sysconf(_SC_NPROCESSORS_ONLN));
 		for (i = 0; i < 3; i++)
 			fprintf(j, "    {\"cpus\": %u, \"records\": %llu, "
-				"\"seconds\": %.6f, \"records_per_s\": %.0f}%s\n",
+				"\"seconds\": %.6f, \"records_per_s\": %.0f, "
+				"\"floor_seconds\": %.6f, "
+				"\"floor_records_per_s\": %.0f, "
+				"\"vs_floor\": %.3f}%s\n",
 				mr[i].cpus, (unsigned long long)mr[i].records,
-				mr[i].seconds, mr[i].rate, i < 2 ? "," : "");
+				mr[i].seconds, mr[i].rate, mr[i].floor_seconds,
+				mr[i].floor_rate, mr[i].rate / mr[i].floor_rate,
+				i < 2 ? "," : "");
 		fprintf(j, "  ],\n  \"merge_delay\": {\"cpus\": %u, "
 			"\"writers\": %u, \"poll_ns\": 1000000, \"records\": "
 			"%llu, \"p50_ns\": %llu, \"p99_ns\": %llu, "

@@ -198,6 +198,15 @@ struct pmcring_cpu_stats {
 	uint64_t	prod_bytes;	/* ring bytes it committed, padding
 					 * included (producer page)
 					 */
+	uint64_t	staged;		/* ring bytes the merge copied to its
+					 * staging area (see
+					 * pmcring_merge_opts.staging_bytes)
+					 */
+	uint64_t	prod_flags;	/* the producer page's flags:
+					 * PMCRING_PROD_F_DATA once the ring
+					 * has its data pages (its CPU has
+					 * been online since CONFIGURE)
+					 */
 };
 
 /* Fill @st up to st->sz: 0, or -EINVAL if sz is below records' end. */
@@ -222,14 +231,36 @@ struct pmcring_merge_opts {
 	void		*clock_ctx;
 	uint32_t	flags;		/* PMCRING_MERGE_F_* */
 	uint32_t	__pad;
+	uint64_t	staging_bytes;	/* staging limit, all rings together;
+					 * 0: PMCRING_MERGE_STAGING_DEFAULT
+					 */
 };
 
 /*
- * Consume automatically: each call of pmcring_merge_next() first gives back
- * the space of the record it handed out before (so that record is invalid
- * from then on).  Without it the caller calls pmcring_cpu_buf_consume().
+ * Staging: when the merge cannot hand a record out (it waits for another
+ * ring's bound) and a ring is at least 1/PMCRING_MERGE_STAGING_FILL full, the
+ * merge copies that ring's records it has not handed out into user memory
+ * (at most staging_bytes, all rings together), gives their ring space back
+ * as soon as the records handed out before them are consumed, and goes on
+ * merging them from there in the same exact order.  A CPU that bursts
+ * while another is slow to publish its bound then fills user memory, not
+ * its ring.  r->data of a staged record points into the staging area; the
+ * lifetime rules are the same.  Rings that are part of a merge must not
+ * be read (peek/next/consume) behind its back while it stages.
+ */
+#define PMCRING_MERGE_STAGING_DEFAULT	(64ull << 20)	/* 64 MiB */
+#define PMCRING_MERGE_STAGING_FILL	4	/* 1/4 of the ring */
+
+/*
+ * Consume automatically: each call of pmcring_merge_next() makes the record
+ * it handed out before invalid, and the merge gives the space of the
+ * records handed out back: in steps of 1/16 of a ring while it hands out
+ * records, all of it when it returns 0 and when it is freed.  Without it
+ * the caller calls pmcring_cpu_buf_consume().
  */
 #define PMCRING_MERGE_F_AUTO_CONSUME	(1u << 0)
+/* No staging: records wait in their ring (which may fill and drop). */
+#define PMCRING_MERGE_F_NO_STAGING	(1u << 1)
 
 /*
  * Merge @n CPU rings (pointers copied, rings stay owned by the caller).
@@ -309,6 +340,9 @@ typedef int (*pmcring_record_fn)(void *ctx, const struct pmcring_record *r);
 struct pmcring_reader_opts {
 	size_t		sz;		/* sizeof(struct pmcring_reader_opts) */
 	uint64_t	max_delay_ns;	/* as pmcring_merge_opts; 0: 10 ms */
+	uint64_t	staging_bytes;	/* as pmcring_merge_opts; 0: 64 MiB */
+	uint32_t	merge_flags;	/* PMCRING_MERGE_F_NO_STAGING or 0 */
+	uint32_t	__pad;
 };
 
 /* A reader of every CPU ring of @s (which must outlive it). */

@@ -31,6 +31,12 @@
  * record starts with that record's ts as its bound (rings are in ts order).
  * Cost per record: O(log n) heap work on the ring that produced it; only
  * when no ring has a visible record are all rings looked at (one load each).
+ *
+ * Staging: when the merge returns 0 (it waits for a bound), rings at least
+ * 1/PMCRING_MERGE_STAGING_FILL full have their records not handed out yet
+ * copied to user memory and their ring space given back (stage_full(),
+ * pmcring_cpu_buf_stage() in ring.c); peek reads them from the copy, in the
+ * same order.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -42,7 +48,10 @@ struct merge_ring {
 	struct pmcring_cpu_buf	*b;
 	struct pmcring_record	rec;	/* peeked, when in the visible heap */
 	uint64_t		bound;	/* when in the drained heap */
-};
+	uint32_t		give;	/* AUTO_CONSUME: give back in steps of */
+	bool			dirty;	/* AUTO_CONSUME: records to give back */
+	bool			vis;	/* in the visible heap */
+} __attribute__((aligned(64)));	/* one cache line each */
 
 /* A heap entry carries its key, so sifting touches only the heap array. */
 struct heap_ent {
@@ -66,8 +75,9 @@ struct pmcring_merge {
 	uint64_t		due_ns;	/* when the caller was asked back, 0 */
 	uint32_t		flags;
 	int			err;	/* sticky error of a ring */
-	struct pmcring_cpu_buf	*last;	/* ring of the last record out */
-	uint64_t		last_end;
+	unsigned int		*dirty;	/* rings with records to give back */
+	unsigned int		ndirty;
+	struct pmcring_staging	stg;	/* limit 0: no staging */
 };
 
 /* Does drained-heap entry @d keep a record of @ts from ring @t back? */
@@ -83,7 +93,8 @@ static bool ent_less(const struct heap_ent *a, const struct heap_ent *b)
 	return a->key < b->key || (a->key == b->key && a->idx < b->idx);
 }
 
-static void sift_down(struct heap_ent *h, unsigned int n, unsigned int i)
+static inline __attribute__((always_inline)) void
+sift_down(struct heap_ent *h, unsigned int n, unsigned int i)
 {
 	struct heap_ent e = h[i];
 
@@ -119,6 +130,7 @@ static void sift_up(struct heap_ent *h, unsigned int i)
 
 static void vis_push(struct pmcring_merge *m, unsigned int i)
 {
+	m->rings[i].vis = true;
 	m->vis[m->nvis] = (struct heap_ent){ m->rings[i].rec.ts, i };
 	sift_up(m->vis, m->nvis++);
 }
@@ -151,7 +163,8 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	unsigned int i;
 
 	if (!OPTS_VALID(opts) || !n || !bufs || !OPTS_GET(opts, clock, NULL) ||
-	    (OPTS_GET(opts, flags, 0) & ~PMCRING_MERGE_F_AUTO_CONSUME)) {
+	    (OPTS_GET(opts, flags, 0) & ~(PMCRING_MERGE_F_AUTO_CONSUME |
+					  PMCRING_MERGE_F_NO_STAGING))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -164,10 +177,13 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
-	m->rings = calloc(n, sizeof(*m->rings));
+	m->rings = aligned_alloc(64, n * sizeof(*m->rings));
+	if (m->rings)
+		memset(m->rings, 0, n * sizeof(*m->rings));
 	m->vis = calloc(n, sizeof(*m->vis));
 	m->dr = calloc(n, sizeof(*m->dr));
-	if (!m->rings || !m->vis || !m->dr) {
+	m->dirty = calloc(n, sizeof(*m->dirty));
+	if (!m->rings || !m->vis || !m->dr || !m->dirty) {
 		pmcring_merge_free(m);
 		errno = ENOMEM;
 		return NULL;
@@ -178,9 +194,18 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	m->max_delay_ns = OPTS_GET(opts, max_delay_ns, 0) ?:
 			  PMCRING_MERGE_DEFAULT_DELAY_NS;
 	m->flags = OPTS_GET(opts, flags, 0);
+	if (!(m->flags & PMCRING_MERGE_F_NO_STAGING))
+		m->stg.limit = OPTS_GET(opts, staging_bytes, 0) ?:
+			       PMCRING_MERGE_STAGING_DEFAULT;
 	/* Every ring starts drained with bound 0: looked at on first use. */
 	for (i = 0; i < n; i++) {
 		m->rings[i].b = bufs[i];
+		m->rings[i].rec.cpu = pmcring_cpu_buf_cpu(bufs[i]);
+		uint64_t give = pmcring_cpu_buf_data_size(bufs[i]) / 16;
+
+		m->rings[i].give = give < UINT32_MAX ? (uint32_t)give : UINT32_MAX;
+		if (m->stg.limit)
+			bufs[i]->stg = &m->stg;
 		dr_push(m, i);
 	}
 	return m;
@@ -201,6 +226,7 @@ pmcring_merge_new_session(struct pmcring *s,
 		.clock = OPTS_GET(opts, clock, NULL),
 		.clock_ctx = OPTS_GET(opts, clock_ctx, NULL),
 		.flags = OPTS_GET(opts, flags, 0),
+		.staging_bytes = OPTS_GET(opts, staging_bytes, 0),
 	};
 	struct pmcring_cpu_buf **bufs;
 	struct pmcring_merge *m;
@@ -224,10 +250,36 @@ pmcring_merge_new_session(struct pmcring *s,
 	return m;
 }
 
+/*
+ * AUTO_CONSUME: give back the space of every record handed out (the caller
+ * is done with them: it called again and got 0, or frees the merge).
+ */
+static void give_back_all(struct pmcring_merge *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->ndirty; i++) {
+		struct merge_ring *mr = &m->rings[m->dirty[i]];
+
+		pmcring_cpu_buf_consume(mr->b, pmcring_cpu_buf_pos(mr->b));
+		mr->dirty = false;
+	}
+	m->ndirty = 0;
+}
+
 void pmcring_merge_free(struct pmcring_merge *m)
 {
+	unsigned int i;
+
 	if (!m)
 		return;
+	if (m->dirty)
+		give_back_all(m);
+	if (m->stg.limit && m->rings)
+		for (i = 0; i < m->n; i++)
+			if (m->rings[i].b)
+				pmcring_cpu_buf_unstage(m->rings[i].b);
+	free(m->dirty);
 	free(m->rings);
 	free(m->vis);
 	free(m->dr);
@@ -268,7 +320,7 @@ static int poll_drained(struct pmcring_merge *m)
 	for (i = 0; i < m->ndr; i++) {
 		unsigned int r = m->dr[i].idx;
 
-		ret = pmcring_cpu_buf_peek(m->rings[r].b, &m->rings[r].rec);
+		ret = cpu_buf_peek_rec(m->rings[r].b, &m->rings[r].rec);
 		if (ret < 0)
 			return ret;
 		if (ret)
@@ -297,7 +349,7 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts,
 	uint64_t pending, bound;
 	int ret;
 
-	ret = pmcring_cpu_buf_peek(mr->b, &mr->rec);
+	ret = cpu_buf_peek_rec(mr->b, &mr->rec);
 	if (ret)
 		return ret;
 	if (blocks(&cached, ts, t) && !m->T_round) {
@@ -316,7 +368,7 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts,
 	 * of data_head and its clearing of pending_ts: if we read the clear,
 	 * peek sees the record it published.
 	 */
-	ret = pmcring_cpu_buf_peek(mr->b, &mr->rec);
+	ret = cpu_buf_peek_rec(mr->b, &mr->rec);
 	if (ret)
 		return ret;
 	bound = pending ? pending : m->T;
@@ -325,18 +377,116 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts,
 	return 0;
 }
 
-int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
+/* Ring @t handed out its record of @ts and had no next one (or @ret < 0). */
+static __attribute__((noinline)) void ran_dry(struct pmcring_merge *m,
+					      unsigned int t, uint64_t ts,
+					      int ret)
+{
+	struct merge_ring *top = &m->rings[t];
+
+	if (ret < 0)
+		m->err = ret;	/* reported on the next call */
+	top->vis = false;
+	vis_pop(m);
+	top->bound = ts;
+	dr_push(m, t);
+}
+
+/* AUTO_CONSUME, off the per-record path: give back, or note the ring. */
+static __attribute__((noinline)) void give_back_step(struct pmcring_merge *m,
+						     unsigned int t)
+{
+	struct merge_ring *mr = &m->rings[t];
+	struct pmcring_cpu_buf *b = mr->b;
+
+	if (b->pos - b->tail >= mr->give)
+		pmcring_cpu_buf_consume(b, b->pos);
+	if (!mr->dirty) {
+		mr->dirty = true;
+		m->dirty[m->ndirty++] = t;
+	}
+}
+
+/*
+ * Hand out the head of the visible heap (nothing blocks it) and peek the
+ * ring's next record.  The per-record path: inline, few loads.
+ */
+static inline __attribute__((always_inline)) int
+hand_out(struct pmcring_merge *m, struct pmcring_record *r)
+{
+	unsigned int t = m->vis[0].idx;
+	struct merge_ring *top = &m->rings[t];
+	struct pmcring_cpu_buf *b = top->b;
+	int ret;
+
+	*r = top->rec;
+	r->ring = t;
+	if (m->flags & PMCRING_MERGE_F_AUTO_CONSUME) {
+		/*
+		 * The records handed out before are done with.  Their space
+		 * goes back in steps of 1/16 of the ring, here when this
+		 * ring has that much, and all of it when the merge returns
+		 * 0: a fence and a store to the shared control page per
+		 * record would cost more than the rest of the merge.
+		 */
+		if (b->pos - b->tail >= top->give || !top->dirty)
+			give_back_step(m, t);
+	}
+	ret = cpu_buf_step(b, &top->rec);	/* next + peek */
+	if (ret > 0) {
+		/*
+		 * The record after it is read when this one goes out: with
+		 * many rings the hardware prefetcher does not follow them all.
+		 */
+		__builtin_prefetch(b->data + (top->rec.end & b->mask));
+		m->vis[0].key = top->rec.ts;
+		sift_down(m->vis, m->nvis, 0);
+		return 1;
+	}
+	ran_dry(m, t, r->ts, ret);
+	return 1;
+}
+
+/*
+ * The merge waits (it returns 0): a ring at least 1/STAGING_FILL full
+ * goes to staging, so its producer has room while the merge waits for
+ * another ring's bound.  A visible ring's peeked record is read again,
+ * from its copy: its ring space may be reused from now on.
+ */
+static int stage_full(struct pmcring_merge *m)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < m->n; i++) {
+		struct merge_ring *mr = &m->rings[i];
+		struct pmcring_cpu_buf *b = mr->b;
+
+		/* a hint: pmcring_cpu_buf_stage() loads it with acquire */
+		if (READ_ONCE(&b->ctl->data_head) - b->tail <
+		    (b->mask + 1) / PMCRING_MERGE_STAGING_FILL)
+			continue;
+		ret = pmcring_cpu_buf_stage(b);
+		if (ret < 0)
+			return ret;
+		if (ret && mr->vis) {
+			ret = cpu_buf_peek_rec(b, &mr->rec);
+			if (ret <= 0)
+				return ret < 0 ? ret : -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/* Everything but the common case: look at drained rings, or return 0. */
+static __attribute__((noinline)) int merge_next_slow(struct pmcring_merge *m,
+						     struct pmcring_record *r)
 {
 	struct heap_ent e;
-	struct merge_ring *top;
 	unsigned int t;
 	uint64_t ts;
 	int ret;
 
-	if (m->last) {
-		pmcring_cpu_buf_consume(m->last, m->last_end);
-		m->last = NULL;
-	}
 	if (m->err)
 		return m->err;
 again:
@@ -349,7 +499,6 @@ again:
 	}
 	t = m->vis[0].idx;
 	ts = m->vis[0].key;
-	top = &m->rings[t];
 	while (m->ndr && blocks(&m->dr[0], ts, t)) {
 		unsigned int d = m->dr[0].idx;
 
@@ -369,29 +518,26 @@ again:
 		m->dr[0] = e;
 		sift_down(m->dr, m->ndr, 0);
 	}
-
-	*r = top->rec;
-	r->ring = t;
-	pmcring_cpu_buf_next(top->b);
-	if (m->flags & PMCRING_MERGE_F_AUTO_CONSUME) {
-		m->last = top->b;
-		m->last_end = r->end;
-	}
-	ret = pmcring_cpu_buf_peek(top->b, &top->rec);
-	if (ret < 0)
-		m->err = ret;	/* reported on the next call */
-	if (ret > 0) {
-		m->vis[0].key = top->rec.ts;
-		sift_down(m->vis, m->nvis, 0);
-	} else {
-		vis_pop(m);
-		top->bound = r->ts;
-		dr_push(m, t);
-	}
-	return 1;
+	return hand_out(m, r);
 none:
 	m->T_round = false;	/* the next call starts a new round */
+	give_back_all(m);
+	if (m->stg.limit) {
+		ret = stage_full(m);
+		if (ret < 0)
+			return m->err = ret;
+	}
 	return 0;
+}
+
+int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
+{
+	/* common case: a visible record that no drained ring blocks */
+	if (__builtin_expect(m->nvis && !m->err &&
+			     (!m->ndr || !blocks(&m->dr[0], m->vis[0].key,
+						 m->vis[0].idx)), 1))
+		return hand_out(m, r);
+	return merge_next_slow(m, r);
 }
 
 /*

@@ -66,10 +66,13 @@ struct pmcring_reader *pmcring_reader_new(struct pmcring *s,
 	struct pmcring_merge_opts mo = {
 		.sz = sizeof(mo),
 		.max_delay_ns = OPTS_GET(opts, max_delay_ns, 0),
-		.flags = PMCRING_MERGE_F_AUTO_CONSUME,
+		.flags = PMCRING_MERGE_F_AUTO_CONSUME |
+			 OPTS_GET(opts, merge_flags, 0),
+		.staging_bytes = OPTS_GET(opts, staging_bytes, 0),
 	};
 
-	if (!s || !fn || !OPTS_VALID(opts)) {
+	if (!s || !fn || !OPTS_VALID(opts) ||
+	    (OPTS_GET(opts, merge_flags, 0) & ~PMCRING_MERGE_F_NO_STAGING)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -20,6 +20,7 @@
  * one in the pmcring_record, and counted in the stats as `backwards`.
  */
 #define _GNU_SOURCE
+#include <stdlib.h>
 #include <sys/mman.h>
 #include "internal.h"
 
@@ -53,6 +54,8 @@ int pmcring_cpu_buf_init(struct pmcring_cpu_buf *b, void *base, size_t size,
 	b->data = (const uint8_t *)base + doff;
 	b->mask = dsize - 1;
 	b->pos = tail;
+	b->start = tail;
+	b->rel = tail;
 	b->head = tail;
 	b->tail = tail;
 	b->base = base;
@@ -61,73 +64,14 @@ int pmcring_cpu_buf_init(struct pmcring_cpu_buf *b, void *base, size_t size,
 	return 0;
 }
 
-static int corrupt(struct pmcring_cpu_buf *b)
-{
-	b->corrupt = true;
-	b->peek_end = 0;
-	return -EBADMSG;
-}
-
 int pmcring_cpu_buf_peek(struct pmcring_cpu_buf *b, struct pmcring_record *r)
 {
-	const struct pmcring_rec_header *h;
-	uint32_t hdr, len, type;
-	uint64_t avail, ts;
-
-	if (b->corrupt)
-		return -EBADMSG;
-	if (b->pos == b->head) {
-		/* (C): pairs with (B), the smp_wmb() before the producer's
-		 * store of data_head in pmcring_ring_commit().
-		 */
-		uint64_t head = smp_load_acquire(&b->ctl->data_head);
-
-		if ((head & 7) || head - b->tail > b->mask + 1 ||
-		    head - b->pos > head - b->tail)
-			return corrupt(b);
-		b->head = head;
-		if (head == b->pos)
-			return 0;
-	}
-	avail = b->head - b->pos;
-	if (avail < PMCRING_HEADER_SIZE)
-		return corrupt(b);
-	h = (const void *)(b->data + (b->pos & b->mask));
-	hdr = h->pl_header;
-	ts = h->pl_tsc;
-	len = PMCRING_HEADER_LEN(hdr);
-	type = PMCRING_HEADER_TYPE(hdr);
-	if (PMCRING_HEADER_MAGIC(hdr) != PMCRING_LOG_MAGIC ||
-	    len < PMCRING_HEADER_SIZE || len > PMCRING_RECORD_MAX ||
-	    PMCRING_RING_SPACE(len) > avail || type == 0 ||
-	    type > PMCRING_TYPE_MAX)
-		return corrupt(b);
-	b->peek_back = ts < b->last_ts;
-	if (b->peek_back)
-		ts = b->last_ts;
-	r->data = h;
-	r->len = len;
-	r->type = type;
-	r->ts = ts;
-	r->cpu = b->cpu;
-	r->ring = b->cpu;
-	r->end = b->pos + PMCRING_RING_SPACE(len);
-	b->peek_end = r->end;
-	b->peek_ts = ts;
-	return 1;
+	return cpu_buf_peek(b, r);
 }
 
 void pmcring_cpu_buf_next(struct pmcring_cpu_buf *b)
 {
-	if (!b->peek_end)
-		return;
-	/* relaxed atomics: pmcring_cpu_stats() may read them elsewhere */
-	WRITE_ONCE(&b->records, b->records + 1);
-	WRITE_ONCE(&b->backwards, b->backwards + b->peek_back);
-	WRITE_ONCE(&b->bytes, b->bytes + (b->peek_end - b->pos));
-	b->last_ts = b->peek_ts;
-	b->pos = b->peek_end;
-	b->peek_end = 0;
+	cpu_buf_next(b);
 }
 
 uint64_t pmcring_cpu_buf_pos(const struct pmcring_cpu_buf *b)
@@ -135,17 +79,133 @@ uint64_t pmcring_cpu_buf_pos(const struct pmcring_cpu_buf *b)
 	return b->pos;
 }
 
-void pmcring_cpu_buf_consume(struct pmcring_cpu_buf *b, uint64_t pos)
+/* Store data_tail = @pos ((D) of the contract). */
+static void store_tail(struct pmcring_cpu_buf *b, uint64_t pos)
 {
-	if (pos - b->tail > b->pos - b->tail || pos == b->tail)
-		return;
-	/* (D): the record loads above complete before the producer may
-	 * reuse the space; pairs with (A), the producer's load of data_tail
-	 * in pmcring_ring_reserve().
+	/* (D): the record loads above (and the copies to staging) complete
+	 * before the producer may reuse the space; pairs with (A), the
+	 * producer's load of data_tail in pmcring_ring_reserve().
 	 */
 	smp_mb(); /* (D), pairs with (A) */
 	smp_store_release(&b->ctl->data_tail, pos);
 	b->tail = pos;
+}
+
+/*
+ * Free the chunks consumed, then move data_tail from rel past the chunks
+ * that follow it without a gap: their bytes are copied, only the records
+ * handed out before them (still in the ring, maybe still being written
+ * out) hold the ring space.
+ */
+static void give_back(struct pmcring_cpu_buf *b)
+{
+	struct pmcring_stage_chunk *c;
+	uint64_t x = b->rel;
+
+	while ((c = b->stg_first) && c->hi <= b->rel) {
+		b->stg_first = c->next;
+		if (!c->next)
+			b->stg_last = NULL;
+		b->stg->used -= c->hi - c->lo;
+		free(c);
+	}
+	for (c = b->stg_first; c && c->lo <= x; c = c->next)
+		if (c->hi > x)
+			x = c->hi;
+	if (x > b->tail)
+		store_tail(b, x);
+}
+
+void pmcring_cpu_buf_consume(struct pmcring_cpu_buf *b, uint64_t pos)
+{
+	if (pos - b->rel > b->pos - b->rel || pos == b->rel)
+		return;
+	b->rel = pos;
+	if (!b->stg_first) {
+		store_tail(b, pos);
+		return;
+	}
+	give_back(b);
+}
+
+int pmcring_cpu_buf_stage(struct pmcring_cpu_buf *b)
+{
+	struct pmcring_stage_chunk *c;
+	uint64_t head, from, to, len;
+
+	if (!b->stg || b->corrupt)
+		return 0;
+	/* (C): pairs with (B), as in pmcring_cpu_buf_peek() */
+	head = smp_load_acquire(&b->ctl->data_head);
+	/* not passed and not staged yet: from the cursor or the last chunk */
+	from = b->rd ? b->stg_last->hi : b->pos;
+	if ((head & 7) || head - b->tail > b->mask + 1 ||
+	    head - from > head - b->tail) {
+		b->corrupt = true;
+		b->peek_end = 0;
+		return -EBADMSG;
+	}
+	/* whole records within the budget (bad lengths: peek reports them) */
+	to = b->stg->used + (head - from) <= b->stg->limit ? head : from;
+	while (to != head) {
+		const struct pmcring_rec_header *h =
+			(const void *)(b->data + (to & b->mask));
+		uint32_t rl = PMCRING_HEADER_LEN(h->pl_header);
+		uint64_t sp = PMCRING_RING_SPACE(rl);
+
+		if (rl < PMCRING_HEADER_SIZE || sp > head - to ||
+		    b->stg->used + (to + sp - from) > b->stg->limit)
+			break;
+		to += sp;
+	}
+	len = to - from;
+	if (!len)
+		return 0;
+	c = malloc(sizeof(*c) + len);
+	if (!c)
+		return 0;	/* the ring keeps them: maybe drops */
+	/* the data is mapped twice: len <= data_size bytes are contiguous */
+	memcpy(c->bytes, b->data + (from & b->mask), len);
+	c->next = NULL;
+	c->lo = from;
+	c->hi = to;
+	if (b->stg_last)
+		b->stg_last->next = c;
+	else
+		b->stg_first = c;
+	b->stg_last = c;
+	b->stg->used += len;
+	WRITE_ONCE(&b->staged, b->staged + len);
+	if (!b->rd)
+		b->rd = c;		/* from == pos */
+	b->head = to;		/* after the last chunk: look again */
+	give_back(b);
+	return 1;
+}
+
+void pmcring_cpu_buf_unstage(struct pmcring_cpu_buf *b)
+{
+	struct pmcring_stage_chunk *c;
+
+	if (b->stg_last) {
+		if (b->rd) {
+			/* staged: dropped */
+			WRITE_ONCE(&b->pos, b->stg_last->hi);
+			b->head = b->pos;
+			b->peek_end = 0;
+			b->rd = NULL;
+		}
+		while ((c = b->stg_first)) {
+			b->stg_first = c->next;
+			b->stg->used -= c->hi - c->lo;
+			free(c);
+		}
+		b->stg_last = NULL;
+		b->rel = b->pos;
+		if (b->pos > b->tail)
+			store_tail(b, b->pos);
+	}
+	b->stg = NULL;
 }
 
 unsigned int pmcring_cpu_buf_cpu(const struct pmcring_cpu_buf *b)
@@ -164,11 +224,13 @@ int pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
 	struct pmcring_cpu_stats all = {
 		.sz = st ? st->sz : 0,
 		.records = READ_ONCE(&b->records),
-		.bytes = READ_ONCE(&b->bytes),
+		.bytes = READ_ONCE(&b->pos) - b->start,
+		.staged = READ_ONCE(&b->staged),
 		.lost = READ_ONCE(&b->prod->lost),
 		.backwards = READ_ONCE(&b->backwards),
 		.prod_records = READ_ONCE(&b->prod->records),
 		.prod_bytes = READ_ONCE(&b->prod->bytes),
+		.prod_flags = READ_ONCE(&b->prod->flags),
 	};
 
 	if (!st || st->sz < offsetof(struct pmcring_cpu_stats, bytes))

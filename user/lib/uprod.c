@@ -102,6 +102,7 @@ static int init_cpu(struct pmcring_uprod *p, unsigned int cpu)
 		return -errno;
 	c->ctl = c->pbase;
 	c->prod = (void *)((uint8_t *)c->pbase + p->page);
+	c->prod->flags = PMCRING_PROD_F_DATA;	/* data from the start */
 	c->data = (uint8_t *)c->pbase + 2 * p->page;
 	c->ctl->version = PMCRING_ABI_VERSION;
 	c->ctl->compat_version = PMCRING_ABI_COMPAT_VERSION;

@@ -15,6 +15,7 @@
 
 #include "cmd.h"
 #include "opts.h"
+#include "pfm.h"
 
 /* 0 if this machine can count @ev, else a negative errno. */
 static int event_probe(const struct rec_event *ev)
@@ -58,6 +59,7 @@ int cmd_list(int argc, char **argv)
 {
 	struct rec_event ev;
 	unsigned int i;
+	int n;
 
 	if (argc > 1) {
 		if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -75,5 +77,17 @@ int cmd_list(int argc, char **argv)
 		       ev.type == PERF_TYPE_HARDWARE ? "hardware" : "software",
 		       event_why(event_probe(&ev)));
 	printf("\nnone                 -         no sampling (-e none)\n");
+	printf("rHEX                 raw       a raw PMU event code, as "
+	       "perf's -e rHEX\n");
+	printf("\nModifiers: EVENT:u counts user mode only, EVENT:k kernel "
+	       "mode only.\n");
+	printf("\nPMU events of this machine (libpfm4; -e PMU::EVENT[:UMASK]"
+	       "[:u|:k]):\n");
+	n = pfm_event_list(stdout);
+	if (n == -ENOENT)
+		printf("  (none: built without libpfm4)\n");
+	else if (n == 0)
+		printf("  (none: libpfm4 finds no PMU here, e.g. a VM "
+		       "without one)\n");
 	return 0;
 }

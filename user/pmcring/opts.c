@@ -3,16 +3,20 @@
  * `pmcring record` options.  Parsing only fills struct rec_opts (and
  * strdup()s stream names): no I/O, no exit, so the fuzzer can drive it.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <linux/perf_event.h>
 
 #include "opts.h"
+#include "pfm.h"
 
 static const struct {
 	const char	*name;
@@ -49,20 +53,85 @@ int rec_event_at(unsigned int i, struct rec_event *ev)
 	return 0;
 }
 
-int rec_event_lookup(const char *name, struct rec_event *ev)
+/* A name of the table, or "rHEX" (perf's raw event), @len bytes of @s. */
+static int event_base(const char *s, size_t len, struct rec_event *ev)
 {
+	char hex[24], *end;
 	size_t i;
 
 	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
-		if (strcasecmp(events[i].name, name))
+		if (strlen(events[i].name) != len ||
+		    strncasecmp(events[i].name, s, len))
 			continue;
-		memset(ev, 0, sizeof(*ev));
-		snprintf(ev->name, sizeof(ev->name), "%s", events[i].name);
 		ev->type = events[i].type;
 		ev->config = events[i].config;
 		return 0;
 	}
+	if (len >= 2 && len < sizeof(hex) && s[0] == 'r' &&
+	    isxdigit((unsigned char)s[1])) {
+		memcpy(hex, s + 1, len - 1);
+		hex[len - 1] = '\0';
+		errno = 0;
+		ev->config = strtoull(hex, &end, 16);
+		if (!errno && !*end && len - 1 <= 16) {
+			ev->type = PERF_TYPE_RAW;
+			return 0;
+		}
+	}
 	return -ENOENT;
+}
+
+/* perf's :u and :k; "uk" counts both. */
+static int event_modifiers(const char *m, uint32_t *flags)
+{
+	bool u = false, k = false;
+
+	if (!*m)
+		return -EINVAL;
+	for (; *m; m++) {
+		if (*m == 'u')
+			u = true;
+		else if (*m == 'k')
+			k = true;
+		else
+			return -EINVAL;
+	}
+	*flags = u && !k ? PMCRING_CTR_F_EXCLUDE_KERNEL :
+		 k && !u ? PMCRING_CTR_F_EXCLUDE_USER : 0;
+	return 0;
+}
+
+/* A PMU event through libpfm4, modifiers included ("EV:UMASK:u"). */
+static int event_pfm(const char *name, struct rec_event *ev)
+{
+	struct pfm_event pe;
+	int err = pfm_event_encode(name, &pe);
+
+	if (err)
+		return err;
+	if (pe.exclude_user && pe.exclude_kernel)
+		return -EINVAL;
+	ev->type = pe.type;
+	ev->config = pe.config;
+	ev->flags = pe.exclude_kernel ? PMCRING_CTR_F_EXCLUDE_KERNEL :
+		    pe.exclude_user ? PMCRING_CTR_F_EXCLUDE_USER : 0;
+	return 0;
+}
+
+int rec_event_lookup(const char *name, struct rec_event *ev)
+{
+	const char *colon = strrchr(name, ':');
+	size_t len = strlen(name);
+
+	memset(ev, 0, sizeof(*ev));
+	if (!len || len >= sizeof(ev->name))
+		return -ENOENT;
+	snprintf(ev->name, sizeof(ev->name), "%s", name);
+	if (!event_base(name, len, ev))
+		return 0;
+	if (colon && !event_base(name, colon - name, ev))
+		return event_modifiers(colon + 1, &ev->flags);
+	return event_pfm(name, ev);
 }
 
 void rec_usage(FILE *f)
@@ -84,8 +153,9 @@ void rec_usage(FILE *f)
 "  -t, --tid TID           record one existing thread, not the rest of its\n"
 "                          process nor its children\n"
 "  -e, --event EV[,EV]     sampling events (cycles, instructions,\n"
-"                          cpu-clock, ...; default cycles, or cpu-clock\n"
-"                          without a PMU; 'none' for no sampling)\n"
+"                          cpu-clock, ..., rHEX, libpfm4's PMU::EVENT; :u\n"
+"                          user only, :k kernel only; default cycles, or\n"
+"                          cpu-clock without a PMU; 'none': no sampling)\n"
 "  -c, --count N           sample every N events (also --period)\n"
 "  -F, --freq HZ           sample HZ times a second (default %u)\n"
 "  -g                      call chains (the default, as with pmcstat)\n"
@@ -94,6 +164,9 @@ void rec_usage(FILE *f)
 "      --types LIST        record types to record (callchain,proccsw,...\n"
 "                          or all; default all)\n"
 "      --buffer-pages N    ring data pages per CPU, a power of two\n"
+"      --staging-mb N      user memory for records of a full ring while\n"
+"                          the merge waits for another CPU (default 64,\n"
+"                          0: none)\n"
 "      --duration S        stop after S seconds\n"
 "      --no-uring          plain read/write consumer (baseline)\n"
 "  -q, --quiet             no live status line\n"
@@ -121,7 +194,7 @@ enum {
 	OPT_TYPES = 256, OPT_BUFFER_PAGES, OPT_DURATION, OPT_NO_URING,
 	OPT_BM_CHANNEL, OPT_PATH, OPT_CONTAINER, OPT_STREAM, OPT_BLOB_JSON,
 	OPT_TIMING, OPT_ROLL_SIZE, OPT_ROLL_TIME, OPT_GENERATE, OPT_FORMAT,
-	OPT_CALL_GRAPH, OPT_DEPTH, OPT_VERSION,
+	OPT_CALL_GRAPH, OPT_DEPTH, OPT_VERSION, OPT_STAGING_MB,
 };
 
 static const struct option longopts[] = {
@@ -139,6 +212,7 @@ static const struct option longopts[] = {
 	{ "callchain-depth", required_argument, NULL, OPT_DEPTH },
 	{ "types", required_argument, NULL, OPT_TYPES },
 	{ "buffer-pages", required_argument, NULL, OPT_BUFFER_PAGES },
+	{ "staging-mb", required_argument, NULL, OPT_STAGING_MB },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "no-uring", no_argument, NULL, OPT_NO_URING },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -228,8 +302,16 @@ static int parse_events(struct rec_opts *o, const char *list, char *err,
 		if (o->nr_events >= FMT_MAX_COUNTERS)
 			return fail(err, sz, "-e: at most %u events",
 				    FMT_MAX_COUNTERS);
-		if (rec_event_lookup(tok, &o->events[o->nr_events]))
-			return fail(err, sz, "-e: unknown event '%s'", tok);
+		switch (rec_event_lookup(tok, &o->events[o->nr_events])) {
+		case 0:
+			break;
+		case -EINVAL:
+			return fail(err, sz, "-e %s: bad modifier (perf's :u "
+				    "or :k, or both)", tok);
+		default:
+			return fail(err, sz, "-e: unknown event '%s' (see "
+				    "pmcring list; raw events: rHEX)", tok);
+		}
 		o->nr_events++;
 	}
 	return 0;
@@ -428,6 +510,13 @@ static int parse_one(struct rec_opts *o, int c, const char *arg, char *err,
 			return fail(err, sz, "--buffer-pages: a power of two, "
 				    "not '%s'", arg);
 		o->buffer_pages = (uint32_t)v;
+		return 0;
+	case OPT_STAGING_MB:
+		if (parse_u64(arg, 1u << 20, false, &v))
+			return fail(err, sz, "--staging-mb: MiB from 0 to %u, "
+				    "not '%s'", 1u << 20, arg);
+		o->staging_mb = v;
+		o->staging_given = true;
 		return 0;
 	case OPT_DURATION:
 		if (parse_ms(arg, &o->duration_ms))

@@ -7,8 +7,9 @@
 
 struct rec_event {
 	char		name[PMCRING_NAME_MAX];
-	uint32_t	type;		/* PERF_TYPE_HARDWARE / _SOFTWARE */
+	uint32_t	type;		/* PERF_TYPE_*, or a PMU's type */
 	uint64_t	config;
+	uint32_t	flags;		/* PMCRING_CTR_F_EXCLUDE_* (:u, :k) */
 };
 
 /* -C takes CPUs 0..REC_MAX_CPUS-1 (the kernel's NR_CPUS is at most 8192). */
@@ -32,6 +33,8 @@ struct rec_opts {
 	uint64_t	freq;		/* -F */
 	uint64_t	types;		/* --types; 0: all */
 	uint32_t	buffer_pages;	/* 0: library default */
+	uint64_t	staging_mb;	/* --staging-mb; 0: no staging */
+	bool		staging_given;	/* else the library's default */
 	uint64_t	duration_ms;	/* 0: until the command exits / signal */
 	uint32_t	callchain_depth;
 	bool		no_uring;
@@ -60,7 +63,12 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 		   size_t errsz);
 void rec_opts_free(struct rec_opts *o);
 void rec_usage(FILE *f);
-/* Look up a perf event name ("cycles", "cpu-clock", ...). */
+/*
+ * Parse an event as perf's -e does: a name ("cycles", "cpu-clock", ...),
+ * a raw "rHEX", or a PMU event libpfm4 knows ("INST_RETIRED:ANY_P"), each
+ * with an optional ":u" / ":k" modifier.  0, -ENOENT for an unknown event,
+ * -EINVAL for a bad modifier.
+ */
 int rec_event_lookup(const char *name, struct rec_event *ev);
 /* The @i-th known event, or -ENOENT past the last (`pmcring list`). */
 int rec_event_at(unsigned int i, struct rec_event *ev);

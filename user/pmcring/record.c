@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -403,7 +404,7 @@ static bool add_counters(struct pmcring *s, struct rec_opts *o,
 		c.config = ev[i].config;
 		c.rate = o->period ? o->period : o->freq ? o->freq :
 			 REC_DEFAULT_FREQ;
-		c.flags = o->period ? 0 : PMCRING_CTR_F_FREQ;
+		c.flags = (o->period ? 0 : PMCRING_CTR_F_FREQ) | ev[i].flags;
 		memcpy(c.name, ev[i].name, sizeof(c.name));
 		c.name[sizeof(c.name) - 1] = '\0';
 		err = pmcring_add_counter(s, &c);
@@ -580,6 +581,47 @@ static int stop_child(struct recorder *r, enum stop_why why)
  * ends, within one set of full rings; a second signal cuts it short.  The
  * end of the file (CLOSELOG, the final header) is written either way.
  */
+/*
+ * Does @pid write to our terminal?  Its standard output or error is the
+ * terminal that our standard error is.  When that cannot be read (another
+ * user's process, no /proc), assume it does.
+ */
+static bool shares_terminal(pid_t pid)
+{
+	struct stat ours, theirs;
+	char path[64];
+	int fd;
+
+	if (fstat(STDERR_FILENO, &ours))
+		return true;
+	for (fd = 1; fd <= 2; fd++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+		if (stat(path, &theirs))
+			return errno != ENOENT;
+		if (theirs.st_rdev == ours.st_rdev && S_ISCHR(theirs.st_mode))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The live status line, as perf does it: only where nobody else writes.
+ * A recorded command shares our terminal, so it gets none (perf record
+ * prints nothing while the command runs either); a -p target gets one
+ * unless its output goes to the same terminal.  Drawn with "\r\033[K" it
+ * would overwrite their lines.
+ */
+static bool status_wanted(const struct recorder *r)
+{
+	if (r->o.quiet || !isatty(STDERR_FILENO))
+		return false;
+	if (r->o.cmd)
+		return false;
+	if (r->o.pid && shares_terminal(r->o.pid))
+		return false;
+	return true;
+}
+
 static int record_loop(struct recorder *r, int *child_sig)
 {
 	struct status st = { 0 };
@@ -588,7 +630,7 @@ static int record_loop(struct recorder *r, int *child_sig)
 	sig_atomic_t sigs;
 	int err = 0, ret;
 
-	st.on = !r->o.quiet && isatty(STDERR_FILENO);
+	st.on = status_wanted(r);
 	st.start = st.last = now_ns(CLOCK_MONOTONIC);
 	if (r->o.duration_ms)
 		end_at = st.start + r->o.duration_ms * 1000000ull;
@@ -681,6 +723,11 @@ static int record_setup(struct recorder *r)
 	if (!add_counters(r->s, &r->o, &r->fo))
 		return 1;
 	mo.max_delay_ns = WAIT_MS * 1000000ull;
+	/* a CPU bursting while another is slow: user memory, not drops */
+	if (r->o.staging_given && !r->o.staging_mb)
+		mo.flags |= PMCRING_MERGE_F_NO_STAGING;
+	else if (r->o.staging_given)
+		mo.staging_bytes = r->o.staging_mb << 20;
 	r->m = pmcring_merge_new_session(r->s, &mo);
 	if (!r->m) {
 		fprintf(stderr, "pmcring: merge: %s\n", strerror(errno));

@@ -3,10 +3,12 @@
  * Description: `pmcring record` option parsing: a full command line lands
  * in the right fields (formats, targets including -C's CPU list and -t's
  * thread, events, sizes with suffixes, blob streams by type name or
- * NAME:TYPES, the COMMAND after --), blob defaults to one "all" stream, and every bad argument is refused with a message
- * (exit status 2 in the command) instead of being half taken.
+ * NAME:TYPES, the COMMAND after --), blob defaults to one "all" stream,
+ * and every bad argument is refused with a message (exit status 2 in the
+ * command) instead of being half taken.
  */
 #include "test_fmt_common.h"
+#include <linux/perf_event.h>
 #include "../pmcring/opts.h"
 
 static int parse(struct rec_opts *o, char *err, ...)
@@ -43,7 +45,8 @@ int main(void)
 		  "--blob-json", "--timing", "--roll-size", "64M",
 		  "--roll-time", "30", "-e", "cycles,cpu-clock", "-c", "10000",
 		  "--call-graph", "fp,64", "--types", "callchain,proccsw", "--buffer-pages",
-		  "256", "--duration", "1.5", "--no-uring", "-q", "--",
+		  "256", "--staging-mb", "0", "--duration", "1.5", "--no-uring",
+		  "-q", "--",
 		  "prog", "-x", "arg", (char *)NULL);
 	CHECK(r == 0, "full line: %d %s", r, err);
 	CHECK(o.kind == FMT_BLOB && !strcmp(o.output, "/d") &&
@@ -60,7 +63,7 @@ int main(void)
 	      o.events[1].type == 1 && o.events[1].config == 0 &&
 	      o.period == 10000 && o.callchain_depth == 64, "events");
 	CHECK(o.buffer_pages == 256 && o.duration_ms == 1500 && o.no_uring &&
-	      o.quiet, "session options");
+	      o.quiet && o.staging_given && !o.staging_mb, "session options");
 	CHECK(o.cmd_argc == 3 && !strcmp(o.cmd[0], "prog") &&
 	      !strcmp(o.cmd[1], "-x"), "command after --");
 	rec_opts_free(&o);
@@ -120,10 +123,18 @@ int main(void)
 	BAD("-a", "--", "true");
 	BAD("-c", "10", "-F", "10", "-a");
 	BAD("-e", "bogus", "-a");
+	BAD("-e", "cycles:x", "-a");		/* perf's :u and :k only */
+	BAD("-e", "cpu-clock:", "-a");
+	BAD("-e", "r", "-a");
+	BAD("-e", "rxyz", "-a");
+	BAD("-e", "r12345678901234567", "-a");	/* over 64 bits */
+	BAD("-e", "perf::NO_SUCH_EVENT", "-a");
 	BAD("-p", "0");
 	BAD("-p", "-3");
 	BAD("-F", "0", "-a");
 	BAD("--buffer-pages", "3", "-a");
+	BAD("--staging-mb", "-1", "-a");
+	BAD("--staging-mb", "2000000", "-a");
 	BAD("--duration", "-1", "-a");
 	BAD("--duration", "abc", "-a");
 	BAD("--types", "callchain,,proccsw", "-a");
@@ -190,6 +201,43 @@ int main(void)
 	rec_opts_free(&o);
 	BAD("-t", "5", "-a");
 	BAD("-t", "5", "--", "true");
+	/* perf's modifiers, raw codes and libpfm4's names */
+	r = parse(&o, err, "-e", "cpu-clock:u,cycles:k,page-faults:uk,r1c2,"
+		  "rC0:u", "-a", (char *)NULL);
+	CHECK(r == 0, "modifiers: %s", err);
+	CHECK(o.nr_events == 5, "5 events, got %u", o.nr_events);
+	CHECK(o.events[0].type == PERF_TYPE_SOFTWARE &&
+	      o.events[0].config == PERF_COUNT_SW_CPU_CLOCK &&
+	      o.events[0].flags == PMCRING_CTR_F_EXCLUDE_KERNEL &&
+	      !strcmp(o.events[0].name, "cpu-clock:u"), "cpu-clock:u");
+	CHECK(o.events[1].type == PERF_TYPE_HARDWARE &&
+	      o.events[1].flags == PMCRING_CTR_F_EXCLUDE_USER, "cycles:k");
+	CHECK(o.events[2].flags == 0, ":uk counts both");
+	CHECK(o.events[3].type == PERF_TYPE_RAW &&
+	      o.events[3].config == 0x1c2 && !o.events[3].flags, "r1c2");
+	CHECK(o.events[4].type == PERF_TYPE_RAW &&
+	      o.events[4].config == 0xc0 &&
+	      o.events[4].flags == PMCRING_CTR_F_EXCLUDE_KERNEL, "rC0:u");
+	rec_opts_free(&o);
+	r = parse(&o, err, "-e", "bogus", "-a", (char *)NULL);
+	CHECK(r == -EINVAL && strstr(err, "pmcring list"), "hint: %s", err);
+	rec_opts_free(&o);
+	r = parse(&o, err, "-e", "cycles:q", "-a", (char *)NULL);
+	CHECK(r == -EINVAL && strstr(err, ":u"), "modifier hint: %s", err);
+	rec_opts_free(&o);
+#ifdef PMCRING_HAVE_LIBPFM
+	/* libpfm4's generic perf PMU exists on every machine */
+	r = parse(&o, err, "-e", "perf::PERF_COUNT_SW_CPU_CLOCK:u", "-a",
+		  (char *)NULL);
+	CHECK(r == 0, "libpfm4 name: %s", err);
+	CHECK(o.nr_events == 1 && o.events[0].type == PERF_TYPE_SOFTWARE &&
+	      o.events[0].config == PERF_COUNT_SW_CPU_CLOCK &&
+	      o.events[0].flags == PMCRING_CTR_F_EXCLUDE_KERNEL,
+	      "perf::PERF_COUNT_SW_CPU_CLOCK:u: type %u config %llu flags %u",
+	      o.events[0].type, (unsigned long long)o.events[0].config,
+	      o.events[0].flags);
+	rec_opts_free(&o);
+#endif
 	r = parse(&o, err, (char *)NULL);
 	CHECK(r == -EINVAL && strstr(err, "nothing to record"), "no target");
 	rec_opts_free(&o);

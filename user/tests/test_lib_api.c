@@ -131,7 +131,7 @@ static int test_merge_errors(void)
 	struct pmcring_merge_opts badflag = o;
 	struct pmcring_merge *m;
 
-	badflag.flags = 2;
+	badflag.flags = 4;	/* 1: AUTO_CONSUME, 2: NO_STAGING */
 	if (pmcring_merge_new(bufs, 0, &o) || errno != EINVAL)
 		FAIL("n = 0 accepted");
 	if (pmcring_merge_new(bufs, 2, &o) || errno != EINVAL)

@@ -5,7 +5,8 @@
  * several threads commit late (records held in flight with pending_ts set,
  * also while the thread writes to its other CPUs), go idle, wrap their
  * small rings and drop records (6 and 64 CPUs); an idle CPU does not stall
- * it, an in-flight record on a drained CPU does.
+ * it, an in-flight record on a drained CPU does.  Over random inputs with
+ * many equal timestamps, what comes out is exactly a reference sort's.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -600,8 +601,374 @@ static int test_backwards(void)
 	return 0;
 }
 
+/* ---- staging -------------------------------------------------------------- */
+
+/* put_at() that reports a full ring (-ENOSPC) instead of failing. */
+static int try_put_at(struct pmcring_uprod *p, unsigned int cpu, uint64_t ts,
+		      uint64_t seq)
+{
+	struct pmcring_rec_generated *g;
+
+	g = pmcring_uprod_reserve(p, cpu, PMCRING_TYPE_GENERATED, 32);
+	if (!g)
+		return -errno;
+	g->h.pl_tsc = ts;
+	g->pl_seq = seq;
+	g->pl_cpu = cpu;
+	pmcring_uprod_commit(p, cpu);
+	return 0;
+}
+
+/*
+ * Ring 0 bursts (12 ring sizes) while ring 1's bound stays behind (the
+ * clock does not move): the merge can hand nothing out.  With staging the
+ * burst goes to user memory, nothing is dropped and, once the bound moves,
+ * every record comes out in order; without it the ring fills and drops.
+ * A staging limit below the burst drops again, in order all the same.
+ */
+static uint64_t skew_run(uint32_t flags, uint64_t staging_bytes,
+			 uint64_t *staged)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(2, 1);
+	unsigned int order[2] = { 0, 1 };
+	struct pmcring_cpu_buf *bufs[2];
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o), .clock = fixed_clock,
+		.flags = PMCRING_MERGE_F_AUTO_CONSUME | flags,
+		.staging_bytes = staging_bytes,
+	};
+	struct pmcring_cpu_stats st = { .sz = sizeof(st) };
+	uint64_t k, drops = 0, next_seq = 0, last_ts = 0, n = 1000;
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	int ret;
+
+	if (!p)
+		FAIL("setup: %m");
+	bufs[0] = pmcring_uprod_cpu_buf(p, order[0]);
+	bufs[1] = pmcring_uprod_cpu_buf(p, order[1]);
+	m = pmcring_merge_new(bufs, 2, &o);
+	if (!m)
+		FAIL("merge: %m");
+	fixed_now = 10;			/* ring 1's bound: 10 */
+	for (k = 0; k < n; k++) {
+		if (try_put_at(p, 0, 100 + k, k))
+			drops++;
+		if (k % 8 == 7 && (ret = next2(m, &r)) != 0)
+			FAIL("record %d out while ring 1 is behind", ret);
+	}
+	fixed_now = 100000;
+	while ((ret = next2(m, &r)) == 1) {
+		const struct pmcring_rec_generated *g = r.data;
+
+		if (r.ts < last_ts)
+			FAIL("out of order");
+		last_ts = r.ts;
+		if (r.type == PMCRING_TYPE_DROPNOTIFY)
+			continue;
+		if (g->pl_seq < next_seq || g->h.pl_tsc != 100 + g->pl_seq)
+			FAIL("seq %llu after %llu", (unsigned long long)g->pl_seq,
+			     (unsigned long long)next_seq);
+		next_seq = g->pl_seq + 1;
+	}
+	if (ret < 0)
+		FAIL("merge: %s", strerror(-ret));
+	if (!drops && next_seq != n)
+		FAIL("%llu of %llu records", (unsigned long long)next_seq,
+		     (unsigned long long)n);
+	pmcring_cpu_buf_stats(bufs[0], &st);
+	*staged = st.staged;
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return drops;
+}
+
+static int test_staging(void)
+{
+	uint64_t staged, drops;
+
+	drops = skew_run(PMCRING_MERGE_F_NO_STAGING, 0, &staged);
+	printf("# skew, no staging: %llu of 1000 records dropped\n",
+	       (unsigned long long)drops);
+	if (!drops || staged)
+		FAIL("no staging: %llu drops, %llu staged",
+		     (unsigned long long)drops, (unsigned long long)staged);
+	drops = skew_run(0, 0, &staged);
+	printf("# skew, staging: %llu dropped, %llu bytes staged\n",
+	       (unsigned long long)drops, (unsigned long long)staged);
+	if (drops || staged < 800 * 32)
+		FAIL("staging: %llu drops, %llu staged",
+		     (unsigned long long)drops, (unsigned long long)staged);
+	drops = skew_run(0, 16384, &staged);
+	printf("# skew, 16 KiB staging: %llu dropped, %llu bytes staged\n",
+	       (unsigned long long)drops, (unsigned long long)staged);
+	if (!drops || staged > 16384)
+		FAIL("16 KiB staging: %llu drops, %llu staged",
+		     (unsigned long long)drops, (unsigned long long)staged);
+	return 0;
+}
+
+/*
+ * Records handed out and not consumed yet (no AUTO_CONSUME) stay in the
+ * ring, intact, while the records after them are staged; their space
+ * and the staged records' go back when the caller consumes them.
+ */
+static int test_staging_held(void)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(2, 1);
+	struct pmcring_cpu_buf *bufs[2];
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o), .clock = fixed_clock,
+	};
+	const struct pmcring_rec_generated *held[10];
+	uint64_t held_end = 0, k, last_ts = 0, out = 0;
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	unsigned int i;
+	int ret;
+
+	if (!p)
+		FAIL("setup: %m");
+	bufs[0] = pmcring_uprod_cpu_buf(p, 0);
+	bufs[1] = pmcring_uprod_cpu_buf(p, 1);
+	m = pmcring_merge_new(bufs, 2, &o);
+	if (!m)
+		FAIL("merge: %m");
+	fixed_now = 1000;
+	for (k = 0; k < 10; k++)
+		put_at(p, 0, 100 + k, k);
+	for (i = 0; i < 10; i++) {
+		if (next2(m, &r) != 1 || r.ring != 0)
+			FAIL("held record %u", i);
+		held[i] = r.data;
+		held_end = r.end;
+	}
+	/* ring 1's bound stays at 1000: records from 2000 wait */
+	for (k = 10; k < 60; k++) {
+		if (try_put_at(p, 0, 2000 + k, k))
+			FAIL("record %llu dropped", (unsigned long long)k);
+		if (k % 8 == 7 && next2(m, &r) != 0)
+			FAIL("record out while ring 1 is behind");
+	}
+	for (i = 0; i < 10; i++)
+		if (held[i]->pl_seq != i || held[i]->h.pl_tsc != 100 + i)
+			FAIL("held record %u overwritten", i);
+	/* the held records keep the ring space: the ring fills up */
+	for (; k < 200 && !try_put_at(p, 0, 2000 + k, k); k++)
+		if (k % 8 == 7)
+			next2(m, &r);
+	if (k == 200)
+		FAIL("the held records did not hold the ring");
+	pmcring_cpu_buf_consume(bufs[0], held_end);
+	/* now the staged records' space is free too */
+	for (i = 0; i < 20; i++, k++)
+		if (try_put_at(p, 0, 2000 + k, k))
+			FAIL("record %llu dropped after the consume",
+			     (unsigned long long)k);
+	fixed_now = ~0ull >> 1;	/* past the DROPNOTIFY's real time */
+	while ((ret = next2(m, &r)) == 1) {
+		const struct pmcring_rec_generated *g = r.data;
+
+		if (r.ts < last_ts || r.type == PMCRING_TYPE_DROPNOTIFY)
+			continue;	/* the drop of the full ring above */
+		last_ts = r.ts;
+		if (g->h.pl_tsc != 2000 + g->pl_seq)
+			FAIL("record %llu damaged", (unsigned long long)g->pl_seq);
+		out++;
+		pmcring_cpu_buf_consume(bufs[r.ring], r.end);
+	}
+	if (ret < 0 || out != k - 10)
+		FAIL("%llu of %llu records, %d", (unsigned long long)out,
+		     (unsigned long long)(k - 10), ret);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
+/*
+ * A merge freed with records staged and not handed out drops them: the
+ * chunks are freed (ASan would see a leak), the cursor and data_tail are
+ * past them, the whole ring is the producer's again.
+ */
+static int test_staging_free(void)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(2, 1);
+	struct pmcring_cpu_buf *bufs[2];
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o), .clock = fixed_clock,
+		.flags = PMCRING_MERGE_F_AUTO_CONSUME,
+	};
+	struct pmcring_cpu_stats st = { .sz = sizeof(st) };
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	uint64_t k;
+
+	if (!p)
+		FAIL("setup: %m");
+	bufs[0] = pmcring_uprod_cpu_buf(p, 0);
+	bufs[1] = pmcring_uprod_cpu_buf(p, 1);
+	m = pmcring_merge_new(bufs, 2, &o);
+	if (!m)
+		FAIL("merge: %m");
+	fixed_now = 10;
+	for (k = 0; k < 100; k++)
+		put_at(p, 0, 100 + k, k);
+	if (next2(m, &r) != 0)
+		FAIL("record out while ring 1 is behind");
+	pmcring_cpu_buf_stats(bufs[0], &st);
+	if (st.staged != 100 * 32)
+		FAIL("%llu bytes staged", (unsigned long long)st.staged);
+	pmcring_merge_free(m);
+	if (pmcring_cpu_buf_peek(bufs[0], &r) != 0)
+		FAIL("staged records still there after the free");
+	for (k = 0; k < 4096 / 32; k++)
+		if (try_put_at(p, 0, 1000 + k, k))
+			FAIL("ring not free after the free: record %llu",
+			     (unsigned long long)k);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
+/* ---- against a reference sort -------------------------------------------- */
+
+struct ref_rec {
+	uint64_t	ts;		/* as handed out: clamped */
+	unsigned int	ring;
+	uint64_t	seq;		/* per ring */
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct ref_rec *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->ring != y->ring)
+		return x->ring < y->ring ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Random inputs over @n rings (ring i = a shuffled CPU): timestamps from a
+ * small range, so most have ties across rings and within a ring, some
+ * going backwards (clamped); written in @phases, merged after each one
+ * (the next phase starts at the clock the merge was given, the first
+ * timestamp the bounds allow).
+ * What comes out must be exactly the stable (ts, ring index, ring order)
+ * sort of what went in.
+ */
+static int test_reference(unsigned int seed, unsigned int n,
+			  unsigned int phases, unsigned int per_phase,
+			  uint32_t flags)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(n, 4);
+	struct pmcring_cpu_buf **bufs = calloc(n, sizeof(*bufs));
+	unsigned int *order = calloc(n, sizeof(*order));
+	uint64_t *last = calloc(n, sizeof(*last)), *seq = calloc(n, 8);
+	size_t cap = (size_t)phases * per_phase, nin = 0, nout = 0;
+	struct ref_rec *in = calloc(cap, sizeof(*in));
+	struct ref_rec *out = calloc(cap, sizeof(*out));
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o), .clock = fixed_clock, .flags = flags,
+	};
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	uint64_t base = 1000;
+	unsigned int i, ph, seed0 = seed;
+
+	if (!p || !bufs || !order || !last || !seq || !in || !out)
+		FAIL("setup: %m");
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	for (i = n; i > 1; i--) {
+		unsigned int j = (unsigned int)rand_r(&seed) % i, x = order[i - 1];
+
+		order[i - 1] = order[j];
+		order[j] = x;
+	}
+	for (i = 0; i < n; i++)
+		bufs[i] = pmcring_uprod_cpu_buf(p, order[i]);
+	m = pmcring_merge_new(bufs, n, &o);
+	if (!m)
+		FAIL("merge: %m");
+	for (ph = 0; ph < phases; ph++) {
+		uint64_t top = base;
+
+		for (i = 0; i < per_phase; i++) {
+			unsigned int ring = (unsigned int)rand_r(&seed) % n;
+			unsigned int k = (unsigned int)rand_r(&seed) % 16;
+			uint64_t ts = base + (unsigned int)rand_r(&seed) % 8;
+
+			/* mostly in order per ring, 1 in 16 backwards */
+			if (k && ts < last[ring])
+				ts = last[ring] + (k & 1);
+			put_at(p, order[ring], ts, seq[ring]);
+			in[nin++] = (struct ref_rec){
+				ts < last[ring] ? last[ring] : ts, ring,
+				seq[ring]++ };
+			if (ts > last[ring])
+				last[ring] = ts;
+			if (last[ring] > top)
+				top = last[ring];
+		}
+		/* the clock past every record: all of them can go out */
+		fixed_now = top + 1;
+		for (;;) {
+			int ret = next2(m, &r);
+			const struct pmcring_rec_generated *g;
+
+			if (ret < 0)
+				FAIL("merge: %s", strerror(-ret));
+			if (!ret)
+				break;
+			g = r.data;
+			if (nout == cap)
+				FAIL("more out than in");
+			out[nout++] = (struct ref_rec){ r.ts, r.ring, g->pl_seq };
+			if (r.cpu != order[r.ring] || g->pl_cpu != r.cpu)
+				FAIL("ring %u cpu %u", r.ring, r.cpu);
+			if (!(flags & PMCRING_MERGE_F_AUTO_CONSUME))
+				pmcring_cpu_buf_consume(bufs[r.ring], r.end);
+		}
+		if (nout != nin)
+			FAIL("phase %u: %zu out, %zu in", ph, nout, nin);
+		/* the bounds were the clock: nothing below it any more */
+		base = fixed_now;
+	}
+	qsort(in, nin, sizeof(*in), ref_cmp);
+	for (i = 0; i < nin; i++)
+		if (ref_cmp(&in[i], &out[i]))
+			FAIL("seed %u n %u record %u: ts %llu ring %u seq %llu, "
+			     "want ts %llu ring %u seq %llu", seed0, n, i,
+			     (unsigned long long)out[i].ts, out[i].ring,
+			     (unsigned long long)out[i].seq,
+			     (unsigned long long)in[i].ts, in[i].ring,
+			     (unsigned long long)in[i].seq);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	free(bufs);
+	free(order);
+	free(last);
+	free(seq);
+	free(in);
+	free(out);
+	return 0;
+}
+
 int main(void)
 {
+	static const unsigned int ns[] = { 1, 2, 3, 16, 33, 256 };
+	unsigned int i, s;
+
+	if (test_staging() || test_staging_held() || test_staging_free())
+		return 1;
+	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+		for (s = 1; s <= 4; s++)
+			if (test_reference(s * 7919 + i, ns[i], 8,
+					   ns[i] < 16 ? 120 : 40 * ns[i],
+					   s & 1 ? PMCRING_MERGE_F_AUTO_CONSUME :
+					   0))
+				return 1;
 	if (test_ties() || test_backwards())
 		return 1;
 	if (test_idle_cpus_do_not_stall())

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: rings follow CPU hotplug (runs with 2 vCPUs, uses the
+ * highest hot-pluggable CPU).  data_when_cpu_comes_online: a session
+ * configured while the CPU is offline has its region but no data pages
+ * (producer page flags without PMCRING_PROD_F_DATA, a read of its data
+ * pages is SIGBUS); once the CPU comes online the flag is set and records
+ * GENERATEd on it are all drained, none lost; after it goes offline again
+ * its ring, flag and records stay.  reader_across_hotplug: libpmcring's
+ * reader drains a session configured with the CPU offline while the CPU
+ * goes online and offline under a GENERATE load: every record committed
+ * on every CPU is handed out in timestamp order, none lost, and the CPU
+ * that came online contributed records.
+ *
+ * NEEDS_LIBPMCRING
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <setjmp.h>
+#include "ring_common.h"
+#include "libpmcring.h"
+
+#define GEN_SIZE	64u
+
+/* The highest CPU whose online file is writable, or 0 for none. */
+static unsigned int pluggable_cpu(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	char path[96];
+	unsigned int c, cpu = 0;
+
+	for (c = 1; c < RT_MAX_CPUS && c < (unsigned int)n; c++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%u/online", c);
+		if (!access(path, W_OK))
+			cpu = c;
+	}
+	return cpu;
+}
+
+static int set_online(unsigned int cpu, int on)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/online",
+		 cpu);
+	return pmcring_write_int(path, on);
+}
+
+static sigjmp_buf bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(bus_jmp, sig);
+}
+
+/*
+ * 1 if reading @p raises SIGBUS, else 0.  In this process: the ring
+ * mappings are VM_DONTCOPY, a child would not have them.
+ */
+static int read_is_sigbus(const volatile uint8_t *p)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus }, old;
+	volatile int bus = 0;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old);
+	if (!sigsetjmp(bus_jmp, 1))
+		(void)*p;
+	else
+		bus = 1;
+	sigaction(SIGBUS, &old, NULL);
+	return bus;
+}
+
+FIXTURE(hp) {
+	unsigned int cpu;
+};
+
+FIXTURE_SETUP(hp)
+{
+	self->cpu = pluggable_cpu();
+}
+
+/* Whatever happened, the CPU is online again for the next test. */
+FIXTURE_TEARDOWN(hp)
+{
+	if (self->cpu)
+		set_online(self->cpu, 1);
+}
+
+TEST_F(hp, data_when_cpu_comes_online)
+{
+	const unsigned int count = 500;
+	struct pmcring_config cfg = { 0 };
+	unsigned int cpu = self->cpu, c;
+	struct rt_stats st;
+	struct rt_sess s;
+	struct rt_ring *r;
+	long n;
+
+	PMCRING_REQUIRE_DEV();
+	if (!cpu || rt_online_cpus() < 2)
+		SKIP(return, "needs 2+ online CPUs with hotplug");
+	ASSERT_EQ(0, set_online(cpu, 0));
+
+	cfg.data_pages = 64;
+	cfg.flags = PMCRING_CFG_F_NO_SYNTH;
+	cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
+		    PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY);
+	ASSERT_EQ(0, rt_open_cfg(&s, &cfg, 1));
+	ASSERT_LT(cpu, s.nr_cpus);
+	r = &s.rings[cpu];
+
+	/* Every region exists; only the online CPUs have data pages. */
+	for (c = 0; c < s.nr_cpus; c++) {
+		char path[96];
+		int on;
+
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%u/online", c);
+		on = c == 0 ? 1 : (int)pmcring_read_long(path, 1);
+		EXPECT_EQ(c, s.rings[c].ctl->cpu);
+		EXPECT_EQ(on ? PMCRING_PROD_F_DATA : 0,
+			  rt_prod(&s.rings[c].prod->flags))
+			TH_LOG("cpu %u online %d", c, on);
+	}
+	EXPECT_EQ(0, rt_head(r));
+	EXPECT_EQ(0, rt_prod(&r->prod->pending_ts));
+	EXPECT_EQ(1, read_is_sigbus(r->data))
+		TH_LOG("cpu %u: its data pages do not exist yet", cpu);
+	EXPECT_EQ(-EINVAL, rt_generate_on(s.fd, cpu, 1, GEN_SIZE,
+					  PMCRING_GEN_F_TASK));
+
+	ASSERT_EQ(0, set_online(cpu, 1));
+	EXPECT_EQ(PMCRING_PROD_F_DATA, rt_prod(&r->prod->flags));
+	EXPECT_EQ(0, read_is_sigbus(r->data));
+	ASSERT_EQ(0, rt_generate_on(s.fd, cpu, count, GEN_SIZE,
+				    PMCRING_GEN_F_TASK | PMCRING_GEN_F_HARDIRQ));
+	memset(&st, 0, sizeof(st));
+	st.size = GEN_SIZE;
+	n = rt_drain(r, &st);
+	ASSERT_LE(0, n) TH_LOG("%s", st.err);
+	EXPECT_EQ(count, st.gen[PMCRING_GEN_CTX_TASK]);
+	EXPECT_EQ(count, st.gen[PMCRING_GEN_CTX_HARDIRQ]);
+	EXPECT_EQ(0, rt_prod(&r->prod->lost));
+
+	/* Offline again: the ring and its records stay until drained. */
+	ASSERT_EQ(0, rt_generate_on(s.fd, cpu, count, GEN_SIZE,
+				    PMCRING_GEN_F_TASK));
+	ASSERT_EQ(0, set_online(cpu, 0));
+	EXPECT_EQ(PMCRING_PROD_F_DATA, rt_prod(&r->prod->flags));
+	memset(&st, 0, sizeof(st));
+	st.size = GEN_SIZE;
+	n = rt_drain(r, &st);
+	ASSERT_LE(0, n) TH_LOG("%s", st.err);
+	EXPECT_EQ(count, st.gen[PMCRING_GEN_CTX_TASK]);
+	EXPECT_EQ(3 * count, rt_prod(&r->prod->records));
+	EXPECT_EQ(0, rt_prod(&r->prod->lost));
+	rt_info("cpu %u: region without data while offline at CONFIGURE, %u records after online, %u drained after offline\n",
+		cpu, 2 * count, count);
+	ASSERT_EQ(0, set_online(cpu, 1));
+	rt_close(&s);
+}
+
+struct gen_loop {
+	struct pmcring	*s;
+	atomic_bool	stop;
+	uint64_t	calls, ok, einval, errors;
+};
+
+/* GENERATE on whatever CPUs are online, until told to stop. */
+static void *gen_loop(void *p)
+{
+	struct gen_loop *g = p;
+	struct pmcring_generate req = {
+		.count = 200, .size = GEN_SIZE,
+		.flags = PMCRING_GEN_F_TASK | PMCRING_GEN_F_HARDIRQ,
+	};
+	int err;
+
+	while (!atomic_load(&g->stop)) {
+		err = pmcring_generate(g->s, &req);
+		/* A CPU that left between the mask and the start: EINVAL. */
+		if (!err)
+			g->ok++;
+		else if (err == -EINVAL)
+			g->einval++;
+		else if (err != -EINTR)
+			g->errors++;
+		g->calls++;
+	}
+	return NULL;
+}
+
+struct hp_seen {
+	unsigned int	ncpu;
+	uint64_t	last_ts, total, bad;
+	uint64_t	*seen;		/* [ncpu] */
+};
+
+static int hp_cb(void *ctx, const struct pmcring_record *r)
+{
+	const struct pmcring_rec_generated *rec = r->data;
+	struct hp_seen *hs = ctx;
+
+	if (r->ts < hs->last_ts || r->cpu >= hs->ncpu ||
+	    r->type != PMCRING_TYPE_GENERATED || rec->pl_cpu != r->cpu) {
+		hs->bad++;
+		return -EBADMSG;
+	}
+	hs->last_ts = r->ts;
+	hs->seen[r->cpu]++;
+	hs->total++;
+	return 0;
+}
+
+struct toggler {
+	unsigned int	cpu, cycles, done;
+	int		err;
+};
+
+static void *toggle(void *p)
+{
+	struct toggler *t = p;
+
+	for (t->done = 0; t->done < t->cycles && !t->err; t->done++) {
+		usleep(100000);
+		t->err = set_online(t->cpu, 1);
+		usleep(100000);
+		if (!t->err)
+			t->err = set_online(t->cpu, 0);
+	}
+	if (!t->err)
+		t->err = set_online(t->cpu, 1);
+	return NULL;
+}
+
+TEST_F(hp, reader_across_hotplug)
+{
+	struct pmcring_opts opts = {
+		.sz = sizeof(opts),
+		.data_pages = 256,
+		.flags = PMCRING_CFG_F_NO_SYNTH,
+		.types = PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
+			 PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY),
+	};
+	struct toggler t = { .cpu = self->cpu, .cycles = 4 };
+	struct gen_loop g = { 0 };
+	struct hp_seen hs = { 0 };
+	struct pmcring_reader *rd;
+	pthread_t gth, tth;
+	unsigned int c;
+	int n;
+
+	PMCRING_REQUIRE_DEV();
+	if (!self->cpu || rt_online_cpus() < 2)
+		SKIP(return, "needs 2+ online CPUs with hotplug");
+	ASSERT_EQ(0, set_online(self->cpu, 0));
+	g.s = pmcring_new(&opts);
+	ASSERT_NE(NULL, g.s) TH_LOG("pmcring_new: %s", strerror(errno));
+	hs.ncpu = pmcring_nr_cpus(g.s);
+	hs.seen = calloc(hs.ncpu, sizeof(*hs.seen));
+	ASSERT_NE(NULL, hs.seen);
+	rd = pmcring_reader_new(g.s, hp_cb, &hs, NULL);
+	ASSERT_NE(NULL, rd) TH_LOG("reader_new: %s", strerror(errno));
+	ASSERT_EQ(0, pmcring_enable(g.s));
+	ASSERT_EQ(0, pthread_create(&gth, NULL, gen_loop, &g));
+	ASSERT_EQ(0, pthread_create(&tth, NULL, toggle, &t));
+	while (t.done < t.cycles && !t.err) {
+		n = pmcring_reader_poll(rd, 50);
+		ASSERT_LE(0, n) TH_LOG("poll: %s", strerror(-n));
+	}
+	pthread_join(tth, NULL);
+	atomic_store(&g.stop, true);
+	pthread_join(gth, NULL);
+	ASSERT_EQ(0, t.err) TH_LOG("cpu %u online/offline", t.cpu);
+	EXPECT_EQ(0, g.errors);
+	ASSERT_EQ(0, pmcring_disable(g.s));
+	while ((n = pmcring_reader_poll(rd, 1000)) > 0)
+		;
+	ASSERT_EQ(-ENODATA, n) TH_LOG("poll: %s", strerror(-n));
+	EXPECT_EQ(0, hs.bad);
+	for (c = 0; c < hs.ncpu; c++) {
+		struct pmcring_cpu_stats st = { .sz = sizeof(st) };
+
+		ASSERT_EQ(0, pmcring_cpu_stats(g.s, c, &st));
+		EXPECT_EQ(st.prod_records, st.records) TH_LOG("cpu %u", c);
+		EXPECT_EQ(st.prod_records, hs.seen[c]) TH_LOG("cpu %u", c);
+		EXPECT_EQ(0, st.lost) TH_LOG("cpu %u", c);
+	}
+	EXPECT_LT(0, hs.seen[self->cpu])
+		TH_LOG("cpu %u came online: it has records", self->cpu);
+	{
+		struct pmcring_cpu_stats st = { .sz = sizeof(st) };
+
+		ASSERT_EQ(0, pmcring_cpu_stats(g.s, self->cpu, &st));
+		EXPECT_EQ(PMCRING_PROD_F_DATA, st.prod_flags);
+	}
+	rt_info("reader: %llu records in order over %u online/offline cycles of cpu %u (%llu from it), %llu GENERATE calls (%llu EINVAL at a CPU change), none lost\n",
+		(unsigned long long)hs.total, t.done, self->cpu,
+		(unsigned long long)hs.seen[self->cpu],
+		(unsigned long long)g.calls, (unsigned long long)g.einval);
+	pmcring_reader_free(rd);
+	pmcring_free(g.s);
+	free(hs.seen);
+}
+
+TEST_HARNESS_MAIN

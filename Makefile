@@ -13,6 +13,10 @@
 #   make check-hotplug  CPU hotplug while recording, 4 vCPUs
 #   make check-warn     the test that expects a kernel WARNING (ring_warn)
 #   make bench / install / clean
+#   make dkms-install   the module's source in /usr/src/pmcring-VERSION,
+#                 dkms add/build/install (DKMS_KERNELS, default the running
+#                 kernel); make install DKMS=1 does the same;
+#                 make dkms-uninstall removes it
 #
 # KVER selects the Debian kernel series (default 6.1): the newest installed
 # /usr/src/linux-headers-$(KVER).*-amd64 is used and the VM boots the
@@ -20,6 +24,8 @@
 
 KVER ?= 6.1
 SHELL := /bin/bash
+# The release, one place: user/Makefile, kmod/Kbuild and dkms.conf read it.
+VERSION := $(shell cat $(CURDIR)/VERSION)
 MAKEFLAGS += --no-print-directory
 
 TOP := $(CURDIR)
@@ -41,7 +47,7 @@ else
 KPKGS := linux-image-$(KVER)-amd64 linux-headers-$(KVER)-amd64
 endif
 DEB_PKGS := gcc make libc6-dev pkg-config perl python3 xz-utils kmod rsync \
-	    clang libclang-rt-14-dev chromium \
+	    clang libclang-rt-14-dev chromium dkms \
 	    libelf-dev zlib1g-dev libpfm4-dev \
 	    qemu-system-x86 busybox-static cpio liburing-dev linux-source-6.1 \
 	    $(KPKGS)
@@ -55,12 +61,13 @@ user_has = $(and $(HAVE_USER),$(shell $(MAKE) -C $(TOP)/user -q $(1) \
 	>/dev/null 2>&1; [ $$? -ne 2 ] && echo y))
 
 .PHONY: all deps kmod user selftests ksrc lint check run fuzz bench \
-	install clean help check-debug check-hotplug check-warn
+	install clean help check-debug check-hotplug check-warn \
+	dkms-src dkms-install dkms-uninstall
 
 all: kmod user selftests
 
 help:
-	@sed -n '3,19p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+	@sed -n '3,24p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
 # ---------------------------------------------------------------------------
 # Dependencies.  dpkg-query first so a second run costs nothing.
@@ -182,6 +189,8 @@ lint: ksrc
 	exit $$rc
 
 # ---------------------------------------------------------------------------
+# selftests/lib/dkms_check.sh builds the module through dkms for both series.
+check: DEB_PKGS += linux-headers-amd64 linux-headers-6.12-amd64
 check: deps
 	@$(MAKE) all
 	@KVER=$(KVER) KREL=$(KREL) $(TOP)/selftests/lib/check.sh
@@ -230,12 +239,65 @@ check-warn: deps
 	@$(TOP)/selftests/vmrun --kernel $(KVER) --no-splat-check \
 		--env PMCRING_TEST_WARN=1 -- ring_warn
 
-install: kmod
+install: $(if $(DKMS),dkms-install,kmod)
+ifeq ($(DKMS),)
 	$(MAKE) -C kmod KDIR=$(KDIR) modules_install
+endif
 ifneq ($(HAVE_USER),)
 	@if [ -n "$(call user_has,install)" ]; then $(MAKE) -C user install; \
 	else echo "install: user/Makefile has no 'install' target yet"; fi
 endif
+
+# ---------------------------------------------------------------------------
+# DKMS.  dkms-src writes the self-contained source tree DKMS builds from:
+# dkms.conf (kmod/dkms.conf.in with the release), VERSION, the module's
+# sources in kmod/ and the uapi header in uapi/linux/, the repository's
+# layout, so kmod/Kbuild needs nothing else.  DKMS_FLAGS passes options to
+# every dkms command (selftests/lib/dkms_check.sh: private --dkmstree and
+# --installtree); the source tree is always DKMS_SRC_ROOT.
+DKMS_SRC_ROOT ?= /usr/src
+DKMS_KERNELS ?= $(shell uname -r)
+DKMS_FLAGS ?=
+DKMS_TREE_DIR = $(DKMS_SRC_ROOT)/pmcring-$(VERSION)
+DKMS_CMD = dkms $(1) -m pmcring -v $(VERSION) \
+	--sourcetree $(DKMS_SRC_ROOT) $(DKMS_FLAGS)
+DKMS_KMOD_SRCS = kmod/Kbuild kmod/Makefile \
+	$(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
+
+dkms-src:
+	@test -n "$(VERSION)" || { echo "no release in VERSION" >&2; exit 1; }
+	@echo "  DKMS-SRC $(DKMS_TREE_DIR)"
+	@rm -rf $(DKMS_TREE_DIR)
+	@install -d $(DKMS_TREE_DIR)/kmod $(DKMS_TREE_DIR)/uapi/linux
+	@install -m 644 $(DKMS_KMOD_SRCS) $(DKMS_TREE_DIR)/kmod/
+	@install -m 644 uapi/linux/pmcring.h $(DKMS_TREE_DIR)/uapi/linux/
+	@install -m 644 VERSION $(DKMS_TREE_DIR)/
+	@sed 's/@VERSION@/$(VERSION)/' kmod/dkms.conf.in \
+		>$(DKMS_TREE_DIR)/dkms.conf
+
+# A second dkms-install of the same release replaces the first: dkms add
+# refuses a release it has.
+dkms-install:
+	@command -v dkms >/dev/null || \
+		{ echo "dkms-install: no dkms (run: make deps)" >&2; exit 1; }
+	@if [ -n "$$($(call DKMS_CMD,status))" ]; then \
+		$(call DKMS_CMD,remove) --all || exit 1; fi
+	@$(MAKE) dkms-src
+	$(call DKMS_CMD,add)
+	@for k in $(DKMS_KERNELS); do \
+		echo "$(call DKMS_CMD,build) -k $$k"; \
+		$(call DKMS_CMD,build) -k $$k || exit 1; \
+		echo "$(call DKMS_CMD,install) -k $$k"; \
+		$(call DKMS_CMD,install) -k $$k || exit 1; \
+	done
+
+dkms-uninstall:
+	@command -v dkms >/dev/null || \
+		{ echo "dkms-uninstall: no dkms" >&2; exit 1; }
+	@if [ -n "$$($(call DKMS_CMD,status))" ]; then \
+		echo "$(call DKMS_CMD,remove) --all"; \
+		$(call DKMS_CMD,remove) --all || exit 1; fi
+	rm -rf $(DKMS_TREE_DIR)
 
 clean:
 	-$(MAKE) -C kmod KDIR=$(KDIR) clean

@@ -447,6 +447,8 @@ static int pmcring_dev_check_config(const struct pmcring_config *cfg)
 	for (i = 0; i < ARRAY_SIZE(cfg->__reserved); i++)
 		if (cfg->__reserved[i])
 			return -EINVAL;
+	if (cfg->__reserved0)
+		return -EINVAL;
 	if (cfg->flags & ~PMCRING_CFG_F_ALL)
 		return -EINVAL;
 	if (!is_power_of_2(cfg->data_pages) ||
@@ -799,3 +801,5 @@ module_exit(pmcring_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("hwpmc-style records in per-CPU mmapped rings");
 MODULE_AUTHOR("pmcring developers");
+/* The release of ../VERSION, from Kbuild. */
+MODULE_VERSION(PMCRING_VERSION);

@@ -31,6 +31,9 @@
 #include <linux/user_namespace.h>
 #include "src.h"
 
+/* Largest config.cpus_size: bits for 32768 CPUs (NR_CPUS is at most 8192). */
+#define PMCRING_SRC_CPUS_MAX	4096u
+
 /* Serializes hook attach/detach and pmcring_src_want. */
 static DEFINE_MUTEX(pmcring_src_mutex);
 /* Enabled sessions wanting each record type, under pmcring_src_mutex. */
@@ -222,7 +225,8 @@ static int pmcring_src_target_check(const struct pmcring_session *s,
  * the struct pid of its process, with the checks.
  */
 static int pmcring_src_target(const struct pmcring_session *s, pid_t nr,
-			      int paranoid, bool privileged, struct pid **tpid)
+			      int paranoid, bool privileged, struct pid **tpid,
+			      struct pid **ttid)
 {
 	struct task_struct *task;
 	int err;
@@ -237,10 +241,44 @@ static int pmcring_src_target(const struct pmcring_session *s, pid_t nr,
 	if (!task)
 		return -ESRCH;
 	err = pmcring_src_target_check(s, task, paranoid, privileged);
-	if (!err)
+	if (!err) {
 		*tpid = get_task_pid(task, PIDTYPE_TGID);
+		if (ttid)
+			*ttid = get_task_pid(task, PIDTYPE_PID);
+	}
 	put_task_struct(task);
 	return err;
+}
+
+/*
+ * config.cpus of PMCRING_CFG_F_CPUS into @mask: a bitmap of u64 words, at
+ * least one CPU, none at or beyond nr_cpu_ids (offline ones are fine: the
+ * counters follow hotplug).
+ */
+static int pmcring_src_get_cpus(const struct pmcring_config *cfg,
+				struct cpumask *mask)
+{
+	u64 __user *ucpus = u64_to_user_ptr(cfg->cpus);
+	unsigned int i, bit;
+	u64 word;
+
+	if (!cfg->cpus || !cfg->cpus_size || cfg->cpus_size % 8)
+		return -EINVAL;
+	if (cfg->cpus_size > PMCRING_SRC_CPUS_MAX)
+		return -E2BIG;
+	cpumask_clear(mask);
+	for (i = 0; i < cfg->cpus_size / 8; i++) {
+		if (get_user(word, ucpus + i))
+			return -EFAULT;
+		for (bit = 0; bit < 64; bit++) {
+			if (!(word & BIT_ULL(bit)))
+				continue;
+			if (i * 64 + bit >= nr_cpu_ids)
+				return -EINVAL;
+			cpumask_set_cpu(i * 64 + bit, mask);
+		}
+	}
+	return cpumask_empty(mask) ? -EINVAL : 0;
 }
 
 /*
@@ -256,6 +294,13 @@ static int pmcring_src_target_recheck(struct pmcring_session *s)
 
 	if (!st->target_pid)
 		return 0;
+	/* PMCRING_CFG_F_TID: that thread, which may end before its process. */
+	if (st->target_tid) {
+		task = get_pid_task(st->target_tid, PIDTYPE_PID);
+		if (!task)
+			return -ESRCH;
+		put_task_struct(task);
+	}
 	task = get_pid_task(st->target_pid, PIDTYPE_TGID);
 	if (!task)
 		return -ESRCH;
@@ -269,13 +314,22 @@ static int pmcring_src_target_recheck(struct pmcring_session *s)
 int pmcring_src_configure(struct pmcring_session *s,
 			  const struct pmcring_config *cfg)
 {
+	struct pid *tpid = NULL, *ttid = NULL;
+	struct cpumask *cpus = NULL;
 	struct pmcring_src_state *st;
 	int paranoid, kptr, err;
-	struct pid *tpid = NULL;
 	bool privileged, locked;
 
 	if ((cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE) &&
 	    (cfg->flags & PMCRING_CFG_F_PID))
+		return -EINVAL;
+	/* A CPU list narrows a system-wide session, a thread a per-pid one. */
+	if ((cfg->flags & PMCRING_CFG_F_CPUS) &&
+	    !(cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE))
+		return -EINVAL;
+	if ((cfg->flags & PMCRING_CFG_F_TID) && !(cfg->flags & PMCRING_CFG_F_PID))
+		return -EINVAL;
+	if (!(cfg->flags & PMCRING_CFG_F_CPUS) && (cfg->cpus || cfg->cpus_size))
 		return -EINVAL;
 	if (cfg->callchain_depth > PMCRING_CALLCHAIN_DEPTH_MAX)
 		return -EINVAL;
@@ -286,13 +340,23 @@ int pmcring_src_configure(struct pmcring_session *s,
 	locked = security_locked_down(LOCKDOWN_PERF) != 0;
 	if ((cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE) && !privileged)
 		return -EACCES;
+	if (cfg->flags & PMCRING_CFG_F_CPUS) {
+		cpus = kmalloc(cpumask_size(), GFP_KERNEL);
+		if (!cpus)
+			return -ENOMEM;
+		err = pmcring_src_get_cpus(cfg, cpus);
+		if (err)
+			goto err_cpus;
+	}
 	if (cfg->flags & PMCRING_CFG_F_PID) {
 		err = pmcring_src_target(s, cfg->pid, paranoid, privileged,
-					 &tpid);
+					 &tpid, cfg->flags & PMCRING_CFG_F_TID ?
+					 &ttid : NULL);
 		if (err)
-			return err;
+			goto err_cpus;
 	}
 
+	err = -ENOMEM;
 	st = kzalloc(sizeof(*st), GFP_KERNEL);
 	if (!st)
 		goto err_pid;
@@ -304,6 +368,8 @@ int pmcring_src_configure(struct pmcring_session *s,
 	}
 	st->s = s;
 	st->target_pid = tpid;
+	st->target_tid = ttid;
+	st->cpus = cpus;
 	st->ns_only = !privileged && s->pid_ns != &init_pid_ns;
 	st->perfmon = privileged;
 	st->system_wide = cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE;
@@ -327,8 +393,11 @@ int pmcring_src_configure(struct pmcring_session *s,
 err_st:
 	kfree(st);
 err_pid:
+	put_pid(ttid);
 	put_pid(tpid);
-	return -ENOMEM;
+err_cpus:
+	kfree(cpus);
+	return err;
 }
 
 /*
@@ -508,7 +577,9 @@ void pmcring_src_release(struct pmcring_session *s)
 	if (!st)
 		return;
 	pmcring_src_counters_free(s);
+	put_pid(st->target_tid);
 	put_pid(st->target_pid);
+	kfree(st->cpus);
 	if (st->targets)
 		xa_destroy(st->targets);
 	kfree(st->targets);

@@ -9,7 +9,9 @@
 
 #include <linux/bitops.h>
 #include <linux/pid.h>
+#include <linux/cpumask.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/threads.h>
 #include <linux/xarray.h>
 #include "pmcring.h"
@@ -40,6 +42,17 @@ struct pmcring_src_state {
 	 * (ESRCH once it is gone), so a reused number is never followed.
 	 */
 	struct pid		*target_pid;
+	/*
+	 * PMCRING_CFG_F_TID: the one thread (of target_pid) whose samples and
+	 * context switches are recorded; NULL otherwise.
+	 */
+	struct pid		*target_tid;
+	/*
+	 * PMCRING_CFG_F_CPUS: the CPUs whose samples and context switches are
+	 * recorded, possibly offline ones; NULL for all.  Read-only once
+	 * configured.
+	 */
+	struct cpumask		*cpus;
 	/*
 	 * Follow only tasks visible in the opener's pid namespace: set for a
 	 * session without CAP_PERFMON whose opener is not in the initial one.
@@ -109,6 +122,31 @@ static inline bool pmcring_src_follows(const struct pmcring_session *s,
 		return false;
 	/* Outside the opener's namespace: nothing of it, paths included. */
 	return !st->ns_only || pmcring_src_pid(s, t);
+}
+
+/*
+ * Is @t the thread of a PMCRING_CFG_F_TID session, or any thread otherwise?
+ * Any context.
+ */
+static inline bool pmcring_src_thread_ok(const struct pmcring_src_state *st,
+					 struct task_struct *t)
+{
+	return !st->target_tid || task_pid(t) == st->target_tid;
+}
+
+/*
+ * Does @s record a sample or context switch of @t on this CPU?  Besides
+ * pmcring_src_follows(): this CPU is one of PMCRING_CFG_F_CPUS and @t the
+ * thread of PMCRING_CFG_F_TID.  Any context, preemption disabled.
+ */
+static inline bool pmcring_src_records_here(const struct pmcring_session *s,
+					    struct task_struct *t)
+{
+	const struct pmcring_src_state *st = s->src;
+
+	if (st->cpus && !cpumask_test_cpu(smp_processor_id(), st->cpus))
+		return false;
+	return pmcring_src_thread_ok(st, t);
 }
 
 /* Follow @tgid from now on (per-pid sessions). */

@@ -193,7 +193,8 @@ static void pmcring_src_overflow(struct perf_event *ev,
 
 	if (!READ_ONCE(c->armed) || !regs ||
 	    !pmcring_session_wants(s, PMCRING_TYPE_CALLCHAIN) ||
-	    !pmcring_src_follows(s, current))
+	    !pmcring_src_follows(s, current) ||
+	    !pmcring_src_records_here(s, current))
 		return;
 	/* exclude_kernel already keeps these out; never trust one more. */
 	if (!user_mode(regs) && !s->src->kernel_ok)
@@ -352,6 +353,7 @@ static void pmcring_src_counter_attr(struct perf_event_attr *attr,
  */
 static int pmcring_src_counter_sync(struct pmcring_src_counter *ctr)
 {
+	const struct cpumask *cpus = ctr->s->src->cpus;
 	struct perf_event *ev;
 	unsigned int cpu;
 	int err = 0, n = 0;
@@ -359,6 +361,9 @@ static int pmcring_src_counter_sync(struct pmcring_src_counter *ctr)
 
 	lockdep_assert_held(&pmcring_src_cpu_mutex);
 	for_each_possible_cpu(cpu) {
+		/* PMCRING_CFG_F_CPUS: never an event on the other CPUs. */
+		if (cpus && !cpumask_test_cpu(cpu, cpus))
+			continue;
 		seq = READ_ONCE(per_cpu(pmcring_src_cpu_seq, cpu));
 		if (ctr->ev[cpu] && ctr->seq[cpu] != seq) {
 			perf_event_release_kernel(ctr->ev[cpu]);
@@ -449,14 +454,16 @@ static struct task_struct **pmcring_src_threads(struct pmcring_session *s,
 
 	rcu_read_lock();
 	for_each_process_thread(p, t)
-		max += pmcring_src_follows(s, t);
+		max += pmcring_src_follows(s, t) &&
+		       pmcring_src_thread_ok(s->src, t);
 	rcu_read_unlock();
 	tasks = kvmalloc_array(max + 1, sizeof(*tasks), GFP_KERNEL);
 	if (!tasks)
 		return NULL;
 	rcu_read_lock();
 	for_each_process_thread(p, t) {
-		if (n < max && pmcring_src_follows(s, t)) {
+		if (n < max && pmcring_src_follows(s, t) &&
+		    pmcring_src_thread_ok(s->src, t)) {
 			get_task_struct(t);
 			tasks[n++] = t;
 		}
@@ -561,6 +568,9 @@ struct pmcring_src_counter *pmcring_src_counter_new(struct pmcring_session *s,
 	ctr->per_cpu = st->system_wide;
 	INIT_LIST_HEAD(&ctr->cpu_node);
 	pmcring_src_counter_attr(&attr, c, ctr->per_cpu, st->kernel_ok);
+	/* One thread (PMCRING_CFG_F_TID): not the threads it creates. */
+	if (st->target_tid)
+		attr.inherit = 0;
 	if (ctr->per_cpu)
 		err = pmcring_src_counter_cpus(ctr, &attr);
 	else

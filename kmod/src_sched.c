@@ -72,7 +72,8 @@ static void pmcring_src_probe_switch(void *data, bool preempt,
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
 		if (!pmcring_session_wants(s, PMCRING_TYPE_PROCCSW) ||
-		    !pmcring_src_follows(s, prev))
+		    !pmcring_src_follows(s, prev) ||
+		    !pmcring_src_records_here(s, prev))
 			continue;
 		rec.pl_pmcid = s->src->pmcid;
 		rec.pl_pid = pmcring_src_pid(s, prev);
@@ -128,10 +129,11 @@ static void pmcring_src_probe_fork(void *data, struct task_struct *parent,
 		 * it here, not at exit, where the thread that writes PROCEXIT
 		 * need not be the last to pass (a stale entry of a dead pid
 		 * is harmless: whoever gets the pid next comes by here, and
-		 * the entries are as many as the processes followed).
+		 * the entries are as many as the processes followed).  One
+		 * thread (PMCRING_CFG_F_TID) is followed without descendants.
 		 */
 		if (st->targets && !thread) {
-			if (pmcring_src_follows(s, parent))
+			if (!st->target_tid && pmcring_src_follows(s, parent))
 				pmcring_src_target_add(st, tgid);
 			else if (xa_load(st->targets, tgid))
 				pmcring_src_target_del(st, tgid);
@@ -454,6 +456,11 @@ void pmcring_src_targets_fill(struct pmcring_session *s)
 	struct pmcring_src_state *st = s->src;
 	struct task_struct *p;
 
+	if (st->target_tid) {
+		/* One thread: its process, none of the processes it made. */
+		pmcring_src_target_add(st, pid_nr(st->target_pid));
+		return;
+	}
 	rcu_read_lock();
 	for_each_process(p)
 		if (pmcring_src_descends(p, st->target_pid))

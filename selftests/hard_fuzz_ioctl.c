@@ -265,6 +265,7 @@ static void op_get_info(uint64_t *s, int fd)
 
 static void op_configure(uint64_t *s, int i, int fd)
 {
+	static __thread uint64_t cfg_cpus[2];
 	struct pmcring_config c;
 
 	memset(&c, 0, sizeof(c));
@@ -274,7 +275,7 @@ static void op_configure(uint64_t *s, int i, int fd)
 		c.data_pages = rnd_pages(s);
 		if (one_in(s, 3))
 			c.flags = rnd_below(s, 2) ? (uint32_t)rnd(s) :
-				  (uint32_t)rnd_below(s, 8);
+				  (uint32_t)rnd_below(s, 32);
 		if (one_in(s, 3))
 			c.watermark = rnd_below(s, 2) ? rnd(s) :
 				      rnd_below(s, 65536);
@@ -287,8 +288,16 @@ static void op_configure(uint64_t *s, int i, int fd)
 				one_in(s, 2) ? 1 : getpid();
 		if (one_in(s, 4))
 			c.callchain_depth = rnd_below(s, 1024);
+		if (c.flags & PMCRING_CFG_F_CPUS) {
+			c.cpus = one_in(s, 4) ? rnd(s) : (uintptr_t)cfg_cpus;
+			c.cpus_size = one_in(s, 4) ? (uint32_t)rnd_below(s, 8200) :
+				      8 * (uint32_t)rnd_below(s, 3);
+			cfg_cpus[0] = rnd(s) & 0xff;
+		}
 		if (one_in(s, 16))
-			c.__reserved[rnd_below(s, 4)] = rnd(s) | 1;
+			c.__reserved[rnd_below(s, 2)] = rnd(s) | 1;
+		if (one_in(s, 16))
+			c.__reserved0 = (uint32_t)rnd(s) | 1;
 	}
 	/* Keep the VM alive: big rings only now and then. */
 	if (c.data_pages > 256 && c.data_pages <= 8192 && !one_in(s, 8))

@@ -2,12 +2,15 @@
 /*
  * Description: every bad ioctl argument and every bad mmap is refused with
  * the documented errno: unknown ioctls, use before CONFIGURE, CONFIGURE
- * twice or with bad sizes, flags, reserved fields; GENERATE with bad sizes,
+ * twice or with bad sizes, flags, reserved fields, CPU lists and threads
+ * (PMCRING_CFG_F_CPUS, PMCRING_CFG_F_TID); GENERATE with bad sizes,
  * counts, flags, CPU bitmaps or without CAP_SYS_ADMIN; mmap of an
  * unconfigured session, MAP_PRIVATE, PROT_EXEC, PROT_WRITE past the control
  * page, ranges outside one CPU's region, CPUs out of range; and mprotect /
  * mremap / fork cannot get around the mapping's restrictions.
  */
+#include <dirent.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -105,7 +108,15 @@ TEST(configure_args)
 	BAD(EINVAL, pid, 1);
 	BAD(EINVAL, callchain_depth, PMCRING_CALLCHAIN_DEPTH_MAX + 1);
 	BAD(EINVAL, __reserved[0], 1);
-	BAD(EINVAL, __reserved[3], 1ull << 63);
+	BAD(EINVAL, __reserved[1], 1ull << 63);
+	BAD(EINVAL, __reserved0, 1);
+	/* A CPU list (ABI 3) only with its flag, the flag only system-wide. */
+	BAD(EINVAL, cpus, 4096);
+	BAD(EINVAL, cpus_size, 8);
+	BAD(EINVAL, flags, PMCRING_CFG_F_CPUS);
+	/* One thread (ABI 3) only of a per-pid session. */
+	BAD(EINVAL, flags, PMCRING_CFG_F_TID);
+	BAD(EINVAL, flags, PMCRING_CFG_F_TID | PMCRING_CFG_F_SYSTEM_WIDE);
 	c = ok;
 	c.flags = PMCRING_CFG_F_PID;
 	c.pid = 0;
@@ -124,6 +135,116 @@ TEST(configure_args)
 	c = ok;
 	EXPECT_EQ(-EBUSY, configure(fd, &c));
 	close(fd);
+}
+
+/* CONFIGURE of a fresh session with @c; its result. */
+static int configure_new(struct pmcring_config *c)
+{
+	int fd = open_dev(), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = configure(fd, c);
+	close(fd);
+	return ret;
+}
+
+static void *idle_thread(void *arg)
+{
+	int *fds = arg;
+	char b;
+
+	/* Until the test closes the write end. */
+	return read(fds[0], &b, 1) < 0 ? NULL : arg;
+}
+
+/*
+ * PMCRING_CFG_F_CPUS and PMCRING_CFG_F_TID (ABI 3): the CPU bitmap is
+ * checked word by word (size, pointer, empty, CPUs past nr_cpus), the
+ * thread must exist; the valid ones configure.
+ */
+TEST(configure_cpus_tid)
+{
+	struct pmcring_config c, ok = { .data_pages = 4 };
+	uint64_t mask[513] = { 0 };
+	struct pmcring_info info;
+	int fd, fds[2];
+	pthread_t th;
+	char path[64];
+	pid_t tid;
+
+	PMCRING_REQUIRE_DEV();
+	fd = open_dev();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rt_ioctl(fd, PMCRING_IOC_GET_INFO, &info));
+	close(fd);
+	ASSERT_LE(3, info.abi_version);
+
+#define CPUS(errno_, size_, ptr_) do {					\
+		c = ok;							\
+		c.flags = PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_CPUS; \
+		c.cpus_size = (size_);					\
+		c.cpus = (uintptr_t)(ptr_);				\
+		EXPECT_EQ(-(errno_), configure_new(&c))			\
+			TH_LOG("cpus_size %u", (unsigned int)(size_));	\
+	} while (0)
+	mask[0] = 1;
+	CPUS(0, 8, mask);
+	CPUS(0, 4096, mask);			/* a long bitmap, zero words */
+	CPUS(EINVAL, 0, mask);
+	CPUS(EINVAL, 4, mask);
+	CPUS(EINVAL, 12, mask);
+	CPUS(EINVAL, 8, NULL);
+	CPUS(E2BIG, 4104, mask);
+	CPUS(EFAULT, 8, 4096);
+	mask[0] = 0;
+	CPUS(EINVAL, 8, mask);			/* no CPU */
+	CPUS(EINVAL, 4096, mask);
+	mask[info.nr_cpus / 64] = 1ull << (info.nr_cpus % 64);
+	CPUS(EINVAL, 4096, mask);		/* CPU nr_cpus */
+	mask[info.nr_cpus / 64] = 0;
+	mask[511] = 1ull << 63;
+	CPUS(EINVAL, 4096, mask);		/* the last bit of the largest */
+	mask[511] = 0;
+	mask[0] = 1ull << (info.nr_cpus - 1);
+	if (info.nr_cpus <= 64)
+		CPUS(0, 8, mask);		/* the last possible CPU */
+#undef CPUS
+
+	/* -t: a live thread of this process, not the main one. */
+	ASSERT_EQ(0, pipe(fds));
+	ASSERT_EQ(0, pthread_create(&th, NULL, idle_thread, fds));
+	tid = 0;
+	for (int i = 0; i < 100 && !tid; i++) {
+		DIR *d = opendir("/proc/self/task");
+		struct dirent *e;
+
+		while (d && (e = readdir(d)))
+			if (atoi(e->d_name) > 0 && atoi(e->d_name) != getpid())
+				tid = atoi(e->d_name);
+		if (d)
+			closedir(d);
+	}
+	ASSERT_NE(0, tid);
+	c = ok;
+	c.flags = PMCRING_CFG_F_PID | PMCRING_CFG_F_TID;
+	c.pid = tid;
+	EXPECT_EQ(0, configure_new(&c));
+	c.pid = getpid();
+	EXPECT_EQ(0, configure_new(&c));	/* the main thread */
+	close(fds[1]);
+	pthread_join(th, NULL);
+	close(fds[0]);
+	/*
+	 * The thread is gone: ESRCH (its number is not reused this soon).
+	 * pthread_join() returns when it left its mm, a little before it is
+	 * released: wait until /proc no longer lists it.
+	 */
+	snprintf(path, sizeof(path), "/proc/self/task/%d", tid);
+	for (int i = 0; i < 1000 && access(path, F_OK) == 0; i++)
+		usleep(1000);
+	c.pid = tid;
+	EXPECT_EQ(-ESRCH, configure_new(&c));
 }
 
 TEST(generate_args)

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The test half of "make check" (the Makefile builds first): host unit
-# tests, the VM harness' own checks, and the kselftest suite in one VM boot
-# through the installed run_kselftest.sh.  Prints KTAP as it goes and ends
+# tests, the DKMS build and install for 6.1 and 6.12 (dkms_check.sh), the
+# VM harness' own checks, and the kselftest suite in one VM boot through
+# the installed run_kselftest.sh.  Prints KTAP as it goes and ends
 # with exactly one line "N passed, N failed, N skipped" (top-level results
 # of every stage); exits non-zero on any failure.
 #
@@ -73,6 +74,12 @@ if [ -f "$TOP/user/Makefile" ]; then
 else
 	echo "# host: no user/Makefile yet, no host unit tests"
 fi
+
+# -- 1b. the DKMS install, in private trees ----------------------------------
+echo "# host: DKMS build and install for 6.1 and 6.12 (selftests/lib/dkms_check.sh)"
+"$TOP/selftests/lib/dkms_check.sh" 2>&1 | tee "$LOG/dkms.log"
+count "$LOG/dkms.log"
+took "DKMS"
 
 # -- 2. harness checks ----------------------------------------------------------
 echo "# harness: checks of the test machinery itself"

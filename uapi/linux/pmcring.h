@@ -86,8 +86,12 @@
  * Version of this ABI; compat_version is the oldest it stays compatible with.
  * 2: the ioctl magic moved from 0xB7 (nsfs's) to PMCRING_IOC_MAGIC below, so
  * no binary built for version 1 issues a pmcring ioctl any more.
+ * 3: PMCRING_CFG_F_CPUS and PMCRING_CFG_F_TID; counter flags
+ * PMCRING_CTR_F_EXCLUDE_KERNEL/_USER and HW_CACHE, RAW and dynamic PMU
+ * counter types (version 2 refuses them with EINVAL; version 2 callers are
+ * unaffected).
  */
-#define PMCRING_ABI_VERSION		2
+#define PMCRING_ABI_VERSION		3
 #define PMCRING_ABI_COMPAT_VERSION	2
 
 /* ---- pmclog records (FreeBSD sys/sys/pmclog.h) ---- */
@@ -419,14 +423,35 @@ struct pmcring_config {
 					 */
 	__u32	callchain_depth;	/* in: max frames, 0 = 128, <= 512 */
 	__u64	region_size;		/* out: stride of the CPU regions */
-	__u64	__reserved[4];		/* in: must be 0 */
+	__u64	cpus;			/* in: with PMCRING_CFG_F_CPUS, user
+					 * pointer to a CPU bitmap (__u64
+					 * words, bit n = CPU n)
+					 */
+	__u32	cpus_size;		/* in: bytes of the bitmap, multiple
+					 * of 8
+					 */
+	__u32	__reserved0;		/* in: must be 0 */
+	__u64	__reserved[2];		/* in: must be 0 */
 };
 
 #define PMCRING_CFG_F_SYSTEM_WIDE	(1u << 0)	/* CAP_PERFMON */
 #define PMCRING_CFG_F_PID		(1u << 1)	/* follow config.pid */
 #define PMCRING_CFG_F_NO_SYNTH		(1u << 2)	/* no PROC_CREATE/MAP_IN at enable */
+/*
+ * ABI 3.  With SYSTEM_WIDE: samples (CALLCHAIN) and context switches
+ * (PROCCSW) only from the CPUs of config.cpus; process and mapping records
+ * still come from every CPU.
+ */
+#define PMCRING_CFG_F_CPUS		(1u << 3)
+/*
+ * ABI 3.  With PID: config.pid is one thread; only its samples and context
+ * switches, and its process's records, not the process's other threads nor
+ * the processes it creates.
+ */
+#define PMCRING_CFG_F_TID		(1u << 4)
 #define PMCRING_CFG_F_ALL \
-	(PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_PID | PMCRING_CFG_F_NO_SYNTH)
+	(PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_PID | PMCRING_CFG_F_NO_SYNTH | \
+	 PMCRING_CFG_F_CPUS | PMCRING_CFG_F_TID)
 
 /* A sampling counter (PMCALLOCATE on allocation, CALLCHAIN on overflow). */
 struct pmcring_counter {

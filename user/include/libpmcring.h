@@ -77,8 +77,13 @@ struct pmcring_opts {
 	uint32_t	flags;		/* PMCRING_CFG_F_* */
 	uint64_t	watermark;	/* bytes; 0: data_size / 4 */
 	uint64_t	types;		/* PMCRING_TYPE_BIT() mask; 0: all */
-	int32_t		pid;		/* with PMCRING_CFG_F_PID */
+	int32_t		pid;		/* with PMCRING_CFG_F_PID (a thread
+					 * id with PMCRING_CFG_F_TID)
+					 */
 	uint32_t	callchain_depth;/* 0: 128, at most 512 */
+	/* With PMCRING_CFG_F_CPUS (ABI 3): bit n of cpus[n / 64] = CPU n. */
+	const uint64_t	*cpus;
+	uint32_t	cpus_size;	/* bytes of cpus, a multiple of 8 */
 };
 
 /*

@@ -106,6 +106,8 @@ struct pmcring *pmcring_new(const struct pmcring_opts *opts)
 	cfg.types = OPTS_GET(opts, types, 0);
 	cfg.pid = OPTS_GET(opts, pid, 0);
 	cfg.callchain_depth = OPTS_GET(opts, callchain_depth, 0);
+	cfg.cpus = (uintptr_t)OPTS_GET(opts, cpus, NULL);
+	cfg.cpus_size = OPTS_GET(opts, cpus_size, 0);
 	err = xioctl(s->fd, PMCRING_IOC_CONFIGURE, &cfg);
 	if (err)
 		goto err_close;

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <linux/perf_event.h>
@@ -145,7 +146,12 @@ void rec_usage(FILE *f)
 "  -o, --output PATH       output file (blob: directory); default\n"
 "                          pmcring.pmclog, pmcring.barman, pmcring.blob\n"
 "  -a, --all-cpus          record the whole system (CAP_PERFMON)\n"
+"  -C, --cpu LIST          record the whole system on these CPUs only\n"
+"                          (0,2-3): their samples and context switches\n"
+"                          (CAP_PERFMON)\n"
 "  -p, --pid PID           record an existing process and its children\n"
+"  -t, --tid TID           record one existing thread, not the rest of its\n"
+"                          process nor its children\n"
 "  -e, --event EV[,EV]     sampling events (cycles, instructions,\n"
 "                          cpu-clock, ..., rHEX, libpfm4's PMU::EVENT; :u\n"
 "                          user only, :k kernel only; default cycles, or\n"
@@ -196,6 +202,8 @@ static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "pid", required_argument, NULL, 'p' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "tid", required_argument, NULL, 't' },
 	{ "event", required_argument, NULL, 'e' },
 	{ "count", required_argument, NULL, 'c' },
 	{ "period", required_argument, NULL, 'c' },
@@ -334,6 +342,52 @@ static int parse_stream(struct rec_opts *o, const char *arg, char *err,
 	return 0;
 }
 
+/* perf's CPU list: "0,2-3", numbers and ranges, into o->cpus. */
+static int parse_cpus(struct rec_opts *o, const char *arg, char *err,
+		      size_t sz)
+{
+	const char *p = arg;
+	uint64_t lo, hi, c;
+	char num[16];
+	size_t n;
+
+	if (o->cpu_list)
+		return fail(err, sz, "-C given twice");
+	do {
+		n = strcspn(p, ",-");
+		if (!n || n >= sizeof(num))
+			goto bad;
+		memcpy(num, p, n);
+		num[n] = '\0';
+		if (parse_u64(num, REC_MAX_CPUS - 1, false, &lo))
+			goto bad;
+		hi = lo;
+		p += n;
+		if (*p == '-') {
+			n = strcspn(++p, ",");
+			if (!n || n >= sizeof(num))
+				goto bad;
+			memcpy(num, p, n);
+			num[n] = '\0';
+			if (parse_u64(num, REC_MAX_CPUS - 1, false, &hi) ||
+			    hi < lo)
+				goto bad;
+			p += n;
+		}
+		if (*p && *p != ',')
+			goto bad;
+		for (c = lo; c <= hi; c++)
+			o->cpus[c / 64] |= 1ull << (c % 64);
+		if ((hi / 64 + 1) * 8 > o->cpus_size)
+			o->cpus_size = (uint32_t)(hi / 64 + 1) * 8;
+	} while (*p++ == ',');
+	o->cpu_list = arg;
+	return 0;
+bad:
+	return fail(err, sz, "-C: bad CPU list '%s' (as in perf: 0,2-3; "
+		    "CPUs 0..%u)", arg, REC_MAX_CPUS - 1);
+}
+
 static int parse_generate(struct rec_opts *o, const char *arg)
 {
 	char buf[64], *comma;
@@ -405,6 +459,13 @@ static int parse_one(struct rec_opts *o, int c, const char *arg, char *err,
 			return fail(err, sz, "-p: bad pid '%s'", arg);
 		o->pid = (int32_t)v;
 		return 0;
+	case 't':
+		if (parse_u64(arg, INT32_MAX, false, &v) || !v)
+			return fail(err, sz, "-t: bad thread id '%s'", arg);
+		o->tid = (int32_t)v;
+		return 0;
+	case 'C':
+		return parse_cpus(o, arg, err, sz);
 	case 'e':
 		return parse_events(o, arg, err, sz);
 	case 'c':
@@ -516,7 +577,7 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 	optind = 0;		/* full getopt reset (GNU) */
 	opterr = 0;
 	/* '+': stop at the first non-option, the COMMAND */
-	while ((c = getopt_long(argc, argv, "+F:o:ap:e:c:f:gqh", longopts,
+	while ((c = getopt_long(argc, argv, "+F:o:ap:t:C:e:c:f:gqh", longopts,
 				NULL)) != -1) {
 		if (c == 'h')
 			return 1;
@@ -530,7 +591,7 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 		if (c == '?' || c == ':')
 			return fail(err, errsz, "%s '%s' (see pmcring record "
 				    "--help)", c == ':' || (optopt &&
-				    strchr("Fopecf", optopt)) ?
+				    strchr("FoptCecf", optopt)) ?
 				    "missing argument for" : "unknown option",
 				    argv[optind - 1 < argc ? optind - 1 : 0]);
 		ret = parse_one(o, c, optarg, err, errsz);
@@ -545,11 +606,19 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 	}
 	if (o->period && o->freq)
 		return fail(err, errsz, "-c and -F exclude each other");
-	if ((o->system_wide ? 1 : 0) + (o->pid ? 1 : 0) + (o->cmd ? 1 : 0) > 1)
-		return fail(err, errsz, "-a, -p and COMMAND exclude each other");
-	if (!o->system_wide && !o->pid && !o->cmd && !o->gen_count)
+	if (o->cpu_list && (o->pid || o->tid || o->cmd))
+		return fail(err, errsz, "-C LIST records the whole system on "
+			    "those CPUs: it excludes -p, -t and COMMAND (bound "
+			    "it with --duration S)");
+	if (o->cpu_list)
+		o->system_wide = true;
+	if ((o->system_wide ? 1 : 0) + (o->pid ? 1 : 0) + (o->tid ? 1 : 0) +
+	    (o->cmd ? 1 : 0) > 1)
+		return fail(err, errsz, "-a, -p, -t and COMMAND exclude each "
+			    "other");
+	if (!o->system_wide && !o->pid && !o->tid && !o->cmd && !o->gen_count)
 		return fail(err, errsz, "nothing to record: give a COMMAND "
-			    "(after --), -p PID or -a");
+			    "(after --), -p PID, -t TID, -C LIST or -a");
 	if (o->kind != FMT_BLOB && (o->container || o->nr_streams ||
 				    o->blob_json || o->timing ||
 				    o->roll_bytes || o->roll_secs))

@@ -12,11 +12,18 @@ struct rec_event {
 	uint32_t	flags;		/* PMCRING_CTR_F_EXCLUDE_* (:u, :k) */
 };
 
+/* -C takes CPUs 0..REC_MAX_CPUS-1 (the kernel's NR_CPUS is at most 8192). */
+#define REC_MAX_CPUS		8192u
+
 struct rec_opts {
 	enum fmt_kind	kind;
 	const char	*output;	/* NULL: the format's default */
 	bool		system_wide;
 	int32_t		pid;		/* -p; 0: none */
+	int32_t		tid;		/* -t; 0: none */
+	const char	*cpu_list;	/* -C as given; NULL: every CPU */
+	uint64_t	cpus[REC_MAX_CPUS / 64];	/* -C as a bitmap */
+	uint32_t	cpus_size;	/* bytes of cpus[] up to the last CPU */
 	char		**cmd;		/* after "--" or the first non-option */
 	int		cmd_argc;
 	struct rec_event events[FMT_MAX_COUNTERS];

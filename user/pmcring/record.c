@@ -158,6 +158,17 @@ static void memlock_error(const struct rec_opts *o)
 		"or run with CAP_IPC_LOCK\n", pages);
 }
 
+/* Are all CPUs of -C below @n? */
+static bool cpus_below(const struct rec_opts *o, uint32_t n)
+{
+	uint32_t c;
+
+	for (c = n; c < o->cpus_size * 8; c++)
+		if (o->cpus[c / 64] & (1ull << (c % 64)))
+			return false;
+	return true;
+}
+
 /* Why pmcring_new() failed, in words a user can act on. */
 static void session_error(const struct rec_opts *o, int err)
 {
@@ -172,6 +183,20 @@ static void session_error(const struct rec_opts *o, int err)
 				"takes %u to %u pages per CPU (a power of two)\n",
 				o->buffer_pages, info.min_data_pages,
 				info.max_data_pages);
+			break;
+		}
+		if ((o->cpu_list || o->tid) && module_info(&info) &&
+		    info.abi_version < 3) {
+			fprintf(stderr, "pmcring: %s needs a pmcring module of "
+				"ABI 3 or later (this one has ABI %u)\n",
+				o->cpu_list ? "-C" : "-t", info.abi_version);
+			break;
+		}
+		if (o->cpu_list && module_info(&info) &&
+		    o->cpus_size * 8 > info.nr_cpus &&
+		    !cpus_below(o, info.nr_cpus)) {
+			fprintf(stderr, "pmcring: -C %s: this machine has CPUs "
+				"0-%u\n", o->cpu_list, info.nr_cpus - 1);
 			break;
 		}
 		fprintf(stderr, "pmcring: the module refused the session's "
@@ -207,7 +232,10 @@ static void session_error(const struct rec_opts *o, int err)
 			o->system_wide ? "the whole system" : "a process");
 		break;
 	case ESRCH:
-		fprintf(stderr, "pmcring: no process %d\n", (int)o->pid);
+		if (o->tid)
+			fprintf(stderr, "pmcring: no thread %d\n", (int)o->tid);
+		else
+			fprintf(stderr, "pmcring: no process %d\n", (int)o->pid);
 		break;
 	default:
 		fprintf(stderr, "pmcring: cannot start a session: %s\n",
@@ -417,6 +445,10 @@ static void target_name(const struct rec_opts *o, char *buf, size_t sz)
 					      i ? " " : "", o->cmd[i]);
 	} else if (o->pid) {
 		snprintf(buf, sz, "pid %d", (int)o->pid);
+	} else if (o->tid) {
+		snprintf(buf, sz, "tid %d", (int)o->tid);
+	} else if (o->cpu_list) {
+		snprintf(buf, sz, "system-wide, CPUs %s", o->cpu_list);
 	} else if (o->system_wide) {
 		snprintf(buf, sz, "system-wide");
 	} else {
@@ -505,7 +537,9 @@ static enum stop_why stop_check(struct recorder *r, uint64_t end_at)
 		return STOP_SIGNAL;
 	if (r->ch.pid > 0 && child_poll(&r->ch))
 		return STOP_CHILD;
-	if (r->o.pid && kill(r->o.pid, 0) && errno == ESRCH)
+	/* kill(2) of a thread id signals its process: ESRCH once it ended. */
+	if ((r->o.pid || r->o.tid) &&
+	    kill(r->o.pid ? r->o.pid : r->o.tid, 0) && errno == ESRCH)
 		return STOP_PID_GONE;
 	if (end_at && now_ns(CLOCK_MONOTONIC) >= end_at)
 		return STOP_DURATION;
@@ -658,6 +692,15 @@ static int record_setup(struct recorder *r)
 	if (r->o.pid) {
 		so.flags |= PMCRING_CFG_F_PID;
 		so.pid = r->o.pid;
+	}
+	if (r->o.tid) {
+		so.flags |= PMCRING_CFG_F_PID | PMCRING_CFG_F_TID;
+		so.pid = r->o.tid;
+	}
+	if (r->o.cpu_list) {
+		so.flags |= PMCRING_CFG_F_CPUS;
+		so.cpus = r->o.cpus;
+		so.cpus_size = r->o.cpus_size;
 	}
 	if (r->o.cmd) {
 		err = child_start(&r->ch, r->o.cmd);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Description: `pmcring record` option parsing: a full command line lands
- * in the right fields (formats, targets, events, sizes with suffixes, blob
- * streams by type name or NAME:TYPES, the COMMAND after --), blob defaults
- * to one "all" stream, and every bad argument is refused with a message
- * (exit status 2 in the command) instead of being half taken.
+ * in the right fields (formats, targets including -C's CPU list and -t's
+ * thread, events, sizes with suffixes, blob streams by type name or
+ * NAME:TYPES, the COMMAND after --), blob defaults to one "all" stream,
+ * and every bad argument is refused with a message (exit status 2 in the
+ * command) instead of being half taken.
  */
 #include "test_fmt_common.h"
 #include <linux/perf_event.h>
@@ -151,6 +152,55 @@ int main(void)
 	BAD("-o");
 	BAD("-a", "--duration");
 	BAD("");			/* an empty COMMAND */
+	/* -C LIST (perf's syntax): the whole system on those CPUs. */
+	r = parse(&o, err, "-C", "0,2-3", (char *)NULL);
+	CHECK(r == 0 && o.system_wide && !o.pid && !o.tid &&
+	      !strcmp(o.cpu_list, "0,2-3") && o.cpus[0] == 0xd &&
+	      o.cpus[1] == 0 && o.cpus_size == 8, "-C 0,2-3: %d %s", r, err);
+	rec_opts_free(&o);
+	r = parse(&o, err, "-a", "--cpu", "64,1", (char *)NULL);
+	CHECK(r == 0 && o.system_wide && o.cpus[0] == 2 && o.cpus[1] == 1 &&
+	      o.cpus_size == 16, "-a --cpu 64,1: %d %s", r, err);
+	rec_opts_free(&o);
+	r = parse(&o, err, "-C", "8190-8191", (char *)NULL);
+	CHECK(r == 0 && o.cpus[127] == 3ull << 62 && o.cpus_size == 1024,
+	      "-C 8190-8191: %d %s", r, err);
+	rec_opts_free(&o);
+	/* -t TID: one thread. */
+	r = parse(&o, err, "--tid", "42", (char *)NULL);
+	CHECK(r == 0 && o.tid == 42 && !o.pid && !o.system_wide &&
+	      !o.cpu_list, "--tid 42: %d %s", r, err);
+	rec_opts_free(&o);
+	BAD("-C", "");
+	BAD("-C", ",");
+	BAD("-C", "1,");
+	BAD("-C", ",1");
+	BAD("-C", "1,,2");
+	BAD("-C", "1-");
+	BAD("-C", "-1");
+	BAD("-C", "3-1");
+	BAD("-C", "1-2-3");
+	BAD("-C", "8192");
+	BAD("-C", "0-8192");
+	BAD("-C", "x");
+	BAD("-C", "1 ");
+	BAD("-C", "1", "-C", "2");
+	BAD("-C");
+	BAD("-t", "0");
+	BAD("-t", "x");
+	BAD("-t", "-4");
+	BAD("-t", "2147483648");
+	BAD("-t");
+	r = parse(&o, err, "-C", "1", "-p", "3", (char *)NULL);
+	CHECK(r == -EINVAL && strstr(err, "--duration"), "-C with -p: %s", err);
+	rec_opts_free(&o);
+	BAD("-C", "1", "-t", "3");
+	BAD("-C", "1", "--", "true");
+	r = parse(&o, err, "-t", "5", "-p", "5", (char *)NULL);
+	CHECK(r == -EINVAL && strstr(err, "-t"), "-t with -p: %s", err);
+	rec_opts_free(&o);
+	BAD("-t", "5", "-a");
+	BAD("-t", "5", "--", "true");
 	/* perf's modifiers, raw codes and libpfm4's names */
 	r = parse(&o, err, "-e", "cpu-clock:u,cycles:k,page-faults:uk,r1c2,"
 		  "rC0:u", "-a", (char *)NULL);

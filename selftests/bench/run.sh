@@ -110,7 +110,7 @@ if [ "${BENCH_NO_VM:-0}" != 1 ]; then
 	[ "$vm_rc" = 0 ] || log "VM run failed (exit $vm_rc), see $BDIR/vm.log"
 fi
 cp "$SHARE/results.jsonl" "$BDIR/results.jsonl"
-for side in pmcring ftrace b2 b2c; do
+for side in pmcring ftrace b2 b2c tp_pmcring tp_minring; do
 	f=$SHARE/profile_$side.txt
 	[ -s "$f" ] || continue
 	cp "$f" "$OUT/bench-profile-$side.txt"
@@ -118,6 +118,7 @@ for side in pmcring ftrace b2 b2c; do
 	case $side in
 	b2) echo "B2 profile, pmcring record (io_uring) with the generator (perf cpu-clock, -a):" ;;
 	b2c) echo "B2 profile, the consumer alone (pmcbench lat -F: merge + writev), its process only:" ;;
+	tp_*) echo "B1 tracepoint profile, ${side#tp_} probe alone, 64-byte events (perf cpu-clock, -a):" ;;
 	*) echo "B1 profile, $side side alone, 64-byte records (perf cpu-clock, -a):" ;;
 	esac
 	head -n 12 "$f"

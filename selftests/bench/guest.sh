@@ -119,7 +119,8 @@ tp_b1()
 
 # tp_b2_one PEER RATE: record the tracepoint with PEER to tmpfs while every
 # CPU fires RATE events/s for TP2_SECS; emits b2_tp, returns 0 if the file
-# holds every event fired and the peer counted no loss.
+# holds every event fired (got >= fired: perf once counted one sample more
+# than fired, see performance.rst) and the peer counted no loss.
 tp_b2_one()
 {
 	peer=$1 rate=$2
@@ -164,7 +165,9 @@ tp_b2_one()
 		# perf report --stats: the samples in the file, LOST records
 		$PERF report -i $T/tp2.out --stats >$T/tp2.stat 2>&1
 		[ "${TP_DEBUG:-0}" = 1 ] && cat $T/tp2.stat >&2
-		got=$(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }' $T/tp2.stat)
+		# the tracepoint's own samples (its section of the stats)
+		got=$(awk '/pmcring_bench:pfb_event stats:/ { f = 1; next }
+			f && $1 == "SAMPLE" && $2 == "events:" { print $3; exit }' $T/tp2.stat)
 		lost=$(awk '($1 == "LOST" || $1 == "LOST_SAMPLES") && $2 == "events:" { n += $3 } END { print n + 0 }' $T/tp2.stat) ;;
 	bpf)
 		got=$(json $T/tp2.json records)
@@ -186,7 +189,7 @@ tp_b2_one()
 		emit b2_tp peer=$peer rate=$rate size="$TP2_SIZE" pages="$TP2_PAGES"
 	echo "tp B2 $peer $rate/s per CPU: fired ${fired:-0} in ${secs:-0} s, got $got lost $lost (exit $rc)" >&2
 	rm -rf $T/tp2.out
-	if [ -n "$fired" ] && [ "$got" = "$fired" ] && [ "$lost" = 0 ]; then
+	if [ -n "$fired" ] && [ "$got" -ge "$fired" ] && [ "$lost" = 0 ]; then
 		return 0
 	fi
 	[ "$got" = 0 ] && tail -c 1500 $T/tp2.err >&2	# why nothing

@@ -118,7 +118,7 @@ for side in pmcring ftrace b2 b2c tp_pmcring tp_minring; do
 	case $side in
 	b2) echo "B2 profile, pmcring record (io_uring) with the generator (perf cpu-clock, -a):" ;;
 	b2c) echo "B2 profile, the consumer alone (pmcbench lat -F: merge + writev), its process only:" ;;
-	tp_*) echo "B1 tracepoint profile, ${side#tp_} probe alone, 64-byte events (perf cpu-clock, -a):" ;;
+	tp_*) echo "B1 tracepoint profile, ${side#tp_} probe alone, 64-byte events (perf cpu-clock, CPU 0, idle left out):" ;;
 	*) echo "B1 profile, $side side alone, 64-byte records (perf cpu-clock, -a):" ;;
 	esac
 	head -n 12 "$f"

@@ -175,14 +175,14 @@ tp_b2_one()
 		got=$(json $T/tp2.json records)
 		lost=$(json $T/tp2.json lost) ;;
 	trace-cmd)
-		# the per-CPU buffer stats trace-cmd stored when it stopped
-		# tracing: overrun (events overwritten) and dropped events are
-		# the loss; read events plus the entries still in the buffer
-		# then (its last read, after the stats, writes them) the rest
+		# the events in the file, counted (its --stat read events
+		# leave out what the last read wrote after the stats, and
+		# read events plus entries overcounts); the loss: overrun
+		# (events overwritten) and dropped events of those stats
 		$TRACECMD report --stat -i $T/tp2.out >$T/tp2.stat 2>&1
 		[ "${TP_DEBUG:-0}" = 1 ] && cat $T/tp2.stat >&2
 		lost=$(awk '/^overrun:|^commit overrun:|^dropped events:/ { n += $NF } END { print n + 0 }' $T/tp2.stat)
-		got=$(awk '/^read events:|^entries:/ { n += $NF } END { print n + 0 }' $T/tp2.stat) ;;
+		got=$($TRACECMD report -i $T/tp2.out 2>/dev/null | grep -c 'pfb_event:') ;;
 	esac
 	bytes=0
 	[ -e $T/tp2.out ] && bytes=$(du -sk $T/tp2.out | cut -f1)

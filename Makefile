@@ -49,6 +49,7 @@ endif
 DEB_PKGS := gcc make libc6-dev pkg-config perl python3 xz-utils kmod rsync \
 	    clang libclang-rt-14-dev chromium dkms \
 	    libelf-dev zlib1g-dev libpfm4-dev \
+	    libbpf-dev bpftool libzstd-dev linux-perf trace-cmd \
 	    qemu-system-x86 busybox-static cpio liburing-dev linux-source-6.1 \
 	    $(KPKGS)
 
@@ -200,10 +201,11 @@ run: deps
 	@KVER=$(KVER) KREL=$(KREL) KDIR=$(KDIR) HOST=$(HOST) \
 		$(TOP)/selftests/lib/run.sh
 
-# B1-B4 in the VM and the native benchmark (make -C user bench):
+# B1-B5 in the VM and the native benchmark (make -C user bench):
 # selftests/bench/run.sh, results in out/bench.json and out/bench.svg.
-# perf is B3's reference (the host's binary runs in the guest).
-bench: DEB_PKGS += linux-perf
+# perf (B3's reference, B1/B2's perf peer) and trace-cmd (B2's ftrace peer)
+# are the host's binaries, run in the guest with their libraries; the BPF
+# peer (tpbench) links libbpf statically.
 bench: deps
 	@$(MAKE) kmod user
 	@KVER=$(KVER) KREL=$(KREL) KDIR=$(KDIR) $(TOP)/selftests/bench/run.sh

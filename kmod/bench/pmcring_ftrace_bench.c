@@ -14,7 +14,19 @@
  *
  * The buffer is not in overwrite mode and user space sizes it to hold every
  * record of a run, as it does pmcring's rings, so neither side measures a
- * full buffer.  Benchmark only: not part of pmcring.ko, not an ABI.
+ * full buffer.
+ *
+ * PFB_IOC_TP: the tracepoint pmcring_bench:pfb_event (pfb_trace.h), the one
+ * event source of the peer benchmarks (selftests/bench/tpbench.c).  A loop
+ * fires it on each chosen CPU - from a work item, or in batches of
+ * PFB_TP_IRQ_BATCH from irq_work (hard IRQ), or at an offered rate from a
+ * pinned hard-IRQ hrtimer - with, for the run, one probe of this module
+ * attached: none (perf, BPF or ftrace attached from user space), an empty
+ * one (the floor of the tracepoint itself), a minimal ring (the floor of a
+ * ring: one writer per CPU, no nesting, no ordering support, no wrap) or
+ * pmcring's pmcring_emit_generated() (looked up with symbol_get(), so this
+ * module loads without pmcring.ko).  Benchmark only: not part of
+ * pmcring.ko, not an ABI.
  */
 #include <linux/module.h>
 #include <linux/miscdevice.h>
@@ -30,13 +42,27 @@
 #include <linux/ktime.h>
 #include <linux/trace_clock.h>
 #include <linux/mutex.h>
+#include <linux/hrtimer.h>
+#include <linux/irq_work.h>
+#include <linux/vmalloc.h>
+#include <linux/math64.h>
+#include <linux/percpu.h>
+#include <linux/tracepoint.h>
 #include <linux/pmcring.h>
 #include "pmcring_ftrace_bench.h"
+#include "../pmcring_emit.h"
+
+#define CREATE_TRACE_POINTS
+#include "pfb_trace.h"
 
 /* As in kmod/gen.c: reschedule every this many records. */
 #define PFB_TASK_BATCH		64u
 /* Largest buffer accepted, bytes per CPU. */
 #define PFB_MAX_BYTES		(256ULL << 20)
+/* PFB_IOC_TP: events per irq_work, period and largest batch of the timer */
+#define PFB_TP_IRQ_BATCH	64u
+#define PFB_TP_TICK_NS		500000u
+#define PFB_TP_TICK_MAX		8192u
 
 static u8 pfb_pattern[512];
 static struct workqueue_struct *pfb_wq;
@@ -126,17 +152,17 @@ static int pfb_check(const struct pfb_run *req)
 	return 0;
 }
 
-static int pfb_cpus(const struct pfb_run *req, struct cpumask *mask)
+static int pfb_cpus(u64 cpus, struct cpumask *mask)
 {
 	unsigned int cpu;
 
 	cpumask_clear(mask);
-	if (!req->cpus) {
+	if (!cpus) {
 		cpumask_copy(mask, cpu_online_mask);
 		return 0;
 	}
 	for (cpu = 0; cpu < 64; cpu++) {
-		if (!(req->cpus & (1ULL << cpu)))
+		if (!(cpus & (1ULL << cpu)))
 			continue;
 		if (cpu >= nr_cpu_ids || !cpu_online(cpu))
 			return -EINVAL;
@@ -162,7 +188,7 @@ static long pfb_run(struct pfb_run *req)
 		return err;
 	if (!zalloc_cpumask_var(&mask, GFP_KERNEL))
 		return -ENOMEM;
-	err = pfb_cpus(req, mask);
+	err = pfb_cpus(req->cpus, mask);
 	if (err)
 		goto out_mask;
 	nr = cpumask_weight(mask);
@@ -235,6 +261,354 @@ static long pfb_clock(struct pfb_clock *req)
 	return 0;
 }
 
+/* ---- PFB_IOC_TP: the tracepoint and its probes ---- */
+
+/*
+ * The minimal ring of PFB_PROBE_MINRING, one per CPU: the same record bytes
+ * and clock as pmcring (a GENERATED record, ktime_get_mono_fast_ns()), but
+ * one writer at a time (the run never fires two contexts on one CPU), no
+ * wrap (sized for the run), no drop accounting, no ordering bound.
+ */
+struct pfb_mr {
+	u8	*buf;
+	u64	size;
+	u64	head;
+	u64	failed;
+};
+
+static DEFINE_PER_CPU(struct pfb_mr, pfb_mr);
+
+/* pmcring's producer while a PFB_PROBE_PMCRING run holds it */
+static int (*pfb_emit)(u64 seq, u32 ctx, const void *data, u32 len);
+
+static void pfb_probe_empty(void *data, u64 seq, u32 cpu, u32 ctx,
+			    const u8 *fill, u32 len)
+{
+}
+
+static void pfb_probe_minring(void *data, u64 seq, u32 cpu, u32 ctx,
+			      const u8 *fill, u32 len)
+{
+	struct pfb_mr *mr = this_cpu_ptr(&pfb_mr);
+	struct pmcring_rec_generated *rec;
+	u32 size = sizeof(*rec) + len;
+	u64 head = mr->head;
+
+	if (head + size > mr->size) {
+		mr->failed++;
+		return;
+	}
+	rec = (void *)(mr->buf + head);
+	rec->h.pl_header = PMCRING_HEADER(PMCRING_TYPE_GENERATED, size);
+	rec->h.pl_spare = 0;
+	rec->h.pl_tsc = ktime_get_mono_fast_ns();
+	rec->pl_seq = seq;
+	rec->pl_cpu = cpu;
+	rec->pl_ctx = ctx;
+	memcpy(rec->pl_fill, fill, len);
+	/*
+	 * Publish the record: a consumer would pair this with an acquire load
+	 * of head before reading it (this benchmark reads head only after the
+	 * run, from the ioctl).
+	 */
+	smp_store_release(&mr->head, head + size);
+}
+
+static void pfb_probe_pmcring(void *data, u64 seq, u32 cpu, u32 ctx,
+			      const u8 *fill, u32 len)
+{
+	pfb_emit(seq, ctx, fill, len);
+}
+
+struct pfb_tpc {
+	struct work_struct	work;
+	struct irq_work		iw;
+	struct hrtimer		timer;
+	const struct pfb_tp	*req;
+	atomic_t		*running;
+	struct completion	*done;
+	u64			seq;	/* next event */
+	u64			t0;
+	u64			ns;
+};
+
+static const u8 *pfb_fill(u64 seq)
+{
+	/* byte i >= 32 of a GENERATED record is (u8)(seq + i) */
+	return pfb_pattern + ((seq + 32) & 255);
+}
+
+static void pfb_tp_finish(struct pfb_tpc *pc)
+{
+	pc->ns = ktime_get_ns() - pc->t0;
+	if (atomic_dec_and_test(pc->running))
+		complete(pc->done);
+}
+
+/* Up to @n events in hard-IRQ context; false when the stream is done. */
+static bool pfb_tp_irq_burst(struct pfb_tpc *pc, u64 n)
+{
+	u32 len = pc->req->size - sizeof(struct pmcring_rec_generated);
+	u32 cpu = smp_processor_id();
+	u64 end = min(pc->seq + n, pc->req->count);
+
+	for (; pc->seq < end; pc->seq++)
+		trace_pfb_event(pc->seq, cpu, PMCRING_GEN_CTX_HARDIRQ,
+				pfb_fill(pc->seq), len);
+	return pc->seq < pc->req->count;
+}
+
+static void pfb_tp_irq_work(struct irq_work *iw)
+{
+	pfb_tp_irq_burst(container_of(iw, struct pfb_tpc, iw),
+			 PFB_TP_IRQ_BATCH);
+}
+
+/* The offered-rate stream: the events due by now, every tick. */
+static enum hrtimer_restart pfb_tp_tick(struct hrtimer *t)
+{
+	struct pfb_tpc *pc = container_of(t, struct pfb_tpc, timer);
+	u64 due = mul_u64_u32_div(ktime_get_ns() - pc->t0, pc->req->rate,
+				  NSEC_PER_SEC) + 1;
+
+	if (due > pc->seq + PFB_TP_TICK_MAX)
+		due = pc->seq + PFB_TP_TICK_MAX;
+	if (due > pc->seq && !pfb_tp_irq_burst(pc, due - pc->seq)) {
+		pfb_tp_finish(pc);
+		return HRTIMER_NORESTART;
+	}
+	hrtimer_forward_now(t, ns_to_ktime(PFB_TP_TICK_NS));
+	return HRTIMER_RESTART;
+}
+
+static void pfb_tp_work(struct work_struct *work)
+{
+	struct pfb_tpc *pc = container_of(work, struct pfb_tpc, work);
+	u32 len = pc->req->size - sizeof(struct pmcring_rec_generated);
+	u64 count = pc->req->count;
+
+	pc->t0 = ktime_get_ns();
+	if (pc->req->rate) {
+		/* finishes from the last tick */
+		hrtimer_start(&pc->timer, 0, HRTIMER_MODE_REL_PINNED_HARD);
+		return;
+	}
+	if (pc->req->flags & PFB_TP_F_IRQ) {
+		/* the work item is bound to this CPU: so is the irq_work */
+		while (READ_ONCE(pc->seq) < count) {
+			irq_work_queue(&pc->iw);
+			irq_work_sync(&pc->iw);
+			cond_resched();
+		}
+	} else {
+		for (; pc->seq < count; pc->seq++) {
+			preempt_disable();
+			trace_pfb_event(pc->seq, smp_processor_id(),
+					PMCRING_GEN_CTX_TASK, pfb_fill(pc->seq),
+					len);
+			preempt_enable();
+			if (!((pc->seq + 1) % PFB_TASK_BATCH))
+				cond_resched();
+		}
+	}
+	pfb_tp_finish(pc);
+}
+
+static int pfb_tp_check(const struct pfb_tp *req)
+{
+	if (req->flags & ~PFB_TP_F_IRQ || req->__reserved[0] ||
+	    req->__reserved[1] || req->probe > PFB_PROBE_MAX)
+		return -EINVAL;
+	if (req->size < PFB_TP_SIZE_MIN || req->size > PFB_TP_SIZE_MAX ||
+	    req->size % 8 || !req->count)
+		return -EINVAL;
+	if (req->probe == PFB_PROBE_MINRING &&
+	    (!req->ring_bytes || req->ring_bytes > PFB_MAX_BYTES))
+		return -EINVAL;
+	return 0;
+}
+
+static void pfb_mr_free(const struct cpumask *mask)
+{
+	unsigned int cpu;
+
+	for_each_cpu(cpu, mask) {
+		struct pfb_mr *mr = per_cpu_ptr(&pfb_mr, cpu);
+
+		vfree(mr->buf);
+		memset(mr, 0, sizeof(*mr));
+	}
+}
+
+static int pfb_mr_alloc(const struct cpumask *mask, u64 bytes)
+{
+	unsigned int cpu;
+
+	/* zeroed: its pages touched, as pmcring's ring pages are */
+	for_each_cpu(cpu, mask) {
+		struct pfb_mr *mr = per_cpu_ptr(&pfb_mr, cpu);
+
+		mr->buf = vzalloc_node(bytes, cpu_to_node(cpu));
+		if (!mr->buf) {
+			pfb_mr_free(mask);
+			return -ENOMEM;
+		}
+		mr->size = bytes;
+	}
+	return 0;
+}
+
+static int pfb_tp_attach(struct pfb_tp *req, const struct cpumask *mask)
+{
+	int err;
+
+	switch (req->probe) {
+	case PFB_PROBE_EMPTY:
+		return register_trace_pfb_event(pfb_probe_empty, NULL);
+	case PFB_PROBE_MINRING:
+		err = pfb_mr_alloc(mask, req->ring_bytes);
+		if (err)
+			return err;
+		err = register_trace_pfb_event(pfb_probe_minring, NULL);
+		if (err)
+			pfb_mr_free(mask);
+		return err;
+	case PFB_PROBE_PMCRING:
+		pfb_emit = symbol_get(pmcring_emit_generated);
+		if (!pfb_emit)
+			return -ENOENT;
+		err = register_trace_pfb_event(pfb_probe_pmcring, NULL);
+		if (err) {
+			symbol_put(pmcring_emit_generated);
+			pfb_emit = NULL;
+		}
+		return err;
+	}
+	return 0;
+}
+
+static void pfb_tp_detach(struct pfb_tp *req, const struct cpumask *mask)
+{
+	unsigned int cpu;
+
+	switch (req->probe) {
+	case PFB_PROBE_EMPTY:
+		unregister_trace_pfb_event(pfb_probe_empty, NULL);
+		break;
+	case PFB_PROBE_MINRING:
+		unregister_trace_pfb_event(pfb_probe_minring, NULL);
+		break;
+	case PFB_PROBE_PMCRING:
+		unregister_trace_pfb_event(pfb_probe_pmcring, NULL);
+		break;
+	default:
+		return;
+	}
+	/* no probe runs any more: its ring and symbol can go */
+	tracepoint_synchronize_unregister();
+	if (req->probe == PFB_PROBE_MINRING) {
+		for_each_cpu(cpu, mask)
+			req->failed += per_cpu_ptr(&pfb_mr, cpu)->failed;
+		pfb_mr_free(mask);
+	} else if (req->probe == PFB_PROBE_PMCRING) {
+		symbol_put(pmcring_emit_generated);
+		pfb_emit = NULL;
+	}
+}
+
+static void pfb_tp_timer_init(struct pfb_tpc *pc)
+{
+#ifdef PFB_HAVE_HRTIMER_SETUP
+	hrtimer_setup(&pc->timer, pfb_tp_tick, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_PINNED_HARD);
+#else
+	hrtimer_init(&pc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	pc->timer.function = pfb_tp_tick;
+#endif
+}
+
+/* Fire the tracepoint on every CPU of the request; pfb_lock held. */
+static long pfb_tp(struct pfb_tp *req)
+{
+	DECLARE_COMPLETION_ONSTACK(done);
+	struct pfb_tpc *pcs;
+	cpumask_var_t mask;
+	unsigned int cpu, i, nr;
+	atomic_t running;
+	long err;
+
+	err = pfb_tp_check(req);
+	if (err)
+		return err;
+	req->fired = 0;
+	req->written = 0;
+	req->failed = 0;
+	req->loop_ns = 0;
+	if (!zalloc_cpumask_var(&mask, GFP_KERNEL))
+		return -ENOMEM;
+	err = pfb_cpus(req->cpus, mask);
+	if (err)
+		goto out_mask;
+	nr = cpumask_weight(mask);
+	err = -ENOMEM;
+	pcs = kcalloc(nr, sizeof(*pcs), GFP_KERNEL);
+	if (!pcs)
+		goto out_mask;
+	/* outside cpus_read_lock(): registering a probe enables a static key */
+	err = pfb_tp_attach(req, mask);
+	if (err)
+		goto out_free;
+
+	atomic_set(&running, nr);
+	i = 0;
+	cpus_read_lock();
+	for_each_cpu(cpu, mask) {
+		struct pfb_tpc *pc = &pcs[i++];
+
+		pc->req = req;
+		pc->running = &running;
+		pc->done = &done;
+		pc->iw = IRQ_WORK_INIT_HARD(pfb_tp_irq_work);
+		pfb_tp_timer_init(pc);
+		INIT_WORK_ONSTACK(&pc->work, pfb_tp_work);
+		queue_work_on(cpu, pfb_wq, &pc->work);
+	}
+	cpus_read_unlock();
+	/* Not interruptible: the work items point at this stack frame. */
+	wait_for_completion(&done);
+	for (i = 0; i < nr; i++) {
+		flush_work(&pcs[i].work);
+		destroy_work_on_stack(&pcs[i].work);
+		/* returned HRTIMER_NORESTART: waits for a callback still on */
+		hrtimer_cancel(&pcs[i].timer);
+		irq_work_sync(&pcs[i].iw);
+		req->fired += pcs[i].seq;
+		req->loop_ns = max(req->loop_ns, pcs[i].ns);
+	}
+	if (req->probe == PFB_PROBE_MINRING) {
+		for_each_cpu(cpu, mask) {
+			struct pfb_mr *mr = per_cpu_ptr(&pfb_mr, cpu);
+			u64 off = 0;
+
+			/* count the records the minimal rings hold */
+			while (off < mr->head) {
+				struct pmcring_rec_header *h =
+					(void *)(mr->buf + off);
+
+				off += PMCRING_HEADER_LEN(h->pl_header);
+				req->written++;
+			}
+		}
+	}
+	pfb_tp_detach(req, mask);
+	err = 0;
+out_free:
+	kfree(pcs);
+out_mask:
+	free_cpumask_var(mask);
+	return err;
+}
+
 static long pfb_setup(struct pfb_setup __user *arg)
 {
 	struct pfb_setup req;
@@ -257,6 +631,7 @@ static long pfb_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	void __user *uarg = (void __user *)arg;
 	struct pfb_clock clk;
 	struct pfb_run req;
+	struct pfb_tp tp;
 	long err;
 
 	if (!capable(CAP_SYS_ADMIN))
@@ -279,6 +654,14 @@ static long pfb_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			break;
 		err = pfb_run(&req);
 		if (!err && copy_to_user(uarg, &req, sizeof(req)))
+			err = -EFAULT;
+		break;
+	case PFB_IOC_TP:
+		err = -EFAULT;
+		if (copy_from_user(&tp, uarg, sizeof(tp)))
+			break;
+		err = pfb_tp(&tp);
+		if (!err && copy_to_user(uarg, &tp, sizeof(tp)))
 			err = -EFAULT;
 		break;
 	case PFB_IOC_CLOCK:

@@ -9,7 +9,9 @@
 # Usage: guest.sh DIR
 # Sizes (environment, set by run.sh): B1_PAGES B1_MAX B1_REPS B2_N B2_SIZE
 # B2_REPS B3_PIPE B3_FORK B3_REPS B4_N SWEEP (irq batches of the rate sweep)
-# B5_N B5_PAGES B5_REPS B5_RATES B5_SECS; ONLY=b5 runs B5 alone
+# B5_N B5_PAGES B5_REPS B5_RATES B5_SECS TP_N TP_PAGES TP_REPS TP2_PAGES
+# TP2_SIZE TP2_SECS TP2_RATES; ONLY=b5 runs B5 alone, ONLY=tp the
+# tracepoint peers alone (B1 and B2 rows of tpbench)
 set -u
 
 D=$1
@@ -78,6 +80,159 @@ if [ -x "$D/perf/perf" ]; then
 	PERF="$T/perf/ld.so --library-path $T/perf/lib $T/perf/perf"
 	$PERF --version >/dev/null 2>&1 || { echo "# bench: perf does not run" >&2; PERF=; }
 fi
+# -- the peers behind one tracepoint (tpbench, pmcring_bench:pfb_event) --
+: "${TP_N:=20000}" "${TP_PAGES:=2048}" "${TP_REPS:=5}"
+: "${TP2_PAGES:=256}" "${TP2_SIZE:=64}" "${TP2_SECS:=1}"
+: "${TP2_RATES:=10000 20000 40000 80000 160000 320000 640000}"
+TPB=$T/tpbench
+cp "$D/tpbench" $TPB
+mkdir -p /sys/kernel/tracing
+grep -q ' /sys/kernel/tracing ' /proc/mounts ||
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+TRACECMD=
+if [ -x "$D/trace-cmd/trace-cmd" ]; then
+	cp -a "$D/trace-cmd" $T/trace-cmd
+	TRACECMD="$T/trace-cmd/ld.so --library-path $T/trace-cmd/lib $T/trace-cmd/trace-cmd"
+fi
+NCPU=$(grep -c ^processor /proc/cpuinfo)
+
+tp_b1()
+{
+	step "B1 tracepoint peers: $TP_N events max, $TP_PAGES pages per CPU each, x $TP_REPS"
+	$TPB b1 -n "$TP_N" -p "$TP_PAGES" -r "$TP_REPS" -s "$B1_SIZES" >$T/tp1.json || fail=1
+	grep '"ctx"' $T/tp1.json | emit b1_tp
+	grep '"tp_settings"' $T/tp1.json | emit b1_tp_settings
+	# where the time goes: pmcring's probe and the floor ring alone, on
+	# CPU 0 (where the loop runs), the idle loop left out
+	if [ -n "$PERF" ] && [ "${PROFILE:-1}" = 1 ]; then
+		for side in pmcring minring; do
+			step "B1 tracepoint profile of $side (perf record -C 0 -e cpu-clock)"
+			$PERF record -q -N -C 0 -e cpu-clock -F 4000 -o $T/prof.data -- \
+				$TPB b1 -n "$TP_N" -p "$TP_PAGES" -r 15 -s 64 -x $side \
+				>/dev/null 2>$T/prof.err || cat $T/prof.err >&2
+			$PERF report -i $T/prof.data --stdio --no-children \
+				--sort symbol --percent-limit 0.5 2>/dev/null |
+				grep -v '^#' | grep -v '^$' | grep -v native_safe_halt |
+				head -n 30 >"$D/profile_tp_$side.txt"
+			rm -f $T/prof.data
+		done
+	fi
+}
+
+# tp_b2_one PEER RATE: record the tracepoint with PEER to tmpfs while every
+# CPU fires RATE events/s for TP2_SECS; emits b2_tp, returns 0 if the file
+# holds every event fired (got >= fired: perf once counted one sample more
+# than fired, see performance.rst) and the peer counted no loss.
+tp_b2_one()
+{
+	peer=$1 rate=$2
+	rm -rf $T/tp2.out $T/tp2.err $T/tp2.json
+	case $peer in
+	pmcring)
+		pmcring record -a -e none --types generated \
+			--buffer-pages "$TP2_PAGES" -o $T/tp2.out 2>$T/tp2.err & ;;
+	perf)
+		# shellcheck disable=SC2086
+		$PERF record -a -N -e pmcring_bench:pfb_event \
+			-m "$TP2_PAGES" -o $T/tp2.out 2>$T/tp2.err & ;;
+	bpf)
+		$TPB bpfrec -s "$TP2_SIZE" -m $((TP2_PAGES * 4096 * NCPU)) \
+			-o $T/tp2.out >$T/tp2.json 2>$T/tp2.err & ;;
+	trace-cmd)
+		# shellcheck disable=SC2086
+		$TRACECMD record -e pmcring_bench:pfb_event \
+			-b $((TP2_PAGES * 4)) -o $T/tp2.out >$T/tp2.err 2>&1 & ;;
+	esac
+	pid=$!
+	# pmcring's probe is the bench module's (pmcring_emit_generated());
+	# the others attach from user space
+	probe=0
+	[ $peer = pmcring ] && probe=3
+	sleep 2		# the consumer set up (perf and trace-cmd are slow in TCG)
+	$TPB fire -n $((rate * TP2_SECS)) -s "$TP2_SIZE" -R "$rate" -x $probe >$T/tp2.fire ||
+		{ fail=1; kill -INT $pid; wait $pid; return 1; }
+	sleep 1
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	fired=$(json $T/tp2.fire fired)
+	secs=$(json $T/tp2.fire seconds)
+	lost=0
+	case $peer in
+	pmcring)
+		$B count $T/tp2.out >$T/tp2.count 2>/dev/null
+		got=$(json $T/tp2.count generated)
+		lost=$(sed -n 's/.*; \([0-9]*\) lost$/\1/p' $T/tp2.err | tail -n 1) ;;
+	perf)
+		# perf report --stats: the samples in the file, LOST records
+		$PERF report -i $T/tp2.out --stats >$T/tp2.stat 2>&1
+		[ "${TP_DEBUG:-0}" = 1 ] && cat $T/tp2.stat >&2
+		# the tracepoint's own samples (its section of the stats)
+		got=$(awk '/pmcring_bench:pfb_event stats:/ { f = 1; next }
+			f && $1 == "SAMPLE" && $2 == "events:" { print $3; exit }' $T/tp2.stat)
+		lost=$(awk '($1 == "LOST" || $1 == "LOST_SAMPLES") && $2 == "events:" { n += $3 } END { print n + 0 }' $T/tp2.stat) ;;
+	bpf)
+		got=$(json $T/tp2.json records)
+		lost=$(json $T/tp2.json lost) ;;
+	trace-cmd)
+		# the events in the file, counted (its --stat read events
+		# leave out what the last read wrote after the stats, and
+		# read events plus entries overcounts); the loss: overrun
+		# (events overwritten) and dropped events of those stats
+		$TRACECMD report --stat -i $T/tp2.out >$T/tp2.stat 2>&1
+		[ "${TP_DEBUG:-0}" = 1 ] && cat $T/tp2.stat >&2
+		lost=$(awk '/^overrun:|^commit overrun:|^dropped events:/ { n += $NF } END { print n + 0 }' $T/tp2.stat)
+		got=$($TRACECMD report -i $T/tp2.out 2>/dev/null | grep -c 'pfb_event:') ;;
+	esac
+	bytes=0
+	[ -e $T/tp2.out ] && bytes=$(du -sk $T/tp2.out | cut -f1)
+	: "${got:=0}" "${lost:=0}"
+	echo "{\"fired\": ${fired:-0}, \"got\": $got, \"lost\": $lost, \"seconds\": ${secs:-0}, \"kb\": $bytes, \"exit\": $rc}" |
+		emit b2_tp peer=$peer rate=$rate size="$TP2_SIZE" pages="$TP2_PAGES"
+	echo "tp B2 $peer $rate/s per CPU: fired ${fired:-0} in ${secs:-0} s, got $got lost $lost (exit $rc)" >&2
+	rm -rf $T/tp2.out
+	if [ -n "$fired" ] && [ "$got" -ge "$fired" ] && [ "$lost" = 0 ]; then
+		return 0
+	fi
+	[ "$got" = 0 ] && tail -c 1500 $T/tp2.err >&2	# why nothing
+	return 1
+}
+
+# The highest rate of TP2_RATES (doubling) with nothing lost, then one
+# bisection step between it and the first rate that lost.
+tp_b2()
+{
+	step "B2 lossless rate per peer: rates $TP2_RATES per CPU, $TP2_SECS s each, $TP2_PAGES pages per CPU, size $TP2_SIZE"
+	for peer in pmcring perf bpf trace-cmd; do
+		case $peer in
+		perf) [ -n "$PERF" ] || { echo "# bench: B2 $peer: no perf" >&2; continue; } ;;
+		trace-cmd) [ -n "$TRACECMD" ] || { echo "# bench: B2 $peer: no trace-cmd" >&2; continue; } ;;
+		esac
+		good=0 bad=0
+		for rate in $TP2_RATES; do
+			if tp_b2_one $peer $rate; then
+				good=$rate
+			else
+				bad=$rate
+				break
+			fi
+		done
+		if [ $bad -gt 0 ] && [ $good -gt 0 ]; then
+			mid=$(((good + bad) / 2))
+			tp_b2_one $peer $mid && good=$mid
+		fi
+		echo '{}' | emit b2_tp_max peer=$peer rate=$good first_loss=$bad
+		echo "tp B2 $peer: lossless up to $good/s per CPU (lost at ${bad:-none})" >&2
+	done
+}
+if [ "${ONLY:-}" = tp ]; then
+	tp_b1
+	tp_b2
+	grep -q '^pmcring_ftrace_bench ' /proc/modules && rmmod pmcring_ftrace_bench
+	rm -rf $T
+	exit $fail
+fi
+
 # -- B5 writers: every output format against pmclog, same run --
 B5_FMTS="pmclog barman blob json"
 b5_args()
@@ -147,6 +302,8 @@ if [ "$cs" != hpet ] && grep -qw hpet $CS/available_clocksource; then
 	grep '"size"' $T/b1h.json | emit b1 clocksource=hpet
 fi
 
+tp_b1
+
 # Where the producer time goes: cpu-clock profile of each side alone.
 if [ -n "$PERF" ] && [ "${PROFILE:-1}" = 1 ]; then
 	for side in pmcring ftrace; do
@@ -211,6 +368,8 @@ if [ -n "$PERF" ] && [ "${PROFILE:-1}" = 1 ]; then
 		grep -v '^#' | grep -v '^$' | head -n 30 >"$D/profile_b2c.txt"
 	rm -f $T/prof.data
 fi
+
+tp_b2
 
 # -- B2 rate sweep and B4 merge latency --
 step "B2 rate sweep / B4 latency: hard-IRQ generator, batches $SWEEP"

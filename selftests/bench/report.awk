@@ -106,6 +106,13 @@ bench == "b5_rate" {
 	if (!(r in b5rseen)) { b5rseen[r] = 1; b5rate[++nb5r] = r }
 	b5rl[fm, r] = get("lost") + 0
 }
+bench == "b1_tp_settings" { tpset = obj($0); tpreps = get("reps"); tppages = get("pages") }
+bench == "b1_tp" { tp1[++ntp1] = obj($0) }
+bench == "b2_tp" { tp2[++ntp2] = obj($0) }
+bench == "b2_tp_max" {
+	pe = get("peer")
+	tp2peer[++ntp2m] = pe; tp2max[pe] = get("rate") + 0; tp2loss[pe] = get("first_loss") + 0
+}
 bench == "lat" {
 	b = get("irq_batch")
 	lat[++nlat] = b
@@ -290,6 +297,68 @@ END {
 			printf "%s: %.2f of pmclog's records/s: goal (>= 0.5) %s; lossless up to %d/s per CPU vs pmclog's %d: goal (>=) %s\n", \
 			       fm, v, (v >= 0.5 ? "met" : "missed"), b5ll[fm], b5ll["pmclog"],
 			       (b5ll[fm] >= b5ll["pmclog"] ? "met" : "missed")
+		}
+	}
+
+	# ---- the peers behind one tracepoint (tpbench) ----
+	if (ntp1) {
+		np = split("off empty minring pmcring perf bpf ftrace", tpn, " ")
+		printf "\nB1 tracepoint peers: ns/event, pmcring_bench:pfb_event fired on CPU 0, median of %s, %s pages per CPU each\n", tpreps, tppages
+		printf "%5s %4s", "size", "ctx"
+		for (i = 1; i <= np; i++)
+			printf " %8s", tpn[i]
+		printf " %9s %9s %9s\n", "pmc/perf", "pmc/bpf", "pmc/floor"
+		J = J "  \"b1_tp\": {\"settings\": " (tpset ? tpset : "{}") ", \"rows\": ["
+		sep = ""
+		g_perf = g_bpf = g_floor = 1
+		for (i = 1; i <= ntp1; i++) {
+			$0 = tp1[i]
+			printf "%5s %4s", get("size"), get("ctx")
+			for (j = 1; j <= np; j++) {
+				v = get(tpn[j] "_ns")
+				if (v == "")
+					printf " %8s", "-"
+				else
+					printf " %8.1f", v
+			}
+			pm = get("pmcring_ns") + 0
+			r1 = div(pm, get("perf_ns")); r2 = div(pm, get("bpf_ns")); r3 = div(pm, get("minring_ns"))
+			printf " %9.3f %9.3f %9.3f\n", r1, r2, r3
+			if (!(r1 && r1 <= 0.5)) g_perf = 0
+			if (!(r2 && r2 <= 1)) g_bpf = 0
+			if (!(r3 && r3 <= 1.25)) g_floor = 0
+			sub(/}$/, sprintf(", \"pmcring_per_perf\": %.4f, \"pmcring_per_bpf\": %.4f, \"pmcring_per_floor\": %.4f}", r1, r2, r3), tp1[i])
+			J = J sep tp1[i]
+			sep = ", "
+		}
+		J = J "]},\n"
+		printf "goals: pmcring <= 0.5x perf's ring %s; <= the BPF ring buffer %s; <= 1.25x the floor (minring) %s (every row)\n", \
+		       (g_perf ? "met" : "missed"), (g_bpf ? "met" : "missed"), (g_floor ? "met" : "missed")
+	}
+	if (ntp2m) {
+		printf "\nB2 lossless rate per peer: pmcring_bench:pfb_event on every CPU from a hard-IRQ timer, output on tmpfs, equal ring memory per CPU\n"
+		printf "%-10s %16s %14s\n", "peer", "lossless/s/CPU", "first loss at"
+		J = J "  \"b2_tp\": {\"max\": ["
+		sep = ""
+		for (i = 1; i <= ntp2m; i++) {
+			pe = tp2peer[i]
+			printf "%-10s %16d %14s\n", pe, tp2max[pe], tp2loss[pe] ? tp2loss[pe] : "-"
+			J = J sep sprintf("{\"peer\": \"%s\", \"lossless_rate_per_cpu\": %d, \"first_loss_rate\": %d}", pe, tp2max[pe], tp2loss[pe])
+			sep = ", "
+		}
+		J = J "], \"runs\": ["
+		sep = ""
+		for (i = 1; i <= ntp2; i++) {
+			J = J sep tp2[i]
+			sep = ", "
+		}
+		J = J "]},\n"
+		for (i = 1; i <= ntp2m; i++) {
+			pe = tp2peer[i]
+			if (pe == "pmcring")
+				continue
+			printf "pmcring (ordered pmclog) %d/s vs %s %d/s: goal (>=) %s\n", tp2max["pmcring"], pe, tp2max[pe], \
+			       (tp2max["pmcring"] >= tp2max[pe] ? "met" : "missed")
 		}
 	}
 

@@ -11,6 +11,7 @@
 # Environment: KVER (kernel series, default 6.1), BENCH_QUICK=1 (tiny sizes,
 # a minute), BENCH_CPUS / BENCH_MEM (VM, default 2 / 2048), BENCH_NO_PERF=1
 # (skip perf in B3), BENCH_NO_VM=1 (native only), BENCH_TIMEOUT (VM seconds),
+# BENCH_ONLY=b5|tp (B5 alone; the tracepoint peers of B1/B2 alone),
 # BENCH_APPEND (guest kernel parameters, default tsc=reliable), PROFILE=0
 # (no perf profiles).
 set -eu
@@ -29,17 +30,20 @@ MEM=${BENCH_MEM:-2048}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	SIZES=(B1_PAGES=256 B1_MAX=5000 B1_REPS=3 B2_N=20000 B2_REPS=1
 	       B3_PIPE=2000 B3_FORK=30 B3_REPS=1 B4_N=2000 "SWEEP=1 16"
-	       B5_N=20000 B5_PAGES=512 B5_REPS=1 "B5_RATES=5000 20000" B5_SECS=1)
+	       B5_N=20000 B5_PAGES=512 B5_REPS=1 "B5_RATES=5000 20000" B5_SECS=1
+	       TP_N=2000 TP_PAGES=256 TP_REPS=1 "TP2_RATES=10000 40000")
 else
 	SIZES=(B1_PAGES=4096 B1_MAX=100000 B1_REPS=9 B2_N=200000 B2_REPS=3
 	       B3_PIPE=3000 B3_FORK=100 B3_REPS=3 B4_N=20000
-	       "SWEEP=1 2 4 8 16")
+	       "SWEEP=1 2 4 8 16" TP_N=20000 TP_PAGES=2048 TP_REPS=3
+	       TP2_PAGES=256 TP2_SECS=1
+	       "TP2_RATES=10000 20000 40000 80000 160000 320000 640000")
 fi
 
 log() { echo "bench: $*" >&2; }
 
 # -- build --------------------------------------------------------------------
-log "building the ftrace reference module for $KREL and pmcbench"
+log "building the bench module for $KREL, pmcbench and tpbench"
 [ -d "$KDIR" ] || { log "no kernel headers $KDIR (make deps KVER=$KVER)"; exit 1; }
 make -s -C "$TOP/kmod/bench" KDIR="$KDIR" >/dev/null
 make -s -C "$TOP/selftests/bench" O="$BDIR" >/dev/null
@@ -47,24 +51,36 @@ make -s -C "$TOP/selftests/bench" O="$BDIR" >/dev/null
 
 rm -rf "$SHARE"
 mkdir -p "$SHARE" "$OUT"
-cp "$BDIR/pmcbench" "$TOP/selftests/bench/guest.sh" "$SHARE/"
+cp "$BDIR/pmcbench" "$BDIR/tpbench" "$TOP/selftests/bench/guest.sh" "$SHARE/"
 cp "$TOP/kmod/bench/pmcring_ftrace_bench.ko" "$SHARE/"
 
-# perf for B3: the host's binary with its libraries and loader (no
-# installation in the guest); LD_LIBRARY_PATH-free: run through ld.so.
-PERF_BIN=$(command -v perf || true)
-if [ "${BENCH_NO_PERF:-0}" != 1 ] && [ -n "$PERF_BIN" ] &&
-   "$PERF_BIN" --version >/dev/null 2>&1; then
-	mkdir -p "$SHARE/perf/lib"
-	cp "$(readlink -f "$PERF_BIN")" "$SHARE/perf/perf"
-	ldd "$PERF_BIN" | awk '/=> \// { print $3 }' | while read -r l; do
-		cp -L "$l" "$SHARE/perf/lib/"
+# perf (B3's reference, the perf peer of B1/B2) and trace-cmd (B2's ftrace
+# peer): the host's binaries with their ldd closure and loader, run in the
+# guest through the loader (no installation there, nothing added to every
+# test VM's initramfs).  copy_dyn NAME: $SHARE/NAME/{NAME,lib/,ld.so}.
+copy_dyn()
+{
+	bin=$(command -v "$1") || return 1
+	"$bin" --version >/dev/null 2>&1 || "$bin" --help >/dev/null 2>&1 ||
+		[ "$1" = trace-cmd ] || return 1
+	mkdir -p "$SHARE/$1/lib"
+	cp "$(readlink -f "$bin")" "$SHARE/$1/$1"
+	ldd "$bin" | awk '/=> \// { print $3 }' | while read -r l; do
+		cp -L "$l" "$SHARE/$1/lib/"
 	done
-	cp -L "$(ldd "$PERF_BIN" | awk '/ld-linux/ { print $1 }')" "$SHARE/perf/ld.so"
-	PERF_VERSION=$("$PERF_BIN" --version)
+	cp -L "$(ldd "$bin" | awk '/ld-linux/ { print $1 }')" "$SHARE/$1/ld.so"
+}
+if [ "${BENCH_NO_PERF:-0}" != 1 ] && copy_dyn perf; then
+	PERF_VERSION=$(perf --version)
 else
-	log "no perf (apt-get install linux-perf): B3 without the perf reference"
+	log "no perf (apt-get install linux-perf): B3 without the perf reference, B1/B2 without the perf peer"
 	PERF_VERSION=none
+fi
+if copy_dyn trace-cmd; then
+	TRACECMD_VERSION=$(trace-cmd --version 2>/dev/null | sed -n 's/^trace-cmd version \([^ ]*\).*/\1/p' | head -n 1)
+else
+	log "no trace-cmd (apt-get install trace-cmd): B2 without the trace-cmd peer"
+	TRACECMD_VERSION=none
 fi
 
 # -- native -------------------------------------------------------------------
@@ -88,13 +104,13 @@ if [ "${BENCH_NO_VM:-0}" != 1 ]; then
 	"$TOP/selftests/vmrun" --kernel "$KVER" --cpus "$CPUS" --mem "$MEM" \
 		--share "$SHARE" --timeout "${BENCH_TIMEOUT:-1800}" "${envs[@]}" -- \
 		sh "$SHARE/guest.sh" "$SHARE" 2>&1 | tee "$BDIR/vm.log" |
-		grep -E '^(# bench|B1|B4|  size| +[0-9]+ +(1|all) )' >&2
+		grep -E '^(# bench|B1|B2|B4|  size| size| +[0-9]+ +(1|all|task|irq) |tp )' >&2
 	vm_rc=${PIPESTATUS[0]}
 	set -e
 	[ "$vm_rc" = 0 ] || log "VM run failed (exit $vm_rc), see $BDIR/vm.log"
 fi
 cp "$SHARE/results.jsonl" "$BDIR/results.jsonl"
-for side in pmcring ftrace b2 b2c; do
+for side in pmcring ftrace b2 b2c tp_pmcring tp_minring; do
 	f=$SHARE/profile_$side.txt
 	[ -s "$f" ] || continue
 	cp "$f" "$OUT/bench-profile-$side.txt"
@@ -102,6 +118,7 @@ for side in pmcring ftrace b2 b2c; do
 	case $side in
 	b2) echo "B2 profile, pmcring record (io_uring) with the generator (perf cpu-clock, -a):" ;;
 	b2c) echo "B2 profile, the consumer alone (pmcbench lat -F: merge + writev), its process only:" ;;
+	tp_*) echo "B1 tracepoint profile, ${side#tp_} probe alone, 64-byte events (perf cpu-clock, CPU 0, idle left out):" ;;
 	*) echo "B1 profile, $side side alone, 64-byte records (perf cpu-clock, -a):" ;;
 	esac
 	head -n 12 "$f"
@@ -110,7 +127,7 @@ done
 # -- report -------------------------------------------------------------------
 host_model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 {
-	echo "{\"bench\": \"host\", \"host_cpu_model\": \"$host_model\", \"host_cpus\": $(nproc), \"host_kernel\": \"$(uname -r)\", \"host_mem_kb\": $(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo), \"accel\": \"${VM_ACCEL:-tcg}\", \"vm_cpus\": $CPUS, \"vm_mem_mb\": $MEM, \"perf\": \"$PERF_VERSION\", \"quick\": ${BENCH_QUICK:-0}, \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\", \"commit\": \"$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)\", \"settings\": \"${SIZES[*]}\"}"
+	echo "{\"bench\": \"host\", \"host_cpu_model\": \"$host_model\", \"host_cpus\": $(nproc), \"host_kernel\": \"$(uname -r)\", \"host_mem_kb\": $(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo), \"accel\": \"${VM_ACCEL:-tcg}\", \"vm_cpus\": $CPUS, \"vm_mem_mb\": $MEM, \"perf\": \"$PERF_VERSION\", \"trace_cmd\": \"${TRACECMD_VERSION:-none}\", \"quick\": ${BENCH_QUICK:-0}, \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\", \"commit\": \"$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)\", \"settings\": \"${SIZES[*]}\"}"
 	cat "$BDIR/results.jsonl"
 } >"$BDIR/all.jsonl"
 

@@ -743,7 +743,9 @@ static int record_setup(struct recorder *r)
 	cpuid_string(r->fo.cpuid, sizeof(r->fo.cpuid));
 	r->fo.sample_rate = r->o.period ? 0 : (uint32_t)(r->o.freq ? r->o.freq :
 					   REC_DEFAULT_FREQ);
-	r->fo.keep_generated = r->o.gen_count != 0;
+	/* --generate, or --types naming them (a bench module's records) */
+	r->fo.keep_generated = r->o.gen_count != 0 ||
+		(r->o.types & PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED));
 	r->fo.bm_channel = r->o.bm_channel;
 	r->fo.container = r->o.container;
 	memcpy(r->fo.streams, r->o.streams, sizeof(r->fo.streams));

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
@@ -232,13 +233,24 @@ static bool sym_build_id(Elf *e, char *hex, size_t hexsz)
 	return false;
 }
 
+/*
+ * Paths come from the recording, which may name anything: a FIFO (open()
+ * or read() would block forever), a device, a directory.  Open without
+ * blocking and go on only with a regular file.
+ */
 static Elf *sym_elf_open(const char *path, int *fd)
 {
+	struct stat st;
 	Elf *e;
 
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (*fd < 0)
 		return NULL;
+	if (fstat(*fd, &st) || !S_ISREG(st.st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
 	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		if (e)

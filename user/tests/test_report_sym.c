@@ -6,6 +6,7 @@
  * folded stacks, [unknown] frames, fork/exec address spaces, the pid, comm,
  * cpu and time filters, the context switch view and the flame graph SVG.
  */
+#include <sys/stat.h>
 #include "test_report_common.h"
 #include "../pmcring/sym.h"
 
@@ -281,6 +282,53 @@ static void check_path_map(const char *dir, const struct self_map *m,
 	unlink(log);
 }
 
+/*
+ * A recording may name any path: MAP_IN records naming a FIFO nobody
+ * writes, a character device and a directory must not block or break the
+ * report; their frames stay unresolved.  alarm() turns a hang into a
+ * failure.
+ */
+static void check_special_files(const char *dir, const struct self_map *m)
+{
+	char log[512], fifo[512], *out;
+	uint64_t l[] = { 0x7e0000000010ull };
+	uint64_t d[] = { 0x7d0000000010ull };
+	uint64_t r[] = { 0x7c0000000010ull };
+	static struct plog p;
+	int rc;
+
+	(void)m;
+	snprintf(log, sizeof(log), "%s/special.pmclog", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	REQUIRE(!mkfifo(fifo, 0600), "mkfifo: %s", strerror(errno));
+	p.len = 0;
+	p.ts = 1000;
+	plog_initialize(&p);
+	plog_proc_create(&p, 700, "special");
+	plog_map_in(&p, 700, 0x7e0000000000ull, fifo);
+	plog_map_in(&p, 700, 0x7d0000000000ull, "/dev/zero");
+	plog_map_in(&p, 700, 0x7c0000000000ull, dir);
+	plog_callchain(&p, 700, 700, 0, l, 1);
+	plog_callchain(&p, 700, 700, 0, d, 1);
+	plog_callchain(&p, 700, 700, 0, r, 1);
+	plog_closelog(&p);
+	write_file(log, p.b, p.len);
+	alarm(20);
+	out = run_report(&rc, "--folded", log, NULL);
+	alarm(0);
+	CHECK(rc == 0, "report on special files: rc %d", rc);
+	/* unresolved, each named by its mapping as any unreadable file */
+	CHECK(strstr(out, "special;[unknown] fifo+0x10 1\n"),
+	      "FIFO frame:\n%s", out);
+	CHECK(strstr(out, "special;[unknown] zero+0x10 1\n"),
+	      "device frame:\n%s", out);
+	CHECK(strstr(out, strrchr(dir, '/') + 1) &&
+	      strstr(out, "+0x10 1\n"), "directory frame:\n%s", out);
+	free(out);
+	unlink(fifo);
+	unlink(log);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test_report_symXXXXXX", log[256], ks[256], svg[256];
@@ -304,6 +352,7 @@ int main(void)
 	check_text(log, ks);
 	check_svg(log, ks, svg);
 	check_path_map(dir, &m, exe);
+	check_special_files(dir, &m);
 
 	/* PATH.kallsyms next to the recording is picked up by default */
 	snprintf(ks, sizeof(ks), "%s/prof.pmclog.kallsyms", dir);

@@ -31,9 +31,10 @@ rec() {
 	dump "$name"
 }
 
-pmcring-workload -d 30 -t 3 >/dev/null &
+# No fd of the runner's: a straggler must not hold its output pipe open.
+pmcring-workload -d 30 -t 3 >/dev/null 2>&1 </dev/null &
 wl=$!
-trap 'kill $wl 2>/dev/null; wait $wl 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'kill $wl 2>/dev/null; wait $wl 2>/dev/null; killall pmcring-workload 2>/dev/null; rm -rf "$dir"' EXIT
 sleep 0.5
 
 # -- -C: each listed CPU alone -------------------------------------------

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,6 +69,17 @@ static long pipe_pingpong(double seconds)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
+		/*
+		 * Only our ends: if the parent dies (a test's kill), read()
+		 * sees EOF instead of waiting for ever on a pipe we hold open
+		 * ourselves, which kept the kselftest runner's output pipe
+		 * open and hung the suite after cli_target.sh.
+		 */
+		close(ab[1]);
+		close(ba[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(0);
 		while (read(ab[0], &c, 1) == 1 && c)
 			if (write(ba[1], &c, 1) != 1)
 				break;

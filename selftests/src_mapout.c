@@ -583,8 +583,14 @@ TEST_F_TIMEOUT(slow, missed_calls_of_processes, 300)
 		(unsigned long long)lost, (unsigned long long)dropnotify);
 	EXPECT_EQ(MISS_PROCS, ok);
 	EXPECT_LE(map_out, ok);
-	/* Every successful munmap: a MAP_OUT or a lost record. */
-	EXPECT_LE(ok, map_out + lost);
+	/*
+	 * Every successful munmap: a MAP_OUT or a lost record, exactly.  A
+	 * call the kretprobe skipped is counted by its twin kprobe, as the
+	 * child's own; the kernel's rp.nmissed (a plain increment from both
+	 * CPUs) fell 8 to 11 short of the truth here.  Nothing else in the
+	 * children can lose one: each mm is private, the trylock succeeds.
+	 */
+	EXPECT_EQ(ok, map_out + lost);
 	if (map_out == ok)
 		rt_info("no call was skipped in this run: nothing to count\n");
 	close(fd);

@@ -386,4 +386,38 @@ static inline long rt_drain(struct rt_ring *r, struct rt_stats *s)
 	return n;
 }
 
+/*
+ * Call @fn on every published record of every ring of @sess (with its
+ * type and length), then consume them.  Returns the sum of the rings'
+ * lost counters, or -1 at a record shorter than a header (nothing more
+ * is read from that ring).
+ */
+typedef void (*rt_each_fn)(const uint8_t *rec, uint32_t type, uint32_t len,
+			   void *arg);
+
+static inline int64_t rt_each(struct rt_sess *sess, rt_each_fn fn, void *arg)
+{
+	int64_t lost = 0;
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < sess->nr_cpus; cpu++) {
+		struct rt_ring *g = &sess->rings[cpu];
+		uint64_t head = rt_head(g), pos = g->tail, mask = g->size - 1;
+
+		while (pos != head) {
+			const uint8_t *p = g->data + (pos & mask);
+			const struct pmcring_rec_header *h = (const void *)p;
+			uint32_t len = PMCRING_HEADER_LEN(h->pl_header);
+
+			if (len < PMCRING_HEADER_SIZE)
+				return -1;
+			fn(p, PMCRING_HEADER_TYPE(h->pl_header), len, arg);
+			pos += PMCRING_RING_SPACE(len);
+		}
+		rt_consume(g, pos);
+		lost += rt_prod(&g->prod->lost);
+	}
+	return lost;
+}
+
 #endif /* PMCRING_RING_COMMON_H */

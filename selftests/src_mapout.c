@@ -311,6 +311,33 @@ TEST(failed_calls_no_map_out)
 #define MISS_THREADS	160
 #define MISS_ITERS	16
 
+/* The counts of the missed-call tests (rt_each() callback). */
+struct miss_count {
+	uint64_t	len;		/* MAP_OUT of this length, if not 0 */
+	int64_t		pid;		/* MAP_OUT of this pid, if >= 0 */
+	uint64_t	fake_start;	/* MAP_IN at this start, if not 0 */
+	uint64_t	hits, dropnotify;
+};
+
+static void miss_count_rec(const uint8_t *p, uint32_t type, uint32_t len,
+			   void *arg)
+{
+	struct miss_count *c = arg;
+
+	(void)len;
+	if (type == PMCRING_TYPE_MAP_OUT && !c->fake_start) {
+		const struct pmcring_rec_map_out *mo = (const void *)p;
+
+		c->hits += (!c->len || mo->pl_end - mo->pl_start == c->len) &&
+			   (c->pid < 0 || mo->pl_pid == (uint32_t)c->pid);
+	} else if (type == PMCRING_TYPE_MAP_IN && c->fake_start) {
+		const struct pmcring_rec_map_in *mi = (const void *)p;
+
+		c->hits += mi->pl_start == c->fake_start;
+	}
+	c->dropnotify += type == PMCRING_TYPE_DROPNOTIFY;
+}
+
 struct miss {
 	int			fd;
 	atomic_int		go;
@@ -352,11 +379,13 @@ FIXTURE_TEARDOWN(slow)
 TEST_F_TIMEOUT(slow, missed_calls_counted_lost, 180)
 {
 	struct pmcring_config cfg = { 0 };
-	uint64_t map_out = 0, lost = 0, dropnotify = 0;
+	uint64_t map_out, dropnotify;
 	static pthread_t th[MISS_THREADS];
 	struct miss m = { 0 };
 	pid_t pid = getpid();
-	unsigned int i, cpu;
+	struct miss_count c = { .pid = pid };
+	int64_t lost;
+	unsigned int i;
 	struct rt_sess s;
 
 	PMCRING_REQUIRE_DEV();
@@ -384,26 +413,10 @@ TEST_F_TIMEOUT(slow, missed_calls_counted_lost, 180)
 	}
 	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL));
 
-	for (cpu = 0; cpu < s.nr_cpus; cpu++) {
-		struct rt_ring *g = &s.rings[cpu];
-		uint64_t head = rt_head(g), pos = g->tail, mask = g->size - 1;
-
-		while (pos != head) {
-			const uint8_t *p = g->data + (pos & mask);
-			const struct pmcring_rec_map_out *mo = (const void *)p;
-			uint32_t len = PMCRING_HEADER_LEN(mo->h.pl_header);
-			uint32_t type = PMCRING_HEADER_TYPE(mo->h.pl_header);
-
-			ASSERT_LE(PMCRING_HEADER_SIZE, len);
-			if (type == PMCRING_TYPE_MAP_OUT &&
-			    mo->pl_pid == (uint32_t)pid)
-				map_out++;
-			dropnotify += type == PMCRING_TYPE_DROPNOTIFY;
-			pos += PMCRING_RING_SPACE(len);
-		}
-		rt_consume(g, pos);
-		lost += rt_prod(&g->prod->lost);
-	}
+	lost = rt_each(&s, miss_count_rec, &c);
+	ASSERT_LE(0, lost);
+	map_out = c.hits;
+	dropnotify = c.dropnotify;
 	rt_info("%lu munmaps by %u threads: %llu MAP_OUT, %llu lost, %llu DROPNOTIFY\n",
 		atomic_load(&m.unmapped), MISS_THREADS,
 		(unsigned long long)map_out, (unsigned long long)lost,
@@ -432,8 +445,9 @@ TEST(kprobe_nmi_bails_out)
 		.count = 200, .size = 64,
 		.flags = PMCRING_GEN_F_NMI | PMCRING_GEN_F_SRC_NMI,
 	};
-	uint64_t lost = 0, fake = 0, dropnotify = 0;
-	unsigned int cpu;
+	struct miss_count c = { .pid = -1, .fake_start = FAKE_START };
+	uint64_t fake, dropnotify;
+	int64_t lost;
 	struct rt_sess s;
 
 	PMCRING_REQUIRE_DEV();
@@ -456,26 +470,10 @@ TEST(kprobe_nmi_bails_out)
 	rt_test_hooks(0);
 	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL));
 
-	for (cpu = 0; cpu < s.nr_cpus; cpu++) {
-		struct rt_ring *r = &s.rings[cpu];
-		uint64_t head = rt_head(r), pos = r->tail, mask = r->size - 1;
-
-		while (pos != head) {
-			const uint8_t *p = r->data + (pos & mask);
-			const struct pmcring_rec_map_in *m = (const void *)p;
-			uint32_t len = PMCRING_HEADER_LEN(m->h.pl_header);
-			uint32_t type = PMCRING_HEADER_TYPE(m->h.pl_header);
-
-			ASSERT_LE(PMCRING_HEADER_SIZE, len);
-			if (type == PMCRING_TYPE_MAP_IN &&
-			    m->pl_start == FAKE_START)
-				fake++;
-			dropnotify += type == PMCRING_TYPE_DROPNOTIFY;
-			pos += PMCRING_RING_SPACE(len);
-		}
-		rt_consume(r, pos);
-		lost += rt_prod(&r->prod->lost);
-	}
+	lost = rt_each(&s, miss_count_rec, &c);
+	ASSERT_LE(0, lost);
+	fake = c.hits;
+	dropnotify = c.dropnotify;
 	rt_info("%llu NMIs, %llu NMI records, %llu probe calls in NMI: %llu lost, %llu DROPNOTIFY, %llu MAP_IN of the fake mapping\n",
 		(unsigned long long)g.nmi_sent,
 		(unsigned long long)g.written[PMCRING_GEN_CTX_NMI],
@@ -504,9 +502,11 @@ TEST_F_TIMEOUT(slow, missed_calls_of_processes, 300)
 	const char *path = "/tmp/pmcring_miss.bin";
 	const size_t len = (size_t)MISS_FILE_MB << 20;
 	struct pmcring_config cfg = { 0 };
-	uint64_t map_out = 0, lost = 0, dropnotify = 0;
+	struct miss_count c = { .len = len, .pid = -1 };
+	uint64_t map_out, dropnotify;
+	int64_t lost;
 	int ready[2], go[2], fd, status;
-	unsigned int i, cpu, ok = 0;
+	unsigned int i, ok = 0;
 	pid_t pids[MISS_PROCS];
 	struct rt_sess s;
 	char c;
@@ -558,26 +558,10 @@ TEST_F_TIMEOUT(slow, missed_calls_of_processes, 300)
 		munmap(a, 4096);
 	}
 	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL));
-	for (cpu = 0; cpu < s.nr_cpus; cpu++) {
-		struct rt_ring *g = &s.rings[cpu];
-		uint64_t head = rt_head(g), pos = g->tail, mask = g->size - 1;
-
-		while (pos != head) {
-			const uint8_t *p = g->data + (pos & mask);
-			const struct pmcring_rec_map_out *mo = (const void *)p;
-			uint32_t rlen = PMCRING_HEADER_LEN(mo->h.pl_header);
-			uint32_t type = PMCRING_HEADER_TYPE(mo->h.pl_header);
-
-			ASSERT_LE(PMCRING_HEADER_SIZE, rlen);
-			if (type == PMCRING_TYPE_MAP_OUT &&
-			    mo->pl_end - mo->pl_start == len)
-				map_out++;
-			dropnotify += type == PMCRING_TYPE_DROPNOTIFY;
-			pos += PMCRING_RING_SPACE(rlen);
-		}
-		rt_consume(g, pos);
-		lost += rt_prod(&g->prod->lost);
-	}
+	lost = rt_each(&s, miss_count_rec, &c);
+	ASSERT_LE(0, lost);
+	map_out = c.hits;
+	dropnotify = c.dropnotify;
 	rt_info("%u processes unmapped %u MiB each: %llu MAP_OUT, %llu lost, %llu DROPNOTIFY\n",
 		ok, MISS_FILE_MB, (unsigned long long)map_out,
 		(unsigned long long)lost, (unsigned long long)dropnotify);

@@ -502,7 +502,7 @@ TEST_F_TIMEOUT(slow, missed_calls_of_processes, 300)
 	const char *path = "/tmp/pmcring_miss.bin";
 	const size_t len = (size_t)MISS_FILE_MB << 20;
 	struct pmcring_config cfg = { 0 };
-	struct miss_count c = { .len = len, .pid = -1 };
+	struct miss_count cnt = { .len = len, .pid = -1 };
 	uint64_t map_out, dropnotify;
 	int64_t lost;
 	int ready[2], go[2], fd, status;
@@ -558,10 +558,10 @@ TEST_F_TIMEOUT(slow, missed_calls_of_processes, 300)
 		munmap(a, 4096);
 	}
 	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL));
-	lost = rt_each(&s, miss_count_rec, &c);
+	lost = rt_each(&s, miss_count_rec, &cnt);
 	ASSERT_LE(0, lost);
-	map_out = c.hits;
-	dropnotify = c.dropnotify;
+	map_out = cnt.hits;
+	dropnotify = cnt.dropnotify;
 	rt_info("%u processes unmapped %u MiB each: %llu MAP_OUT, %llu lost, %llu DROPNOTIFY\n",
 		ok, MISS_FILE_MB, (unsigned long long)map_out,
 		(unsigned long long)lost, (unsigned long long)dropnotify);

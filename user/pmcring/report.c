@@ -782,10 +782,18 @@ static void report_hist_key(const struct report *r, const char *comm,
 				     fr->frame->kind == SYM_KIND_KERNEL ? "k" :
 				     ".", fr->frame->name);
 			break;
-		case REPORT_SORT_SRCLINE:
-			/* no line tables are read: perf's "??" */
-			n = snprintf(buf + len, sz - len, "%s??", sep);
+		case REPORT_SORT_SRCLINE: {
+			/* the file's base name, as perf shows it; else "??" */
+			const char *file;
+			int line;
+
+			if (sym_srcline(&fr->loc, &file, &line))
+				n = snprintf(buf + len, sz - len, "%s%s:%d", sep,
+					     report_base(file), line);
+			else
+				n = snprintf(buf + len, sz - len, "%s??", sep);
 			break;
+		}
 		}
 		if (n < 0)
 			break;
@@ -1723,6 +1731,15 @@ static void report_print_event(struct report *r, FILE *out)
 			"no period recorded");
 }
 
+void report_sym_warnings(struct report *r, const char *who)
+{
+	size_t i;
+
+	for (i = 0; i < sym_nr_warnings(r->sym); i++)
+		fprintf(stderr, "%s: warning: %s\n", who,
+			sym_warning(r->sym, i));
+}
+
 void report_print(struct report *r, FILE *out, const char *title,
 		  bool switches)
 {
@@ -1741,6 +1758,8 @@ void report_print(struct report *r, FILE *out, const char *title,
 			r->pmcs[i].name);
 	fprintf(out, "# symbols: %u of %u images with symbols, %zu kernel "
 		"symbols\n", with_syms, images, sym_nr_kernel_syms(r->sym));
+	for (i = 0; i < sym_nr_warnings(r->sym); i++)
+		fprintf(out, "# WARNING: %s\n", sym_warning(r->sym, i));
 	if (r->drops)
 		fprintf(out, "# WARNING: records were dropped; the profile "
 			"is incomplete (use more --buffer-pages)\n");

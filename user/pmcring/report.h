@@ -172,6 +172,9 @@ const char *report_cur_event(const struct report *r, char *buf, size_t sz);
  */
 int report_read(struct report *r, const char *path, const char *who);
 
+/* The symbolizer's warnings (sym_warning()) to stderr, "WHO: warning: ". */
+void report_sym_warnings(struct report *r, const char *who);
+
 /* The views. */
 void report_print(struct report *r, FILE *out, const char *title,
 		  bool switches);

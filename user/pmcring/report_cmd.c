@@ -358,7 +358,7 @@ static int report_usage(int help)
 "                         by default the first, by pmcid)\n"
 "      --sort KEYS        perf report's table instead of the function tables,\n"
 "                         by KEYS, a list of comm, pid, dso, sym, srcline\n"
-"                         (srcline: \"??\", no line tables are read)\n"
+"                         (srcline: FILE:LINE from DWARF, \"??\" without)\n"
 "      --children         --sort and -G count each sample for every entry\n"
 "                         in its chain (the default)\n"
 "      --no-children      only for the sample's own entry (self)\n"
@@ -636,6 +636,8 @@ int cmd_report(int argc, char **argv)
 			folded ? "--folded" : "--svg",
 			report_cur_event(c.r, buf, sizeof(buf)));
 	}
+	if (!err)
+		report_sym_warnings(c.r, "pmcring report");
 	if (err)
 		;
 	else if (folded)

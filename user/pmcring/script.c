@@ -281,6 +281,8 @@ int cmd_script(int argc, char **argv)
 			path, sc.event);
 		err = -ENOENT;
 	}
+	if (!err)
+		report_sym_warnings(sc.r, "pmcring script");
 	if (!err && fflush(stdout))
 		err = -EIO;
 	report_free(sc.r);

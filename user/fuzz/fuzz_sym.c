@@ -5,8 +5,8 @@
  * headers, symbol tables and C++ names, the build id and .gnu_debuglink
  * of the detached debug file lookup, and the DWARF line tables (libdwfl,
  * libdw).  The input is the file.  Addresses through its executable
- * segment and from the input itself are resolved, as frames and as
- * source lines.  Checks: no crash, hang or sanitizer report; every frame
+ * segment and from the input itself are resolved, as frames, inlined
+ * frames and source lines.  Checks: no crash, hang or sanitizer report; every frame
  * has a valid kind and a name; a source line is a file and a line > 0.
  */
 #define _GNU_SOURCE
@@ -35,11 +35,21 @@ static void check_frame(const struct sym_frame *f)
 static void probe(struct sym_ctx *c, struct sym_image *im, uint64_t addr,
 		  bool ret)
 {
-	struct sym_loc loc;
+	const struct sym_frame *inl[8];
+	struct sym_loc loc, il[8];
 	const char *file, *name;
+	unsigned int k, i;
 	int line;
 
 	check_frame(sym_resolve_loc(c, 1, addr, ret, &loc));
+	k = sym_inlines(c, &loc, inl, il, 8);
+	CHECK(k <= 8);
+	for (i = 0; i < k; i++) {
+		check_frame(inl[i]);
+		CHECK(il[i].inlined);
+		if (sym_srcline(&il[i], &file, &line))
+			CHECK(file && line > 0);
+	}
 	if (sym_srcline(&loc, &file, &line))
 		CHECK(file && line > 0);
 	name = sym_image_lookup(im, loc.vaddr);

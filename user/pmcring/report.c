@@ -543,6 +543,7 @@ void report_seen(struct report *r, uint64_t ts)
 {
 	r->records++;
 	r->cur_ts = ts;
+	sym_set_time(r->sym, ts);
 	if (ts < r->first_ts)
 		r->first_ts = ts;
 	if (ts > r->last_ts)
@@ -909,6 +910,38 @@ static struct report_prof *report_prof(struct report *r, uint32_t pmcid)
 	return p;
 }
 
+/* Inlined functions, each a frame at most, and never more frames than fit. */
+#define REPORT_INLINE_MAX	16
+
+/*
+ * --inline: the functions inlined at frame @depth go before it (leaf
+ * first), which moves outward; returns where it is now, *@depth updated.
+ */
+static struct report_frame *report_inlines(struct report *r, uint64_t ip,
+					   unsigned int *depth)
+{
+	const struct sym_frame *f[REPORT_INLINE_MAX];
+	struct sym_loc l[REPORT_INLINE_MAX];
+	struct report_frame *fr = &r->frames[*depth];
+	unsigned int k, j;
+
+	if (*depth + REPORT_INLINE_MAX + 1 > PMCRING_CALLCHAIN_DEPTH_MAX)
+		return fr;
+	k = sym_inlines(r->sym, &fr->loc, f, l, REPORT_INLINE_MAX);
+	if (!k)
+		return fr;
+	r->frames[*depth + k] = *fr;
+	for (j = 0; j < k; j++) {
+		fr = &r->frames[*depth + j];
+		fr->ip = ip;
+		fr->frame = f[j];
+		fr->loc = l[j];
+		r->stack[*depth + j] = f[j]->id;
+	}
+	*depth += k;
+	return &r->frames[*depth];
+}
+
 int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 		  uint32_t tid, uint32_t pmcid, const uint64_t *pc,
 		  unsigned int n)
@@ -944,6 +977,8 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 			return -ENOMEM;
 		fr->ip = pc[i];
 		fr->frame = f;
+		if (r->o.inline_frames && f->kind == SYM_KIND_USER)
+			fr = report_inlines(r, pc[i], &depth);
 		/*
 		 * A return address in no mapping of a process whose mappings
 		 * we know: a frame-pointer walk through code built without

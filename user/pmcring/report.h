@@ -44,6 +44,8 @@ struct report_opts {
 	double		percent_limit;	/* hide rows and branches below */
 	uint8_t		call_graph;	/* enum report_cg */
 	bool		one_event;	/* report_print: the current event only */
+	bool		inline_frames;	/* --inline: inlined functions (DWARF)
+					 * as frames of their own */
 };
 
 /* "comm,dso,sym" into @o->sort; 0, or -EINVAL naming the bad key in @bad */

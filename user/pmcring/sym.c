@@ -17,6 +17,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <libelf.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -80,6 +81,8 @@ static const char *sym_basename(const char *path)
 
 struct sym_ctx;
 static const char *sym_ctx_symfs(const struct sym_ctx *c);
+static void sym_check_age(struct sym_ctx *c, const char *path,
+			  const struct stat *st);
 
 /* ---- demangling ---- */
 
@@ -533,6 +536,7 @@ static void sym_image_load(struct sym_image *im)
 		return;
 	im->dev = st.st_dev;
 	im->ino = st.st_ino;
+	sym_check_age(im->ctx, im->file, &st);
 	e = sym_elf_begin(fd);
 	if (!e) {
 		close(fd);
@@ -770,6 +774,9 @@ struct sym_ctx {
 	}		*pmaps;
 	size_t		npmaps, pmaps_cap;
 	char		*symfs;
+	/* the recording's wall clock: rt_ns at ts0; now: the record's ts */
+	bool		has_clock;
+	uint64_t	ts0, rt0, now;
 	/* warnings about the files read, each once */
 	char		**warns;
 	size_t		nwarns, warns_cap;
@@ -874,6 +881,40 @@ static void sym_warn(struct sym_ctx *c, const char *fmt, ...)
 	return;
 out:
 	free(w);
+}
+
+void sym_set_clock(struct sym_ctx *c, uint64_t ts, uint64_t rt_ns)
+{
+	c->has_clock = rt_ns != 0;
+	c->ts0 = ts;
+	c->rt0 = rt_ns;
+	c->now = ts;
+}
+
+void sym_set_time(struct sym_ctx *c, uint64_t ts)
+{
+	c->now = ts;
+}
+
+/*
+ * Was @path changed after the record that maps it?  A second of slack
+ * for file systems with coarse timestamps and clocks that were stepped.
+ */
+static void sym_check_age(struct sym_ctx *c, const char *path,
+			  const struct stat *st)
+{
+	uint64_t mtime, mapped;
+
+	if (!c->has_clock || st->st_mtim.tv_sec < 0)
+		return;
+	mtime = (uint64_t)st->st_mtim.tv_sec * 1000000000ull +
+		(uint64_t)st->st_mtim.tv_nsec;
+	mapped = c->rt0 + (c->now - c->ts0);
+	if (c->now < c->ts0 || mtime <= mapped + 1000000000ull)
+		return;
+	sym_warn(c, "%s: modified %.0f s after the recording mapped it: "
+		 "its symbols may not be the recorded program's", path,
+		 (double)(mtime - mapped) / 1e9);
 }
 
 size_t sym_nr_warnings(const struct sym_ctx *c)
@@ -1469,6 +1510,9 @@ const struct sym_frame *sym_resolve_loc(struct sym_ctx *c, uint32_t pid,
 	loc->off = 0;
 	loc->im = NULL;
 	loc->vaddr = 0;
+	loc->inlined = false;
+	loc->file = NULL;
+	loc->line = 0;
 	/* unknown frames show the address itself, lookups use addr - 1 */
 	if (ret && addr)
 		look--;
@@ -1494,9 +1538,97 @@ const struct sym_frame *sym_resolve_loc(struct sym_ctx *c, uint32_t pid,
 
 bool sym_srcline(const struct sym_loc *loc, const char **file, int *line)
 {
-	*file = NULL;
-	*line = 0;
+	*file = loc->file;
+	*line = loc->line;
+	if (loc->file)
+		return true;
 	return loc->im && sym_image_srcline(loc->im, loc->vaddr, file, line);
+}
+
+/* A DIE's linkage name (to demangle), else its name, through origins. */
+static const char *sym_die_name(Dwarf_Die *die)
+{
+	static const unsigned int at[] = {
+		DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name,
+	};
+	Dwarf_Attribute a;
+	const char *n = NULL;
+	size_t i;
+
+	for (i = 0; !n && i < sizeof(at) / sizeof(at[0]); i++)
+		n = dwarf_formstring(dwarf_attr_integrate(die, at[i], &a));
+	return n;
+}
+
+/*
+ * The frame's source line becomes the call site a DW_TAG_inlined_subroutine
+ * records, or unknown when it records none.
+ */
+static void sym_loc_call_site(struct sym_loc *l, Dwarf_Die *inl,
+			      Dwarf_Files *files)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word fi, ln;
+
+	l->file = NULL;
+	l->line = 0;
+	if (files &&
+	    !dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &fi) &&
+	    !dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &ln) &&
+	    ln > 0 && ln <= INT_MAX) {
+		l->file = dwarf_filesrc(files, fi, NULL, NULL);
+		l->line = (int)ln;
+	}
+	if (!l->file)
+		l->im = NULL;	/* "??", not the innermost line */
+}
+
+unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
+			 const struct sym_frame **f, struct sym_loc *l,
+			 unsigned int max)
+{
+	struct sym_image *im = loc->im;
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Files *files = NULL;
+	Dwarf_Die *prev = NULL;
+	unsigned int k = 0;
+	Dwarf_Addr bias;
+	size_t nfiles;
+	int i, n;
+
+	if (!im || !max || loc->file || !sym_image_dwarf(im))
+		return 0;
+	cu = dwfl_module_addrdie(im->mod, loc->vaddr, &bias);
+	if (!cu)
+		return 0;
+	n = dwarf_getscopes(cu, loc->vaddr - bias, &scopes);
+	if (n > 0 && dwarf_getsrcfiles(cu, &files, &nfiles))
+		files = NULL;
+	for (i = 0; i < n && k < max; i++) {
+		const char *name;
+		char *d;
+
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		name = sym_die_name(&scopes[i]);
+		d = name ? sym_demangle(name) : NULL;
+		f[k] = sym_frame_get(c, SYM_KIND_USER, im->module,
+				     d ? d : name ? name : "[inlined]");
+		free(d);
+		if (!f[k])
+			break;
+		l[k] = *loc;
+		l[k].inlined = true;
+		l[k].has_off = false;
+		if (prev)
+			sym_loc_call_site(&l[k], prev, files);
+		prev = &scopes[i];
+		k++;
+	}
+	if (prev)
+		sym_loc_call_site(loc, prev, files);
+	free(scopes);
+	return k;
 }
 
 const struct sym_frame *sym_resolve(struct sym_ctx *c, uint32_t pid,

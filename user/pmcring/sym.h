@@ -66,6 +66,16 @@ size_t sym_nr_kernel_syms(const struct sym_ctx *c);
 int sym_add_path_map(struct sym_ctx *c, const char *from, const char *to);
 int sym_set_symfs(struct sym_ctx *c, const char *dir);
 
+/*
+ * The recording's clock: at timestamp @ts (ns) the wall clock read @rt_ns
+ * (pmclog's INITIALIZE).  Then a file whose mtime is later than the wall
+ * time of the record that first maps it (sym_set_time() before each
+ * record) was changed since: a warning says its symbols may not be the
+ * recorded program's (a recording holds no build ids to be sure).
+ */
+void sym_set_clock(struct sym_ctx *c, uint64_t ts, uint64_t rt_ns);
+void sym_set_time(struct sym_ctx *c, uint64_t ts);
+
 /* Record handlers, to be called in timestamp order. */
 void sym_exec(struct sym_ctx *c, uint32_t pid, const char *path,
 	      uint64_t dynaddr);
@@ -97,6 +107,9 @@ struct sym_loc {
 	uint64_t	off;	/* address - symbol start */
 	struct sym_image *im;	/* the user image, for sym_srcline(), or NULL */
 	uint64_t	vaddr;	/* the address looked up, in im's addresses */
+	bool		inlined;/* a frame sym_inlines() added */
+	const char	*file;	/* if set, sym_srcline()'s answer: the line */
+	int		line;	/* of a call an inlined function replaced */
 };
 
 /* sym_resolve() that also says where @addr is (@loc may be NULL). */
@@ -118,6 +131,18 @@ const struct sym_frame *sym_frame_by_id(const struct sym_ctx *c,
  * as the ctx.  false (and NULL, 0) if not known.
  */
 bool sym_srcline(const struct sym_loc *loc, const char **file, int *line);
+
+/*
+ * The functions inlined at @loc (a location of a user frame), innermost
+ * first, from DWARF: up to @max frames into @f and their locations into
+ * @l (@loc's, inlined, with the line each was inlined at... see below).
+ * The source line of @l[0] is @loc's own line; that of @l[i] (and then of
+ * @loc itself, updated) is the call that @f[i-1] replaced.  Returns how
+ * many; 0 without DWARF or inlining.
+ */
+unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
+			 const struct sym_frame **f, struct sym_loc *l,
+			 unsigned int max);
 
 /*
  * Warnings about the files read: a debug file that does not belong to its

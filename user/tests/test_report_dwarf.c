@@ -3,12 +3,15 @@
  * Description: the symbolizer on a C++ program compiled here (g++ -g, a
  * namespace, a member function, an always-inline function, a Rust-style
  * legacy name): demangled names, file:line of every byte of a function
- * against binutils' addr2line, `report --sort srcline` and --folded; its
+ * against binutils' addr2line, `report --sort srcline` and --folded, the
+ * inlined function as a frame with --inline (report and script); its
  * stripped copy symbolized through .gnu_debuglink and through
- * /usr/lib/debug/.build-id/ (under --symfs); and a debug file of another
- * build, by either route, never used and warned about.
+ * /usr/lib/debug/.build-id/ (under --symfs); a debug file of another
+ * build, by either route, never used and warned about; and a program
+ * changed after the recording mapped it, warned about.
  */
 #include <sys/stat.h>
+#include <time.h>
 #include "test_report_common.h"
 #include "../pmcring/sym.h"
 
@@ -47,6 +50,8 @@ static const char cxx_src[] =
 #define SPIN		"pmcr::Widget::spin(int)"
 
 static char dir[] = "/tmp/test_report_dwarfXXXXXX";
+/* A byte of spin() that is sq()'s code, inlined (addr2line: line 4). */
+static uint64_t sq_addr;
 
 static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void sh(const char *fmt, ...)
@@ -144,6 +149,8 @@ static void check_names_lines(const char *exe)
 		CHECK(!strcmp(got, want), "%#" PRIx64 ": %s, addr2line %s", a,
 		      got, want);
 		lines++;
+		if (file && line == 4 && !in_sq && strstr(want, ":4"))
+			sq_addr = a;
 		in_sq += file && line == 4;
 		in_spin += file && line >= 9 && line <= 15;
 	}
@@ -157,8 +164,8 @@ static void check_names_lines(const char *exe)
 }
 
 /* A recording of one process running @exe, every sample in spin(). */
-static void write_log(const char *log, const char *exe, uint64_t spin,
-		      uint64_t *start)
+static void write_log_rt(const char *log, const char *exe, uint64_t vaddr,
+			 uint64_t *start, uint64_t rt_sec)
 {
 	struct sym_ctx *c = sym_new();
 	struct sym_image *im;
@@ -170,11 +177,13 @@ static void write_log(const char *log, const char *exe, uint64_t spin,
 	REQUIRE(sym_image_bias(im, 0x100000, &bias), "no PF_X segment");
 	*start = 0x555555000000ull + (0x100000 - bias);
 	sym_free(c);
-	pc[0] = 0x555555000000ull + spin + 2;	/* the interrupted PC */
+	pc[0] = 0x555555000000ull + vaddr;	/* the interrupted PC */
 	pc[1] = 0;
 	p.len = 0;
 	p.ts = 1000;
 	plog_initialize(&p);
+	/* INITIALIZE's wall clock (record offset 32), 0: not known */
+	memcpy(p.b + 32, &rt_sec, 8);
 	plog_pmc(&p, 1, "cpu-clock");
 	plog_proc_create(&p, 42, "cxx");
 	plog_map_in(&p, 42, *start, exe);
@@ -182,6 +191,76 @@ static void write_log(const char *log, const char *exe, uint64_t spin,
 	plog_callchain(&p, 42, 42, 0, pc, 1);
 	plog_closelog(&p);
 	write_file(log, p.b, p.len);
+}
+
+static void write_log(const char *log, const char *exe, uint64_t spin,
+		      uint64_t *start)
+{
+	write_log_rt(log, exe, spin + 2, start, 0);
+}
+
+/*
+ * --inline: a sample in sq()'s inlined code has sq() as its leaf frame,
+ * at sq()'s own line, and spin() at the line of the call.
+ */
+static void check_inline(const char *exe)
+{
+	char log[512];
+	uint64_t start;
+	char *out;
+	int rc;
+
+	REQUIRE(sq_addr, "no byte of inlined sq() found");
+	snprintf(log, sizeof(log), "%s/inline.pmclog", dir);
+	write_log_rt(log, exe, sq_addr, &start, 0);
+	out = run_report(&rc, "--folded", log, NULL);
+	CHECK(rc == 0 && strstr(out, "cxx;" SPIN " 2\n"), "no --inline:\n%s",
+	      out);
+	free(out);
+	out = run_report(&rc, "--folded", "--inline", log, NULL);
+	CHECK(rc == 0 && strstr(out, "cxx;" SPIN ";pmcr::sq(int) 2\n"),
+	      "--inline folded:\n%s", out);
+	free(out);
+	out = run_report(&rc, "--inline", "--sort", "sym,srcline",
+			 "--no-children", log, NULL);
+	CHECK(rc == 0 && strstr(out, "[.] pmcr::sq(int)  t.cpp:4\n"),
+	      "--inline srcline:\n%s", out);
+	free(out);
+	out = run_report(&rc, "--inline", "--sort", "sym,srcline", log, NULL);
+	CHECK(rc == 0 && strstr(out, "[.] " SPIN "  t.cpp:13\n"),
+	      "--inline srcline of the call site:\n%s", out);
+	free(out);
+	out = run_script(&rc, "--inline", log, NULL);
+	CHECK(rc == 0 && strstr(out, " pmcr::sq(int) (inlined)\n") &&
+	      strstr(out, " " SPIN "+0x"), "script --inline:\n%s", out);
+	free(out);
+	unlink(log);
+}
+
+/*
+ * A recording made before the program was (re)built: the report cannot
+ * know which build ran, and says so; one made after it: no warning.
+ */
+static void check_age(const char *exe, uint64_t spin)
+{
+	char log[512];
+	uint64_t start;
+	char *out;
+	int rc;
+
+	snprintf(log, sizeof(log), "%s/age.pmclog", dir);
+	write_log_rt(log, exe, spin + 2, &start, (uint64_t)time(NULL) - 3600);
+	out = run_report(&rc, log, NULL);
+	CHECK(rc == 0 && strstr(out, "# WARNING: ") &&
+	      strstr(out, "after the recording mapped it") && strstr(out, exe),
+	      "recorded an hour before the build:\n%s", out);
+	free(out);
+	write_log_rt(log, exe, spin + 2, &start, (uint64_t)time(NULL) + 60);
+	out = run_report(&rc, log, NULL);
+	CHECK(rc == 0 && !strstr(out, "WARNING"),
+	      "recorded after the build:\n%s", out);
+	free(out);
+	unlink(log);
 }
 
 static void check_report(const char *exe, uint64_t spin)
@@ -337,6 +416,8 @@ int main(void)
 
 	check_names_lines(exe);
 	check_report(exe, spin);
+	check_age(exe, spin);
+	check_inline(exe);
 	check_debuglink(exe, other_dbg, spin);
 	check_build_id_dir(exe, other_dbg, spin);
 

@@ -151,6 +151,7 @@ struct sym_image {
 	bool		has_syms;
 	bool		debug_tried;	/* looked for a detached debug file */
 	int8_t		dw_state;	/* DWARF: 0 not tried, 1 usable, -1 no */
+	bool		no_aranges;	/* DWARF without .debug_aranges */
 	uint16_t	e_type;
 	uint64_t	exec_vaddr;	/* p_vaddr of the first PF_X PT_LOAD */
 	uint64_t	exec_memsz;
@@ -689,8 +690,54 @@ static bool sym_image_dwarf(struct sym_image *im)
 			return false;
 		cu = next;
 	}
+	im->no_aranges = !sym_elf_has_section(e, ".debug_aranges");
 	im->dw_state = 1;
 	return true;
+}
+
+/*
+ * The compilation unit DIE that holds @vaddr.  libdw 0.188 finds it only
+ * through .debug_aranges, which clang does not write by default; without
+ * that section, each unit's own ranges are searched (newer elfutils do the
+ * same).
+ */
+static bool sym_image_cu(struct sym_image *im, uint64_t vaddr, Dwarf_Die *die)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Addr bias;
+	Dwarf_Half ver;
+	Dwarf_Die *d;
+	Dwarf *dw;
+	uint8_t ut;
+
+	d = dwfl_module_addrdie(im->mod, vaddr, &bias);
+	if (d) {
+		*die = *d;
+		return true;
+	}
+	dw = im->no_aranges ? dwfl_module_getdwarf(im->mod, &bias) : NULL;
+	if (!dw)
+		return false;
+	while (dwarf_get_units(dw, cu, &next, &ver, &ut, die, NULL) == 0) {
+		if (dwarf_haspc(die, vaddr) > 0)
+			return true;
+		cu = next;
+	}
+	return false;
+}
+
+/* The line of @vaddr through sym_image_cu(), for DWARF without aranges. */
+static void sym_image_line_scan(struct sym_image *im, uint64_t vaddr,
+				const char **file, int *line)
+{
+	Dwarf_Line *dl;
+	Dwarf_Die cu;
+
+	if (!sym_image_cu(im, vaddr, &cu))
+		return;
+	dl = dwarf_getsrc_die(&cu, vaddr);
+	if (dl && !dwarf_lineno(dl, line))
+		*file = dwarf_linesrc(dl, NULL, NULL);
 }
 
 bool sym_image_srcline(struct sym_image *im, uint64_t vaddr,
@@ -721,6 +768,8 @@ bool sym_image_srcline(struct sym_image *im, uint64_t vaddr,
 		if (dl)
 			l->file = dwfl_lineinfo(dl, NULL, &l->line, NULL, NULL,
 						NULL);
+		else if (im->no_aranges)
+			sym_image_line_scan(im, vaddr, &l->file, &l->line);
 		if (l->file && l->line <= 0)
 			l->file = NULL;
 	}
@@ -1588,21 +1637,19 @@ unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
 			 unsigned int max)
 {
 	struct sym_image *im = loc->im;
-	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Die cu, *scopes = NULL;
 	Dwarf_Files *files = NULL;
 	Dwarf_Die *prev = NULL;
 	unsigned int k = 0;
-	Dwarf_Addr bias;
 	size_t nfiles;
 	int i, n;
 
-	if (!im || !max || loc->file || !sym_image_dwarf(im))
+	/* sym_image_dwarf() took the DWARF only at bias 0 */
+	if (!im || !max || loc->file || !sym_image_dwarf(im) ||
+	    !sym_image_cu(im, loc->vaddr, &cu))
 		return 0;
-	cu = dwfl_module_addrdie(im->mod, loc->vaddr, &bias);
-	if (!cu)
-		return 0;
-	n = dwarf_getscopes(cu, loc->vaddr - bias, &scopes);
-	if (n > 0 && dwarf_getsrcfiles(cu, &files, &nfiles))
+	n = dwarf_getscopes(&cu, loc->vaddr, &scopes);
+	if (n > 0 && dwarf_getsrcfiles(&cu, &files, &nfiles))
 		files = NULL;
 	for (i = 0; i < n && k < max; i++) {
 		const char *name;

@@ -1632,36 +1632,103 @@ static void sym_loc_call_site(struct sym_loc *l, Dwarf_Die *inl,
 		l->im = NULL;	/* "??", not the innermost line */
 }
 
+/* How deep DIEs nest, and how many a search visits, at most. */
+#define SYM_SCOPE_DEPTH		64
+#define SYM_SCOPE_VISITS	(1u << 20)
+/* Inlined functions in one place, at most. */
+#define SYM_INLINE_MAX		32
+
+/*
+ * The DW_TAG_inlined_subroutine DIEs whose code holds @pc in compilation
+ * unit @cu, outermost first, into @out (at most @max).  dwarf_getscopes()
+ * would do, but it recurses once per level of nesting (a crafted file
+ * nests as deep as it likes) and leaks its array when it fails (0.188);
+ * this walk is iterative and bounded.  Into a scope with addresses it goes
+ * only if the scope holds @pc, and then never back out; namespaces and
+ * classes, which hold functions but have no addresses, are searched
+ * through.
+ */
+static unsigned int sym_inline_chain(Dwarf_Die *cu, Dwarf_Addr pc,
+				     Dwarf_Die *out, unsigned int max)
+{
+	Dwarf_Die st[SYM_SCOPE_DEPTH], next;
+	bool in_pc[SYM_SCOPE_DEPTH];	/* level's parent holds pc */
+	unsigned int n = 0, visits = 0;
+	int d = 0;
+
+	if (dwarf_child(cu, &st[0]))
+		return 0;
+	in_pc[0] = false;
+	while (++visits < SYM_SCOPE_VISITS) {
+		bool addr = false, down = false;
+
+		switch (dwarf_tag(&st[d])) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+		case DW_TAG_with_stmt:
+		case DW_TAG_entry_point:
+			addr = true;
+			down = dwarf_haspc(&st[d], pc) > 0;
+			if (down && dwarf_tag(&st[d]) == DW_TAG_inlined_subroutine &&
+			    n < max)
+				out[n++] = st[d];
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			down = true;
+			break;
+		}
+		if (down && d + 1 < SYM_SCOPE_DEPTH &&
+		    !dwarf_child(&st[d], &st[d + 1])) {
+			in_pc[d + 1] = addr;
+			d++;
+			continue;
+		}
+		if (addr && down)
+			return n;	/* pc is here, in no child */
+		/* the next sibling, up a level when there is none */
+		while (dwarf_siblingof(&st[d], &next)) {
+			if (!d || in_pc[d])
+				return n;
+			d--;
+		}
+		st[d] = next;
+	}
+	return n;
+}
+
 unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
 			 const struct sym_frame **f, struct sym_loc *l,
 			 unsigned int max)
 {
+	Dwarf_Die cu, chain[SYM_INLINE_MAX], *prev = NULL;
 	struct sym_image *im = loc->im;
-	Dwarf_Die cu, *scopes = NULL;
 	Dwarf_Files *files = NULL;
-	Dwarf_Die *prev = NULL;
-	unsigned int k = 0;
+	unsigned int k = 0, n;
 	size_t nfiles;
-	int i, n;
 
 	/* sym_image_dwarf() took the DWARF only at bias 0 */
 	if (!im || !max || loc->file || !sym_image_dwarf(im) ||
 	    !sym_image_cu(im, loc->vaddr, &cu))
 		return 0;
-	n = dwarf_getscopes(&cu, loc->vaddr, &scopes);
-	if (n > 0 && dwarf_getsrcfiles(&cu, &files, &nfiles))
+	n = sym_inline_chain(&cu, loc->vaddr, chain, SYM_INLINE_MAX);
+	if (n && dwarf_getsrcfiles(&cu, &files, &nfiles))
 		files = NULL;
-	for (i = 0; i < n && k < max; i++) {
-		const char *name;
-		char *d;
+	/* innermost first: the chain backwards */
+	while (n-- > 0 && k < max) {
+		Dwarf_Die *die = &chain[n];
+		const char *name = sym_die_name(die);
+		char *dm = name ? sym_demangle(name) : NULL;
 
-		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-			continue;
-		name = sym_die_name(&scopes[i]);
-		d = name ? sym_demangle(name) : NULL;
 		f[k] = sym_frame_get(c, SYM_KIND_USER, im->module,
-				     d ? d : name ? name : "[inlined]");
-		free(d);
+				     dm ? dm : name ? name : "[inlined]");
+		free(dm);
 		if (!f[k])
 			break;
 		l[k] = *loc;
@@ -1669,12 +1736,11 @@ unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
 		l[k].has_off = false;
 		if (prev)
 			sym_loc_call_site(&l[k], prev, files);
-		prev = &scopes[i];
+		prev = die;
 		k++;
 	}
 	if (prev)
 		sym_loc_call_site(loc, prev, files);
-	free(scopes);
 	return k;
 }
 

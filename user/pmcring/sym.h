@@ -134,19 +134,20 @@ bool sym_srcline(const struct sym_loc *loc, const char **file, int *line);
 
 /*
  * The functions inlined at @loc (a location of a user frame), innermost
- * first, from DWARF: up to @max frames into @f and their locations into
- * @l (@loc's, inlined, with the line each was inlined at... see below).
- * The source line of @l[0] is @loc's own line; that of @l[i] (and then of
- * @loc itself, updated) is the call that @f[i-1] replaced.  Returns how
- * many; 0 without DWARF or inlining.
+ * first, from DWARF: up to @max frames into @f, their locations into @l
+ * (copies of @loc marked inlined).  Source lines: @l[0] keeps @loc's own
+ * line; @l[i] gets the line of the call that @f[i-1] replaced, and @loc
+ * itself (updated) that of the call the outermost one replaced.  Returns
+ * how many; 0 without DWARF or inlining.
  */
 unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
 			 const struct sym_frame **f, struct sym_loc *l,
 			 unsigned int max);
 
 /*
- * Warnings about the files read: a debug file that does not belong to its
- * image (another build id or CRC) is never used, and said so here.
+ * Warnings about the files read, each once: a debug file that does not
+ * belong to its image (another build id or CRC), never used; a file
+ * changed after the recording mapped it (sym_set_clock()).
  */
 size_t sym_nr_warnings(const struct sym_ctx *c);
 const char *sym_warning(const struct sym_ctx *c, size_t i);

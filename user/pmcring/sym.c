@@ -123,6 +123,7 @@ static char *sym_demangle(const char *name)
 struct sym_elf_sym {
 	uint64_t	addr;
 	uint64_t	size;
+	const struct sym_frame *frame;	/* interned, once resolved */
 	uint32_t	name;	/* offset into sym_image.names */
 	uint8_t		global;	/* STB_GLOBAL: preferred among aliases */
 	uint8_t		demangled; /* name is the demangled one */
@@ -224,6 +225,7 @@ static int sym_image_add(struct sym_image *im, uint64_t addr, uint64_t size,
 	s->name = off;
 	s->global = global;
 	s->demangled = 0;
+	s->frame = NULL;
 	return 0;
 }
 
@@ -1581,8 +1583,11 @@ const struct sym_frame *sym_resolve_loc(struct sym_ctx *c, uint32_t pid,
 		return sym_unknown(c, m->im->module, addr - bias);
 	loc->has_off = true;
 	loc->off = addr - bias - s->addr;
-	return sym_frame_get(c, SYM_KIND_USER, m->im->module,
-			     sym_image_name(m->im, s));
+	/* a C++ name is long: hash and compare it once, not per sample */
+	if (!s->frame)
+		s->frame = sym_frame_get(c, SYM_KIND_USER, m->im->module,
+					 sym_image_name(m->im, s));
+	return s->frame;
 }
 
 bool sym_srcline(const struct sym_loc *loc, const char **file, int *line)

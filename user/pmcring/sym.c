@@ -129,6 +129,19 @@ struct sym_elf_sym {
 	uint8_t		demangled; /* name is the demangled one */
 };
 
+/* The code ranges of one concrete function DIE (DW_TAG_subprogram). */
+struct sym_fn {
+	uint64_t	lo, hi;		/* [lo, hi) */
+	Dwarf_Off	off;		/* of the DIE */
+};
+
+/* The functions of one compilation unit, sorted by lo. */
+struct sym_cu_fns {
+	Dwarf_Off	cu;		/* of the unit's DIE */
+	struct sym_fn	*v;
+	size_t		n, cap;
+};
+
 /* One cached source line lookup. */
 struct sym_line {
 	uint64_t	key;	/* vaddr + 1; 0: empty slot */
@@ -165,6 +178,9 @@ struct sym_image {
 	Dwfl		*dwfl;		/* one per image, the image at bias 0 */
 	Dwfl_Module	*mod;
 	struct sym_line	*lines;		/* SYM_LINE_CACHE slots */
+	Dwarf		*dw;		/* once sym_image_dwarf() said yes */
+	struct sym_cu_fns *cus;		/* function indexes of units seen */
+	size_t		ncus, cus_cap;
 	struct sym_elf_sym *syms;
 	size_t		nsyms, cap;
 	char		*names;
@@ -693,6 +709,7 @@ static bool sym_image_dwarf(struct sym_image *im)
 		cu = next;
 	}
 	im->no_aranges = !sym_elf_has_section(e, ".debug_aranges");
+	im->dw = dw;
 	im->dw_state = 1;
 	return true;
 }
@@ -854,6 +871,9 @@ struct sym_ctx *sym_new(void)
 static void sym_image_free(struct sym_image *im)
 {
 	dwfl_end(im->dwfl);
+	while (im->ncus)
+		free(im->cus[--im->ncus].v);
+	free(im->cus);
 	free(im->debug);
 	free(im->lines);
 	free(im->syms);
@@ -1644,8 +1664,8 @@ static void sym_loc_call_site(struct sym_loc *l, Dwarf_Die *inl,
 #define SYM_INLINE_MAX		32
 
 /*
- * The DW_TAG_inlined_subroutine DIEs whose code holds @pc in compilation
- * unit @cu, outermost first, into @out (at most @max).  dwarf_getscopes()
+ * The DW_TAG_inlined_subroutine DIEs whose code holds @pc inside @cu (a
+ * function's DIE), outermost first, into @out (at most @max).  dwarf_getscopes()
  * would do, but it recurses once per level of nesting (a crafted file
  * nests as deep as it likes) and leaks its array when it fails (0.188);
  * this walk is iterative and bounded.  Into a scope with addresses it goes
@@ -1708,11 +1728,110 @@ static unsigned int sym_inline_chain(Dwarf_Die *cu, Dwarf_Addr pc,
 	return n;
 }
 
+static int sym_fn_cmp(const void *a, const void *b)
+{
+	const struct sym_fn *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The code ranges of function @die into @x. */
+static int sym_fns_add(struct sym_cu_fns *x, Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	struct sym_fn *v;
+	int i = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0 &&
+	       i++ < 4096) {
+		if (lo >= hi)
+			continue;
+		v = sym_grow(x->v, &x->cap, x->n + 1, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		x->v = v;
+		v[x->n].lo = lo;
+		v[x->n].hi = hi;
+		v[x->n++].off = dwarf_dieoffset(die);
+	}
+	return 0;
+}
+
+/*
+ * The index of the concrete functions of unit @cu, built on first use:
+ * the unit's top level and its namespaces, not into functions or types
+ * (GCC and clang put out-of-line definitions there).  Then an address
+ * needs a binary search and a walk of one function's DIEs, not of the
+ * whole unit (tens of thousands of DIEs with the C++ library's headers).
+ */
+static struct sym_cu_fns *sym_cu_fns(struct sym_image *im, Dwarf_Die *cu)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	Dwarf_Die st[SYM_SCOPE_DEPTH], next;
+	unsigned int visits = 0;
+	struct sym_cu_fns *x;
+	size_t i;
+	int d = 0;
+
+	for (i = 0; i < im->ncus; i++)
+		if (im->cus[i].cu == off)
+			return &im->cus[i];
+	x = sym_grow(im->cus, &im->cus_cap, im->ncus + 1, sizeof(*x));
+	if (!x)
+		return NULL;
+	im->cus = x;
+	x += im->ncus++;
+	memset(x, 0, sizeof(*x));
+	x->cu = off;
+	if (dwarf_child(cu, &st[0]))
+		return x;
+	while (++visits < SYM_SCOPE_VISITS) {
+		int tag = dwarf_tag(&st[d]);
+
+		if (tag == DW_TAG_subprogram && sym_fns_add(x, &st[d]))
+			break;
+		if ((tag == DW_TAG_namespace || tag == DW_TAG_module) &&
+		    d + 1 < SYM_SCOPE_DEPTH && !dwarf_child(&st[d], &st[d + 1])) {
+			d++;
+			continue;
+		}
+		while (dwarf_siblingof(&st[d], &next)) {
+			if (!d--)
+				goto sort;
+		}
+		st[d] = next;
+	}
+sort:
+	if (x->n)
+		qsort(x->v, x->n, sizeof(*x->v), sym_fn_cmp);
+	return x;
+}
+
+/* The concrete function DIE whose code holds @pc, in unit @cu. */
+static bool sym_fn_die(struct sym_image *im, Dwarf_Die *cu, uint64_t pc,
+		       Dwarf_Die *die)
+{
+	struct sym_cu_fns *x = sym_cu_fns(im, cu);
+	size_t lo = 0, hi = x ? x->n : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (x->v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc < x->v[lo - 1].hi &&
+	       dwarf_offdie(im->dw, x->v[lo - 1].off, die);
+}
+
 unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
 			 const struct sym_frame **f, struct sym_loc *l,
 			 unsigned int max)
 {
-	Dwarf_Die cu, chain[SYM_INLINE_MAX], *prev = NULL;
+	Dwarf_Die cu, fn, chain[SYM_INLINE_MAX], *prev = NULL;
 	struct sym_image *im = loc->im;
 	Dwarf_Files *files = NULL;
 	unsigned int k = 0, n;
@@ -1720,9 +1839,10 @@ unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
 
 	/* sym_image_dwarf() took the DWARF only at bias 0 */
 	if (!im || !max || loc->file || !sym_image_dwarf(im) ||
-	    !sym_image_cu(im, loc->vaddr, &cu))
+	    !sym_image_cu(im, loc->vaddr, &cu) ||
+	    !sym_fn_die(im, &cu, loc->vaddr, &fn))
 		return 0;
-	n = sym_inline_chain(&cu, loc->vaddr, chain, SYM_INLINE_MAX);
+	n = sym_inline_chain(&fn, loc->vaddr, chain, SYM_INLINE_MAX);
 	if (n && dwarf_getsrcfiles(&cu, &files, &nfiles))
 		files = NULL;
 	/* innermost first: the chain backwards */

@@ -142,6 +142,22 @@ struct sym_cu_fns {
 	size_t		n, cap;
 };
 
+/* Cached inlined frames of one address (sym_inlines()). */
+#define SYM_INL_CACHE		1024	/* per image, a power of two */
+#define SYM_INL_CACHED		8	/* longer chains are not cached */
+
+struct sym_inl_line {
+	const char	*file;		/* NULL: not known */
+	int		line;
+};
+
+struct sym_inl {
+	uint64_t	key;		/* vaddr + 1; 0: empty slot */
+	uint8_t		n;		/* inlined frames */
+	const struct sym_frame *f[SYM_INL_CACHED];
+	struct sym_inl_line at[SYM_INL_CACHED + 1];	/* [0] unused */
+};
+
 /* One cached source line lookup. */
 struct sym_line {
 	uint64_t	key;	/* vaddr + 1; 0: empty slot */
@@ -178,6 +194,7 @@ struct sym_image {
 	Dwfl		*dwfl;		/* one per image, the image at bias 0 */
 	Dwfl_Module	*mod;
 	struct sym_line	*lines;		/* SYM_LINE_CACHE slots */
+	struct sym_inl	*inl;		/* SYM_INL_CACHE slots */
 	Dwarf		*dw;		/* once sym_image_dwarf() said yes */
 	struct sym_cu_fns *cus;		/* function indexes of units seen */
 	size_t		ncus, cus_cap;
@@ -876,6 +893,7 @@ static void sym_image_free(struct sym_image *im)
 	free(im->cus);
 	free(im->debug);
 	free(im->lines);
+	free(im->inl);
 	free(im->syms);
 	free(im->names);
 	if (im->file != im->path)
@@ -1827,9 +1845,9 @@ static bool sym_fn_die(struct sym_image *im, Dwarf_Die *cu, uint64_t pc,
 	       dwarf_offdie(im->dw, x->v[lo - 1].off, die);
 }
 
-unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
-			 const struct sym_frame **f, struct sym_loc *l,
-			 unsigned int max)
+static unsigned int sym_inlines_walk(struct sym_ctx *c, struct sym_loc *loc,
+				     const struct sym_frame **f,
+				     struct sym_loc *l, unsigned int max)
 {
 	Dwarf_Die cu, fn, chain[SYM_INLINE_MAX], *prev = NULL;
 	struct sym_image *im = loc->im;
@@ -1866,6 +1884,65 @@ unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
 	}
 	if (prev)
 		sym_loc_call_site(loc, prev, files);
+	return k;
+}
+
+/* The source line a cached sym_inlines() answer gives a location. */
+static void sym_line_set(struct sym_loc *l, const struct sym_inl_line *a)
+{
+	l->file = a->file;
+	l->line = a->line;
+	if (!a->file)
+		l->im = NULL;
+}
+
+/*
+ * sym_inlines_walk(), cached per address: samples hit the same addresses
+ * again and again, and a walk costs a function's worth of DIEs and the
+ * hashing of long C++ names.
+ */
+unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
+			 const struct sym_frame **f, struct sym_loc *l,
+			 unsigned int max)
+{
+	struct sym_image *im = loc->im;
+	struct sym_inl *e = NULL;
+	unsigned int k, i;
+
+	if (!im || !max || loc->file || !sym_image_dwarf(im))
+		return 0;
+	if (!im->inl)
+		im->inl = calloc(SYM_INL_CACHE, sizeof(*im->inl));
+	if (im->inl)
+		e = &im->inl[sym_hash_u32((uint32_t)loc->vaddr ^
+					  (uint32_t)(loc->vaddr >> 32)) &
+			     (SYM_INL_CACHE - 1)];
+	if (e && e->key == loc->vaddr + 1 && e->n < max) {
+		for (i = 0; i < e->n; i++) {
+			f[i] = e->f[i];
+			l[i] = *loc;
+			l[i].inlined = true;
+			l[i].has_off = false;
+			if (i)
+				sym_line_set(&l[i], &e->at[i]);
+		}
+		if (e->n)
+			sym_line_set(loc, &e->at[e->n]);
+		return e->n;
+	}
+	k = sym_inlines_walk(c, loc, f, l, max);
+	/* only whole answers: not cut at @max, not too long */
+	if (e && k < max && k <= SYM_INL_CACHED) {
+		e->key = loc->vaddr + 1;
+		e->n = (uint8_t)k;
+		for (i = 0; i < k; i++) {
+			e->f[i] = f[i];
+			e->at[i].file = l[i].file;
+			e->at[i].line = l[i].line;
+		}
+		e->at[k].file = loc->file;
+		e->at[k].line = loc->line;
+	}
 	return k;
 }
 

@@ -48,7 +48,8 @@ KPKGS := linux-image-$(KVER)-amd64 linux-headers-$(KVER)-amd64
 endif
 DEB_PKGS := gcc make libc6-dev pkg-config perl python3 xz-utils kmod rsync \
 	    clang libclang-rt-14-dev chromium dkms \
-	    libelf-dev zlib1g-dev libpfm4-dev \
+	    libelf-dev libdw-dev zlib1g-dev liblzma-dev libbz2-dev g++ \
+	    libpfm4-dev \
 	    libbpf-dev bpftool libzstd-dev linux-perf trace-cmd \
 	    qemu-system-x86 busybox-static cpio liburing-dev linux-source-6.1 \
 	    $(KPKGS)

@@ -543,6 +543,7 @@ void report_seen(struct report *r, uint64_t ts)
 {
 	r->records++;
 	r->cur_ts = ts;
+	sym_set_time(r->sym, ts);
 	if (ts < r->first_ts)
 		r->first_ts = ts;
 	if (ts > r->last_ts)
@@ -782,10 +783,18 @@ static void report_hist_key(const struct report *r, const char *comm,
 				     fr->frame->kind == SYM_KIND_KERNEL ? "k" :
 				     ".", fr->frame->name);
 			break;
-		case REPORT_SORT_SRCLINE:
-			/* no line tables are read: perf's "??" */
-			n = snprintf(buf + len, sz - len, "%s??", sep);
+		case REPORT_SORT_SRCLINE: {
+			/* the file's base name, as perf shows it; else "??" */
+			const char *file;
+			int line;
+
+			if (sym_srcline(&fr->loc, &file, &line))
+				n = snprintf(buf + len, sz - len, "%s%s:%d", sep,
+					     report_base(file), line);
+			else
+				n = snprintf(buf + len, sz - len, "%s??", sep);
 			break;
+		}
 		}
 		if (n < 0)
 			break;
@@ -901,6 +910,38 @@ static struct report_prof *report_prof(struct report *r, uint32_t pmcid)
 	return p;
 }
 
+/* Inlined functions, each a frame at most, and never more frames than fit. */
+#define REPORT_INLINE_MAX	16
+
+/*
+ * --inline: the functions inlined at frame @depth go before it (leaf
+ * first), which moves outward; returns where it is now, *@depth updated.
+ */
+static struct report_frame *report_inlines(struct report *r, uint64_t ip,
+					   unsigned int *depth)
+{
+	const struct sym_frame *f[REPORT_INLINE_MAX];
+	struct sym_loc l[REPORT_INLINE_MAX];
+	struct report_frame *fr = &r->frames[*depth];
+	unsigned int k, j;
+
+	if (*depth + REPORT_INLINE_MAX + 1 > PMCRING_CALLCHAIN_DEPTH_MAX)
+		return fr;
+	k = sym_inlines(r->sym, &fr->loc, f, l, REPORT_INLINE_MAX);
+	if (!k)
+		return fr;
+	r->frames[*depth + k] = *fr;
+	for (j = 0; j < k; j++) {
+		fr = &r->frames[*depth + j];
+		fr->ip = ip;
+		fr->frame = f[j];
+		fr->loc = l[j];
+		r->stack[*depth + j] = f[j]->id;
+	}
+	*depth += k;
+	return &r->frames[*depth];
+}
+
 int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 		  uint32_t tid, uint32_t pmcid, const uint64_t *pc,
 		  unsigned int n)
@@ -936,6 +977,8 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 			return -ENOMEM;
 		fr->ip = pc[i];
 		fr->frame = f;
+		if (r->o.inline_frames && f->kind == SYM_KIND_USER)
+			fr = report_inlines(r, pc[i], &depth);
 		/*
 		 * A return address in no mapping of a process whose mappings
 		 * we know: a frame-pointer walk through code built without
@@ -1723,6 +1766,15 @@ static void report_print_event(struct report *r, FILE *out)
 			"no period recorded");
 }
 
+void report_sym_warnings(struct report *r, const char *who)
+{
+	size_t i;
+
+	for (i = 0; i < sym_nr_warnings(r->sym); i++)
+		fprintf(stderr, "%s: warning: %s\n", who,
+			sym_warning(r->sym, i));
+}
+
 void report_print(struct report *r, FILE *out, const char *title,
 		  bool switches)
 {
@@ -1741,6 +1793,8 @@ void report_print(struct report *r, FILE *out, const char *title,
 			r->pmcs[i].name);
 	fprintf(out, "# symbols: %u of %u images with symbols, %zu kernel "
 		"symbols\n", with_syms, images, sym_nr_kernel_syms(r->sym));
+	for (i = 0; i < sym_nr_warnings(r->sym); i++)
+		fprintf(out, "# WARNING: %s\n", sym_warning(r->sym, i));
 	if (r->drops)
 		fprintf(out, "# WARNING: records were dropped; the profile "
 			"is incomplete (use more --buffer-pages)\n");

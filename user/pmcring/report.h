@@ -44,6 +44,8 @@ struct report_opts {
 	double		percent_limit;	/* hide rows and branches below */
 	uint8_t		call_graph;	/* enum report_cg */
 	bool		one_event;	/* report_print: the current event only */
+	bool		inline_frames;	/* --inline: inlined functions (DWARF)
+					 * as frames of their own */
 };
 
 /* "comm,dso,sym" into @o->sort; 0, or -EINVAL naming the bad key in @bad */
@@ -171,6 +173,9 @@ const char *report_cur_event(const struct report *r, char *buf, size_t sz);
  * the prefix @who.  0 or -errno.
  */
 int report_read(struct report *r, const char *path, const char *who);
+
+/* The symbolizer's warnings (sym_warning()) to stderr, "WHO: warning: ". */
+void report_sym_warnings(struct report *r, const char *who);
 
 /* The views. */
 void report_print(struct report *r, FILE *out, const char *title,

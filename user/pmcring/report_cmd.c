@@ -17,6 +17,7 @@
 #include "flame.h"
 #include "fmt.h"
 #include "report.h"
+#include "sym.h"
 
 /* pid whose space holds every barman mapping (barman samples carry tids) */
 #define REPORT_BM_ALL	0xfffffffeu
@@ -99,6 +100,12 @@ static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 		break;
 	case PMCRING_TYPE_DROPNOTIFY:
 		report_drop(r, ev->pl_ts);
+		break;
+	case PMCRING_TYPE_INITIALIZE:
+		/* the wall clock of the start, for sym's file age check */
+		sym_set_clock(report_sym(r), ev->pl_ts,
+			      ev->pl_u.pl_i.pl_ts_sec * 1000000000ull +
+			      ev->pl_u.pl_i.pl_ts_nsec);
 		break;
 	default:
 		break;
@@ -301,7 +308,7 @@ enum {
 	OPT_TIME_FROM = 256, OPT_TIME_TO, OPT_FOLDED, OPT_SVG, OPT_SWITCHES,
 	OPT_KALLSYMS, OPT_SYSTEM_MAP, OPT_TOP, OPT_TITLE, OPT_PATH_MAP,
 	OPT_SYMFS, OPT_EVENT, OPT_SORT, OPT_CHILDREN, OPT_NO_CHILDREN,
-	OPT_CALL_GRAPH, OPT_PERCENT_LIMIT,
+	OPT_CALL_GRAPH, OPT_PERCENT_LIMIT, OPT_INLINE,
 };
 
 #define REPORT_MAX_PATH_MAPS	16
@@ -328,6 +335,7 @@ static const struct option report_longopts[] = {
 	{ "no-children", no_argument,	   NULL, OPT_NO_CHILDREN },
 	{ "call-graph",	optional_argument, NULL, OPT_CALL_GRAPH },
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
+	{ "inline",	no_argument,	   NULL, OPT_INLINE },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -358,7 +366,7 @@ static int report_usage(int help)
 "                         by default the first, by pmcid)\n"
 "      --sort KEYS        perf report's table instead of the function tables,\n"
 "                         by KEYS, a list of comm, pid, dso, sym, srcline\n"
-"                         (srcline: \"??\", no line tables are read)\n"
+"                         (srcline: FILE:LINE from DWARF, \"??\" without)\n"
 "      --children         --sort and -G count each sample for every entry\n"
 "                         in its chain (the default)\n"
 "      --no-children      only for the sample's own entry (self)\n"
@@ -366,6 +374,8 @@ static int report_usage(int help)
 "                         text trees per function: its callees (caller, -G)\n"
 "                         or its callers (callee)\n"
 "      --percent-limit P  leave out rows and branches under P percent\n"
+"      --inline           functions inlined at an address (DWARF) as frames\n"
+"                         of their own, as perf report --inline\n"
 "      --switches         add the context switch view (time on CPU per thread)\n"
 "      --kallsyms FILE    kernel symbols (default: PATH.kallsyms if present)\n"
 "      --system-map FILE  kernel symbols from a System.map\n"
@@ -541,6 +551,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_NO_CHILDREN:
 			o.no_children = true;
 			break;
+		case OPT_INLINE:
+			o.inline_frames = true;
+			break;
 		case 'G':
 			o.call_graph = REPORT_CG_CALLER;
 			break;
@@ -636,6 +649,8 @@ int cmd_report(int argc, char **argv)
 			folded ? "--folded" : "--svg",
 			report_cur_event(c.r, buf, sizeof(buf)));
 	}
+	if (!err)
+		report_sym_warnings(c.r, "pmcring report");
 	if (err)
 		;
 	else if (folded)

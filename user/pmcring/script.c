@@ -88,6 +88,8 @@ static int script_sample(void *ctx, const struct report_sample_info *s)
 				fprintf(f, ",\"off\":%" PRIu64, fr->loc.off);
 			fprintf(f, ",\"dso\":");
 			script_json_str(f, fr->loc.dso);
+			if (fr->loc.inlined)
+				fprintf(f, ",\"inlined\":true");
 			fputc('}', f);
 		}
 		fprintf(f, "]}\n");
@@ -108,7 +110,11 @@ static int script_sample(void *ctx, const struct report_sample_info *s)
 		fprintf(f, "\t%16" PRIx64 " %s", fr->ip, script_sym(fr));
 		if (fr->loc.has_off)
 			fprintf(f, "+0x%" PRIx64, fr->loc.off);
-		fprintf(f, " (%s)\n", fr->loc.dso);
+		/* perf script: "ip sym (inlined)", no dso */
+		if (fr->loc.inlined)
+			fprintf(f, " (inlined)\n");
+		else
+			fprintf(f, " (%s)\n", fr->loc.dso);
 	}
 	fputc('\n', f);
 	return ferror(f) ? -EIO : 0;
@@ -151,7 +157,7 @@ static void script_rec(void *ctx, const struct report_rec *rec)
 	fprintf(f, "}\n");
 }
 
-enum { OPT_JSON = 256, OPT_KALLSYMS, OPT_SYMFS, OPT_EVENT };
+enum { OPT_JSON = 256, OPT_KALLSYMS, OPT_SYMFS, OPT_EVENT, OPT_INLINE };
 
 static const struct option script_longopts[] = {
 	{ "input",	required_argument, NULL, 'i' },
@@ -162,6 +168,7 @@ static const struct option script_longopts[] = {
 	{ "json",	no_argument,	   NULL, OPT_JSON },
 	{ "kallsyms",	required_argument, NULL, OPT_KALLSYMS },
 	{ "symfs",	required_argument, NULL, OPT_SYMFS },
+	{ "inline",	no_argument,	   NULL, OPT_INLINE },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -184,6 +191,8 @@ static int script_usage(int help)
 "      --json             one JSON object per record (JSON Lines) instead\n"
 "      --kallsyms FILE    kernel symbols (default: PATH.kallsyms if present)\n"
 "      --symfs DIR        look for the recording's files under DIR first\n"
+"      --inline           functions inlined at an address (DWARF) as frames\n"
+"                         of their own, \"SYM (inlined)\", as perf script\n"
 "  -h, --help             this text\n");
 	return help ? 0 : 2;
 }
@@ -245,6 +254,9 @@ int cmd_script(int argc, char **argv)
 		case OPT_SYMFS:
 			symfs = optarg;
 			break;
+		case OPT_INLINE:
+			o.inline_frames = true;
+			break;
 		case 'h':
 			return script_usage(1);
 		default:
@@ -281,6 +293,8 @@ int cmd_script(int argc, char **argv)
 			path, sc.event);
 		err = -ENOENT;
 	}
+	if (!err)
+		report_sym_warnings(sc.r, "pmcring script");
 	if (!err && fflush(stdout))
 		err = -EIO;
 	report_free(sc.r);

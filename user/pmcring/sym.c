@@ -1,21 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Symbolization for `pmcring report`: address spaces rebuilt from
- * PROCEXEC/MAP_IN/MAP_OUT/PROCFORK records, ELF symbol tables read with
- * libelf once per file, kernel symbols from a kallsyms/System.map file,
- * interned frames.  See sym.h for the model.
+ * PROCEXEC/MAP_IN/MAP_OUT/PROCFORK records, ELF symbol tables and DWARF
+ * line tables read with elfutils' libdwfl/libdw once per file (detached
+ * debug files checked by build id), C++ names demangled, kernel symbols
+ * from a kallsyms/System.map file, interned frames.  See sym.h for the
+ * model.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <libelf.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "sym.h"
 
@@ -70,32 +79,133 @@ static const char *sym_basename(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+struct sym_ctx;
+static const char *sym_ctx_symfs(const struct sym_ctx *c);
+static void sym_check_age(struct sym_ctx *c, const char *path,
+			  const struct stat *st);
+
+/* ---- demangling ---- */
+
+/*
+ * libstdc++'s demangler (the C++ ABI's __cxa_demangle), declared here so
+ * that C code can call it; it returns a malloc'd string or NULL.  It also
+ * reads Rust's legacy "_ZN...17h<hash>E" names, C++-mangled by design.
+ */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+			    int *status);
+
+/* Longer names are left mangled: a bound on the demangler's work. */
+#define SYM_DEMANGLE_MAX	4096
+
+/* The demangled form of @name (malloc'd), or NULL if it is not mangled. */
+static char *sym_demangle(const char *name)
+{
+	size_t n;
+	char *d;
+	int st;
+
+	if (name[0] != '_' || name[1] != 'Z' ||
+	    strnlen(name, SYM_DEMANGLE_MAX) == SYM_DEMANGLE_MAX)
+		return NULL;
+	d = __cxa_demangle(name, NULL, NULL, &st);
+	if (!d)
+		return NULL;
+	/* Rust legacy: the last path element "h" + 16 hex digits is a hash */
+	n = strlen(d);
+	if (n > 19 && !strncmp(d + n - 19, "::h", 3) &&
+	    strspn(d + n - 16, "0123456789abcdef") == 16)
+		d[n - 19] = 0;
+	return d;
+}
+
 /* ---- ELF images ---- */
 
 struct sym_elf_sym {
 	uint64_t	addr;
 	uint64_t	size;
+	const struct sym_frame *frame;	/* interned, once resolved */
 	uint32_t	name;	/* offset into sym_image.names */
-	uint32_t	global;	/* STB_GLOBAL: preferred among aliases */
+	uint8_t		global;	/* STB_GLOBAL: preferred among aliases */
+	uint8_t		demangled; /* name is the demangled one */
 };
+
+/* The code ranges of one concrete function DIE (DW_TAG_subprogram). */
+struct sym_fn {
+	uint64_t	lo, hi;		/* [lo, hi) */
+	Dwarf_Off	off;		/* of the DIE */
+};
+
+/* The functions of one compilation unit, sorted by lo. */
+struct sym_cu_fns {
+	Dwarf_Off	cu;		/* of the unit's DIE */
+	struct sym_fn	*v;
+	size_t		n, cap;
+};
+
+/* Cached inlined frames of one address (sym_inlines()). */
+#define SYM_INL_CACHE		1024	/* per image, a power of two */
+#define SYM_INL_CACHED		8	/* longer chains are not cached */
+
+struct sym_inl_line {
+	const char	*file;		/* NULL: not known */
+	int		line;
+};
+
+struct sym_inl {
+	uint64_t	key;		/* vaddr + 1; 0: empty slot */
+	uint8_t		n;		/* inlined frames */
+	const struct sym_frame *f[SYM_INL_CACHED];
+	struct sym_inl_line at[SYM_INL_CACHED + 1];	/* [0] unused */
+};
+
+/* One cached source line lookup. */
+struct sym_line {
+	uint64_t	key;	/* vaddr + 1; 0: empty slot */
+	const char	*file;	/* NULL: no line for vaddr */
+	int		line;
+};
+
+/* How many line lookups an image caches (power of two). */
+#define SYM_LINE_CACHE		4096
+/* Longest build id kept (SHA-1 is 20 bytes; some linkers write more). */
+#define SYM_BUILD_ID_MAX	64
 
 struct sym_image {
 	struct sym_image *hnext;	/* hash chain */
+	struct sym_ctx	*ctx;		/* for warnings and --symfs */
 	char		*path;		/* as the recording names it */
 	char		*file;		/* what we open: path, remapped */
 	const char	*module;	/* basename of path */
 	bool		loaded;		/* tried to read the file */
 	bool		has_exec;	/* found a PT_LOAD with PF_X */
 	bool		has_syms;
+	bool		debug_tried;	/* looked for a detached debug file */
+	int8_t		dw_state;	/* DWARF: 0 not tried, 1 usable, -1 no */
+	bool		no_aranges;	/* DWARF without .debug_aranges */
 	uint16_t	e_type;
 	uint64_t	exec_vaddr;	/* p_vaddr of the first PF_X PT_LOAD */
 	uint64_t	exec_memsz;
 	uint64_t	min_vaddr;	/* lowest PT_LOAD p_vaddr */
+	dev_t		dev;		/* of the file, so a debug link to */
+	ino_t		ino;		/* the file itself is not taken */
+	unsigned char	bid[SYM_BUILD_ID_MAX];	/* NT_GNU_BUILD_ID */
+	size_t		bid_len;
+	char		*debug;		/* the detached debug file used */
+	Dwfl		*dwfl;		/* one per image, the image at bias 0 */
+	Dwfl_Module	*mod;
+	struct sym_line	*lines;		/* SYM_LINE_CACHE slots */
+	struct sym_inl	*inl;		/* SYM_INL_CACHE slots */
+	Dwarf		*dw;		/* once sym_image_dwarf() said yes */
+	struct sym_cu_fns *cus;		/* function indexes of units seen */
+	size_t		ncus, cus_cap;
 	struct sym_elf_sym *syms;
 	size_t		nsyms, cap;
 	char		*names;
 	size_t		names_len, names_cap;
 };
+
+static void sym_warn(struct sym_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static int sym_elf_cmp(const void *a, const void *b)
 {
@@ -110,60 +220,45 @@ static int sym_elf_cmp(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-static int sym_image_add(struct sym_image *im, uint64_t addr, uint64_t size,
-			 const char *name, bool global)
+static int sym_image_str(struct sym_image *im, const char *name,
+			 uint32_t *off)
 {
 	size_t len = strlen(name) + 1;
-	struct sym_elf_sym *s;
 	char *n;
 
-	s = sym_grow(im->syms, &im->cap, im->nsyms + 1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	im->syms = s;
+	if (im->names_len + len > UINT32_MAX)
+		return -E2BIG;
 	n = sym_grow(im->names, &im->names_cap, im->names_len + len, 1);
 	if (!n)
 		return -ENOMEM;
 	im->names = n;
 	memcpy(n + im->names_len, name, len);
-	s += im->nsyms++;
-	s->addr = addr;
-	s->size = size;
-	s->name = im->names_len;
-	s->global = global;
+	*off = im->names_len;
 	im->names_len += len;
 	return 0;
 }
 
-/* Function symbols of section @scn (a SHT_SYMTAB or SHT_DYNSYM). */
-static int sym_image_read_symtab(struct sym_image *im, Elf *e, Elf_Scn *scn,
-				 const GElf_Shdr *sh)
+static int sym_image_add(struct sym_image *im, uint64_t addr, uint64_t size,
+			 const char *name, bool global)
 {
-	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t i, n;
+	struct sym_elf_sym *s;
+	uint32_t off;
+	int err;
 
-	if (!d || !sh->sh_entsize)
-		return 0;
-	n = sh->sh_size / sh->sh_entsize;
-	for (i = 1; i < n; i++) {
-		GElf_Sym s;
-		const char *name;
-		int t, err;
-
-		if (!gelf_getsym(d, i, &s))
-			break;
-		t = GELF_ST_TYPE(s.st_info);
-		if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
-		    s.st_shndx == SHN_UNDEF || !s.st_value)
-			continue;
-		name = elf_strptr(e, sh->sh_link, s.st_name);
-		if (!name || !*name)
-			continue;
-		err = sym_image_add(im, s.st_value, s.st_size, name,
-				    GELF_ST_BIND(s.st_info) == STB_GLOBAL);
-		if (err)
-			return err;
-	}
+	s = sym_grow(im->syms, &im->cap, im->nsyms + 1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	im->syms = s;
+	err = sym_image_str(im, name, &off);
+	if (err)
+		return err;
+	s += im->nsyms++;
+	s->addr = addr;
+	s->size = size;
+	s->name = off;
+	s->global = global;
+	s->demangled = 0;
+	s->frame = NULL;
 	return 0;
 }
 
@@ -182,85 +277,224 @@ static void sym_image_sort(struct sym_image *im)
 	im->has_syms = true;
 }
 
-/* Symbols of an open ELF: .symtab if it has functions, else .dynsym. */
-static int sym_image_read_syms(struct sym_image *im, Elf *e)
-{
-	int pass, err;
-
-	for (pass = 0; pass < 2 && !im->nsyms; pass++) {
-		Elf_Scn *scn = NULL;
-		GElf_Word want = pass ? SHT_DYNSYM : SHT_SYMTAB;
-
-		while ((scn = elf_nextscn(e, scn))) {
-			GElf_Shdr sh;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != want)
-				continue;
-			err = sym_image_read_symtab(im, e, scn, &sh);
-			if (err)
-				return err;
-		}
-	}
-	return 0;
-}
-
-/* NT_GNU_BUILD_ID as lower-case hex into @hex (at least 2 * 64 + 1). */
-static bool sym_build_id(Elf *e, char *hex, size_t hexsz)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		GElf_Nhdr nh;
-		size_t off = 0, noff, doff, i;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff))) {
-			const unsigned char *id = (const unsigned char *)d->d_buf + doff;
-
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((const char *)d->d_buf + noff, "GNU", 4) ||
-			    !nh.n_descsz || nh.n_descsz * 2 + 1 > hexsz)
-				continue;
-			for (i = 0; i < nh.n_descsz; i++)
-				snprintf(hex + 2 * i, 3, "%02x", id[i]);
-			return true;
-		}
-	}
-	return false;
-}
-
 /*
  * Paths come from the recording, which may name anything: a FIFO (open()
  * or read() would block forever), a device, a directory.  Open without
- * blocking and go on only with a regular file.
+ * blocking and go on only with a regular file.  The same holds for the
+ * debug files a (recording-named, untrusted) ELF file points to.
  */
-static Elf *sym_elf_open(const char *path, int *fd)
+static int sym_open_reg(const char *path, struct stat *st)
 {
-	struct stat st;
-	Elf *e;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
-	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (*fd < 0)
-		return NULL;
-	if (fstat(*fd, &st) || !S_ISREG(st.st_mode)) {
-		close(*fd);
-		*fd = -1;
-		return NULL;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -1;
 	}
-	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		if (e)
-			elf_end(e);
-		close(*fd);
-		*fd = -1;
+	return fd;
+}
+
+static Elf *sym_elf_begin(int fd)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+	if (e && elf_kind(e) != ELF_K_ELF) {
+		elf_end(e);
 		return NULL;
 	}
 	return e;
 }
+
+static void sym_hex(char *hex, size_t hexsz, const unsigned char *id,
+		    size_t len)
+{
+	size_t i;
+
+	hex[0] = 0;
+	for (i = 0; i < len && 2 * i + 2 < hexsz; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+}
+
+/* CRC-32 of a whole file, as .gnu_debuglink records it (zlib's crc32). */
+static bool sym_file_crc(int fd, uint32_t *crc)
+{
+	unsigned char buf[65536];
+	uLong c = crc32(0, Z_NULL, 0);
+	off_t off = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		c = crc32(c, buf, (uInt)n);
+		off += n;
+	}
+	*crc = (uint32_t)c;
+	return n == 0;
+}
+
+/*
+ * Is @path the debug file of @im?  Its build id must be the image's; when
+ * either has none, the CRC-32 that .gnu_debuglink records (@crc, if
+ * @have_crc) must be the file's.  A file that is there but does not match
+ * (a rebuilt program next to an old debug file, a wrong file under
+ * .build-id/) is refused with a warning, never used silently.  The open
+ * file descriptor, or -1.
+ */
+static int sym_debug_try(struct sym_image *im, const char *path,
+			 GElf_Word crc, bool have_crc)
+{
+	char want[2 * SYM_BUILD_ID_MAX + 1], got[2 * SYM_BUILD_ID_MAX + 1];
+	const void *id = NULL;
+	struct stat st;
+	ssize_t len;
+	uint32_t fcrc;
+	bool ok;
+	Elf *e;
+	int fd;
+
+	fd = sym_open_reg(path, &st);
+	if (fd < 0)
+		return -1;
+	if (st.st_dev == im->dev && st.st_ino == im->ino)
+		goto refuse_quiet;		/* the image itself */
+	e = sym_elf_begin(fd);
+	if (!e) {
+		sym_warn(im->ctx, "%s: debug file of %s is not an ELF file: "
+			 "not used", path, im->path);
+		goto refuse_quiet;
+	}
+	/* @id points into @e's mapping */
+	len = dwelf_elf_gnu_build_id(e, &id);
+	sym_hex(want, sizeof(want), im->bid, im->bid_len);
+	sym_hex(got, sizeof(got), id, len > 0 ? (size_t)len : 0);
+	ok = len > 0 && (size_t)len == im->bid_len &&
+	     !memcmp(id, im->bid, len);
+	elf_end(e);
+	if (im->bid_len && len > 0) {
+		if (!ok)
+			sym_warn(im->ctx, "%s: build id %s, not %s's %s: "
+				 "a debug file of another build, not used",
+				 path, got, im->path, want);
+	} else if (have_crc) {
+		ok = sym_file_crc(fd, &fcrc) && fcrc == crc;
+		if (!ok)
+			sym_warn(im->ctx, "%s: CRC %08x, not the %08x that %s's "
+				 ".gnu_debuglink records: not used", path,
+				 fcrc, (unsigned int)crc, im->path);
+	} else {
+		ok = false;
+		sym_warn(im->ctx, "%s: no build id to check against %s: "
+			 "not used", path, im->path);
+	}
+	if (ok)
+		return fd;
+refuse_quiet:
+	close(fd);
+	return -1;
+}
+
+/* sym_debug_try() of --symfs DIR/@path, then of @path. */
+static int sym_debug_try_fs(struct sym_image *im, const char *path,
+			    GElf_Word crc, bool have_crc, char **used)
+{
+	const char *symfs = sym_ctx_symfs(im->ctx);
+	int pass, fd;
+
+	for (pass = symfs ? 0 : 1; pass < 2; pass++) {
+		if (asprintf(used, "%s%s", pass ? "" : symfs, path) < 0) {
+			*used = NULL;
+			return -1;
+		}
+		fd = sym_debug_try(im, *used, crc, have_crc);
+		if (fd >= 0)
+			return fd;
+		free(*used);
+		*used = NULL;
+	}
+	return -1;
+}
+
+/*
+ * libdwfl's find_debuginfo callback, instead of dwfl_standard_find_debuginfo
+ * (which would also ask debuginfod servers over the network and open
+ * debug-link names without the checks above).  Looked for, as gdb does:
+ *	/usr/lib/debug/.build-id/xx/yyyy.debug	(build id xxyyyy)
+ *	DIR/NAME, DIR/.debug/NAME, /usr/lib/debug/DIR/NAME
+ * for an image DIR/FILE whose .gnu_debuglink names NAME.  libdwfl calls
+ * again for a .gnu_debugaltlink (dwz) file: not searched, see
+ * sym_image_dwarf().
+ */
+static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata,
+			      const char *modname, Dwarf_Addr base,
+			      const char *file_name, const char *link,
+			      GElf_Word crc, char **debuginfo_file_name)
+{
+	struct sym_image *im = *userdata;
+	char *p = NULL, *dir, hex[2 * SYM_BUILD_ID_MAX + 1];
+	const char *slash;
+	int fd = -1;
+
+	(void)mod;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	if (!im || im->debug_tried)
+		return -1;
+	im->debug_tried = true;
+	if (im->bid_len) {
+		sym_hex(hex, sizeof(hex), im->bid, im->bid_len);
+		if (asprintf(&p, "%s/%.2s/%s.debug", SYM_DEBUG_DIR, hex,
+			     hex + 2) >= 0) {
+			fd = sym_debug_try_fs(im, p, 0, false, &im->debug);
+			free(p);
+		}
+	}
+	/* a link is a file name: no directories, no way out of DIR */
+	if (fd < 0 && link && *link && !strchr(link, '/')) {
+		slash = strrchr(im->file, '/');
+		dir = strndup(im->file, slash ? (size_t)(slash - im->file) : 0);
+		if (dir && asprintf(&p, "%s/%s", dir, link) >= 0) {
+			fd = sym_debug_try(im, p, crc, true);
+			if (fd >= 0)
+				im->debug = p;
+			else
+				free(p);
+		}
+		if (dir && fd < 0 && asprintf(&p, "%s/.debug/%s", dir, link) >= 0) {
+			fd = sym_debug_try(im, p, crc, true);
+			if (fd >= 0)
+				im->debug = p;
+			else
+				free(p);
+		}
+		/* the recorded path's directory under the debug root */
+		slash = strrchr(im->path, '/');
+		free(dir);
+		dir = strndup(im->path, slash ? (size_t)(slash - im->path) : 0);
+		if (dir && fd < 0 && asprintf(&p, "/usr/lib/debug%s/%s", dir,
+					      link) >= 0) {
+			fd = sym_debug_try_fs(im, p, crc, true, &im->debug);
+			free(p);
+		}
+		free(dir);
+	}
+	if (fd >= 0) {
+		*debuginfo_file_name = strdup(im->debug);
+		if (!*debuginfo_file_name) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+static const Dwfl_Callbacks sym_dwfl_callbacks = {
+	/* never called: the image is reported with its file descriptor */
+	.find_elf = NULL,
+	.find_debuginfo = sym_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
 
 /* Program headers: where the executable segment is. */
 static void sym_image_read_phdrs(struct sym_image *im, Elf *e)
@@ -287,49 +521,94 @@ static void sym_image_read_phdrs(struct sym_image *im, Elf *e)
 		im->min_vaddr = 0;
 }
 
+/*
+ * Function symbols, from the table libdwfl picks: the file's .symtab, else
+ * the detached debug file's (sym_find_debuginfo()), else .dynsym and the
+ * MiniDebugInfo of .gnu_debugdata.  The image is reported at bias 0, so
+ * the addresses are the file's own (st_value) addresses.
+ */
+static int sym_image_read_syms(struct sym_image *im)
+{
+	int i, n = dwfl_module_getsymtab(im->mod), err;
+
+	for (i = 1; i < n; i++) {
+		GElf_Word shndx;
+		GElf_Addr addr;
+		GElf_Sym s;
+		const char *name;
+		int t;
+
+		name = dwfl_module_getsym_info(im->mod, i, &s, &addr, &shndx,
+					       NULL, NULL);
+		if (!name || !*name)
+			continue;
+		t = GELF_ST_TYPE(s.st_info);
+		if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+		    shndx == SHN_UNDEF || shndx == (GElf_Word)-1 || !addr)
+			continue;
+		err = sym_image_add(im, addr, s.st_size, name,
+				    GELF_ST_BIND(s.st_info) == STB_GLOBAL);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static void sym_image_load(struct sym_image *im)
 {
-	char hex[160], dbg[256];
+	const void *id = NULL;
+	struct stat st;
+	void **ud;
 	GElf_Ehdr eh;
+	ssize_t len;
 	Elf *e;
 	int fd;
 
 	im->loaded = true;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return;
-	e = sym_elf_open(im->file, &fd);
-	if (!e)
+	fd = sym_open_reg(im->file, &st);
+	if (fd < 0)
 		return;
+	im->dev = st.st_dev;
+	im->ino = st.st_ino;
+	sym_check_age(im->ctx, im->file, &st);
+	e = sym_elf_begin(fd);
+	if (!e) {
+		close(fd);
+		return;
+	}
 	if (gelf_getehdr(e, &eh))
 		im->e_type = eh.e_type;
 	sym_image_read_phdrs(im, e);
-	if (sym_image_read_syms(im, e))
-		goto out;
-	/* Stripped file: a Debian -dbgsym file of the same build id. */
-	if (!im->nsyms && sym_build_id(e, hex, sizeof(hex))) {
-		Elf *de;
-		int dfd;
-
-		snprintf(dbg, sizeof(dbg), "%s/%.2s/%s.debug", SYM_DEBUG_DIR,
-			 hex, hex + 2);
-		de = sym_elf_open(dbg, &dfd);
-		if (de) {
-			sym_image_read_syms(im, de);
-			elf_end(de);
-			close(dfd);
-		}
+	len = dwelf_elf_gnu_build_id(e, &id);
+	if (len > 0 && len <= SYM_BUILD_ID_MAX) {
+		memcpy(im->bid, id, len);
+		im->bid_len = len;
 	}
-	sym_image_sort(im);
-out:
 	elf_end(e);
-	close(fd);
+	im->dwfl = dwfl_begin(&sym_dwfl_callbacks);
+	if (!im->dwfl) {
+		close(fd);
+		return;
+	}
+	/* libdwfl owns @fd from here */
+	dwfl_report_begin(im->dwfl);
+	im->mod = dwfl_report_elf(im->dwfl, im->module, im->file, fd, 0, false);
+	dwfl_report_end(im->dwfl, NULL, NULL);
+	if (!im->mod)
+		return;
+	dwfl_module_info(im->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	*ud = im;
+	if (!sym_image_read_syms(im))
+		sym_image_sort(im);
 }
 
-static const struct sym_elf_sym *sym_image_find(struct sym_image *im,
-						uint64_t vaddr)
+static struct sym_elf_sym *sym_image_find(struct sym_image *im,
+					  uint64_t vaddr)
 {
 	size_t lo = 0, hi = im->nsyms;
-	const struct sym_elf_sym *s;
+	struct sym_elf_sym *s;
 
 	if (!im->loaded)
 		sym_image_load(im);
@@ -353,11 +632,27 @@ static const struct sym_elf_sym *sym_image_find(struct sym_image *im,
 	return s;
 }
 
+/* The name of @s, demangled the first time it is asked for. */
+static const char *sym_image_name(struct sym_image *im, struct sym_elf_sym *s)
+{
+	char *d;
+
+	if (!s->demangled) {
+		s->demangled = 1;
+		d = sym_demangle(im->names + s->name);
+		if (d) {
+			sym_image_str(im, d, &s->name);	/* else mangled */
+			free(d);
+		}
+	}
+	return im->names + s->name;
+}
+
 const char *sym_image_lookup(struct sym_image *im, uint64_t vaddr)
 {
-	const struct sym_elf_sym *s = sym_image_find(im, vaddr);
+	struct sym_elf_sym *s = sym_image_find(im, vaddr);
 
-	return s ? im->names + s->name : NULL;
+	return s ? sym_image_name(im, s) : NULL;
 }
 
 bool sym_image_bias(const struct sym_image *im, uint64_t start,
@@ -367,6 +662,156 @@ bool sym_image_bias(const struct sym_image *im, uint64_t start,
 		return false;
 	*bias = start - SYM_PAGE_DOWN(im->exec_vaddr);
 	return true;
+}
+
+const char *sym_image_debug_file(const struct sym_image *im)
+{
+	return im->debug;
+}
+
+/* Does @e have a section called @name? */
+static bool sym_elf_has_section(Elf *e, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    (n = elf_strptr(e, shstrndx, sh.sh_name)) && !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The image's DWARF, for source lines, once checked safe to use.  libdw
+ * opens two kinds of files by names written in the DWARF itself, with a
+ * blocking open(): split DWARF units (.dwo, DW_AT_dwo_name) and dwz's
+ * shared file (.gnu_debugaltlink, .debug_sup).  A recording-named file may
+ * be crafted to point them at a FIFO, so DWARF that needs either is not
+ * used: its frames have symbols but no source lines.
+ */
+static bool sym_image_dwarf(struct sym_image *im)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Addr bias;
+	Dwarf_Half ver;
+	uint8_t ut;
+	Dwarf *dw;
+	Elf *e;
+
+	if (im->dw_state)
+		return im->dw_state > 0;
+	im->dw_state = -1;
+	if (!im->loaded)
+		sym_image_load(im);
+	if (!im->mod)
+		return false;
+	dw = dwfl_module_getdwarf(im->mod, &bias);
+	if (!dw || bias)
+		return false;
+	e = dwarf_getelf(dw);
+	if (!e || sym_elf_has_section(e, ".gnu_debugaltlink") ||
+	    sym_elf_has_section(e, ".debug_sup"))
+		return false;
+	while (dwarf_get_units(dw, cu, &next, &ver, &ut, NULL, NULL) == 0) {
+		if (ut == DW_UT_skeleton || ut == DW_UT_split_compile ||
+		    ut == DW_UT_split_type)
+			return false;
+		cu = next;
+	}
+	im->no_aranges = !sym_elf_has_section(e, ".debug_aranges");
+	im->dw = dw;
+	im->dw_state = 1;
+	return true;
+}
+
+/*
+ * The compilation unit DIE that holds @vaddr.  libdw 0.188 finds it only
+ * through .debug_aranges, which clang does not write by default; without
+ * that section, each unit's own ranges are searched (newer elfutils do the
+ * same).
+ */
+static bool sym_image_cu(struct sym_image *im, uint64_t vaddr, Dwarf_Die *die)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Addr bias;
+	Dwarf_Half ver;
+	Dwarf_Die *d;
+	Dwarf *dw;
+	uint8_t ut;
+
+	d = dwfl_module_addrdie(im->mod, vaddr, &bias);
+	if (d) {
+		*die = *d;
+		return true;
+	}
+	dw = im->no_aranges ? dwfl_module_getdwarf(im->mod, &bias) : NULL;
+	if (!dw)
+		return false;
+	while (dwarf_get_units(dw, cu, &next, &ver, &ut, die, NULL) == 0) {
+		if (dwarf_haspc(die, vaddr) > 0)
+			return true;
+		cu = next;
+	}
+	return false;
+}
+
+/* The line of @vaddr through sym_image_cu(), for DWARF without aranges. */
+static void sym_image_line_scan(struct sym_image *im, uint64_t vaddr,
+				const char **file, int *line)
+{
+	Dwarf_Line *dl;
+	Dwarf_Die cu;
+
+	if (!sym_image_cu(im, vaddr, &cu))
+		return;
+	dl = dwarf_getsrc_die(&cu, vaddr);
+	if (dl && !dwarf_lineno(dl, line))
+		*file = dwarf_linesrc(dl, NULL, NULL);
+}
+
+bool sym_image_srcline(struct sym_image *im, uint64_t vaddr,
+		       const char **file, int *line)
+{
+	struct sym_line *l;
+	Dwfl_Line *dl;
+	size_t j;
+
+	*file = NULL;
+	*line = 0;
+	if (!sym_image_dwarf(im))
+		return false;
+	if (!im->lines) {
+		im->lines = calloc(SYM_LINE_CACHE, sizeof(*im->lines));
+		if (!im->lines)
+			return false;
+	}
+	/* a direct-mapped cache: samples hit few addresses, many times */
+	j = (sym_hash_u32((uint32_t)vaddr ^ (uint32_t)(vaddr >> 32))) &
+	    (SYM_LINE_CACHE - 1);
+	l = &im->lines[j];
+	if (l->key != vaddr + 1) {
+		l->key = vaddr + 1;
+		l->file = NULL;
+		l->line = 0;
+		dl = dwfl_module_getsrc(im->mod, vaddr);
+		if (dl)
+			l->file = dwfl_lineinfo(dl, NULL, &l->line, NULL, NULL,
+						NULL);
+		else if (im->no_aranges)
+			sym_image_line_scan(im, vaddr, &l->file, &l->line);
+		if (l->file && l->line <= 0)
+			l->file = NULL;
+	}
+	*file = l->file;
+	*line = l->line;
+	return l->file;
 }
 
 /* ---- the context ---- */
@@ -414,6 +859,12 @@ struct sym_ctx {
 	}		*pmaps;
 	size_t		npmaps, pmaps_cap;
 	char		*symfs;
+	/* the recording's wall clock: rt_ns at ts0; now: the record's ts */
+	bool		has_clock;
+	uint64_t	ts0, rt0, now;
+	/* warnings about the files read, each once */
+	char		**warns;
+	size_t		nwarns, warns_cap;
 	/* modules named in frames, interned ("" first) */
 	char		**modules;
 	size_t		nmodules, modules_cap;
@@ -436,6 +887,13 @@ struct sym_ctx *sym_new(void)
 
 static void sym_image_free(struct sym_image *im)
 {
+	dwfl_end(im->dwfl);
+	while (im->ncus)
+		free(im->cus[--im->ncus].v);
+	free(im->cus);
+	free(im->debug);
+	free(im->lines);
+	free(im->inl);
 	free(im->syms);
 	free(im->names);
 	if (im->file != im->path)
@@ -477,7 +935,85 @@ void sym_free(struct sym_ctx *c)
 	}
 	free(c->pmaps);
 	free(c->symfs);
+	for (i = 0; i < c->nwarns; i++)
+		free(c->warns[i]);
+	free(c->warns);
 	free(c);
+}
+
+static const char *sym_ctx_symfs(const struct sym_ctx *c)
+{
+	return c->symfs;
+}
+
+/* Keep a warning for the report to print (a repeated one once). */
+static void sym_warn(struct sym_ctx *c, const char *fmt, ...)
+{
+	char *w, **v;
+	va_list ap;
+	size_t i;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&w, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	for (i = 0; i < c->nwarns; i++)
+		if (!strcmp(c->warns[i], w))
+			goto out;
+	v = sym_grow(c->warns, &c->warns_cap, c->nwarns + 1, sizeof(*v));
+	if (!v)
+		goto out;
+	c->warns = v;
+	v[c->nwarns++] = w;
+	return;
+out:
+	free(w);
+}
+
+void sym_set_clock(struct sym_ctx *c, uint64_t ts, uint64_t rt_ns)
+{
+	c->has_clock = rt_ns != 0;
+	c->ts0 = ts;
+	c->rt0 = rt_ns;
+	c->now = ts;
+}
+
+void sym_set_time(struct sym_ctx *c, uint64_t ts)
+{
+	c->now = ts;
+}
+
+/*
+ * Was @path changed after the record that maps it?  A second of slack
+ * for file systems with coarse timestamps and clocks that were stepped.
+ */
+static void sym_check_age(struct sym_ctx *c, const char *path,
+			  const struct stat *st)
+{
+	uint64_t mtime, mapped;
+
+	if (!c->has_clock || st->st_mtim.tv_sec < 0)
+		return;
+	mtime = (uint64_t)st->st_mtim.tv_sec * 1000000000ull +
+		(uint64_t)st->st_mtim.tv_nsec;
+	mapped = c->rt0 + (c->now - c->ts0);
+	if (c->now < c->ts0 || mtime <= mapped + 1000000000ull)
+		return;
+	sym_warn(c, "%s: modified %.0f s after the recording mapped it: "
+		 "its symbols may not be the recorded program's", path,
+		 (double)(mtime - mapped) / 1e9);
+}
+
+size_t sym_nr_warnings(const struct sym_ctx *c)
+{
+	return c->nwarns;
+}
+
+const char *sym_warning(const struct sym_ctx *c, size_t i)
+{
+	return i < c->nwarns ? c->warns[i] : NULL;
 }
 
 /* ---- interned frames ---- */
@@ -648,6 +1184,7 @@ struct sym_image *sym_image_get(struct sym_ctx *c, const char *path)
 		free(im);
 		return NULL;
 	}
+	im->ctx = c;
 	im->module = sym_basename(im->path);
 	/* only absolute paths name files; kernel modules are names */
 	im->loaded = path[0] != '/';
@@ -1051,7 +1588,7 @@ const struct sym_frame *sym_resolve_loc(struct sym_ctx *c, uint32_t pid,
 					struct sym_loc *loc)
 {
 	uint64_t bias, vaddr, look = addr;
-	const struct sym_elf_sym *s;
+	struct sym_elf_sym *s;
 	const struct sym_map *m;
 	struct sym_loc dummy;
 
@@ -1060,6 +1597,11 @@ const struct sym_frame *sym_resolve_loc(struct sym_ctx *c, uint32_t pid,
 	loc->dso = "[unknown]";
 	loc->has_off = false;
 	loc->off = 0;
+	loc->im = NULL;
+	loc->vaddr = 0;
+	loc->inlined = false;
+	loc->file = NULL;
+	loc->line = 0;
 	/* unknown frames show the address itself, lookups use addr - 1 */
 	if (ret && addr)
 		look--;
@@ -1072,13 +1614,336 @@ const struct sym_frame *sym_resolve_loc(struct sym_ctx *c, uint32_t pid,
 	if (!sym_image_bias(m->im, m->start, &bias))
 		return sym_unknown(c, m->im->module, addr - m->start);
 	vaddr = look - bias;
+	loc->im = m->im;
+	loc->vaddr = vaddr;
 	s = sym_image_find(m->im, vaddr);
 	if (!s)
 		return sym_unknown(c, m->im->module, addr - bias);
 	loc->has_off = true;
 	loc->off = addr - bias - s->addr;
-	return sym_frame_get(c, SYM_KIND_USER, m->im->module,
-			     m->im->names + s->name);
+	/* a C++ name is long: hash and compare it once, not per sample */
+	if (!s->frame)
+		s->frame = sym_frame_get(c, SYM_KIND_USER, m->im->module,
+					 sym_image_name(m->im, s));
+	return s->frame;
+}
+
+bool sym_srcline(const struct sym_loc *loc, const char **file, int *line)
+{
+	*file = loc->file;
+	*line = loc->line;
+	if (loc->file)
+		return true;
+	return loc->im && sym_image_srcline(loc->im, loc->vaddr, file, line);
+}
+
+/* A DIE's linkage name (to demangle), else its name, through origins. */
+static const char *sym_die_name(Dwarf_Die *die)
+{
+	static const unsigned int at[] = {
+		DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name,
+	};
+	Dwarf_Attribute a;
+	const char *n = NULL;
+	size_t i;
+
+	for (i = 0; !n && i < sizeof(at) / sizeof(at[0]); i++)
+		n = dwarf_formstring(dwarf_attr_integrate(die, at[i], &a));
+	return n;
+}
+
+/*
+ * The frame's source line becomes the call site a DW_TAG_inlined_subroutine
+ * records, or unknown when it records none.
+ */
+static void sym_loc_call_site(struct sym_loc *l, Dwarf_Die *inl,
+			      Dwarf_Files *files)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word fi, ln;
+
+	l->file = NULL;
+	l->line = 0;
+	if (files &&
+	    !dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &fi) &&
+	    !dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &ln) &&
+	    ln > 0 && ln <= INT_MAX) {
+		l->file = dwarf_filesrc(files, fi, NULL, NULL);
+		l->line = (int)ln;
+	}
+	if (!l->file)
+		l->im = NULL;	/* "??", not the innermost line */
+}
+
+/* How deep DIEs nest, and how many a search visits, at most. */
+#define SYM_SCOPE_DEPTH		64
+#define SYM_SCOPE_VISITS	(1u << 20)
+/* Inlined functions in one place, at most. */
+#define SYM_INLINE_MAX		32
+
+/*
+ * The DW_TAG_inlined_subroutine DIEs whose code holds @pc inside @cu (a
+ * function's DIE), outermost first, into @out (at most @max).  dwarf_getscopes()
+ * would do, but it recurses once per level of nesting (a crafted file
+ * nests as deep as it likes) and leaks its array when it fails (0.188);
+ * this walk is iterative and bounded.  Into a scope with addresses it goes
+ * only if the scope holds @pc, and then never back out; namespaces and
+ * classes, which hold functions but have no addresses, are searched
+ * through.
+ */
+static unsigned int sym_inline_chain(Dwarf_Die *cu, Dwarf_Addr pc,
+				     Dwarf_Die *out, unsigned int max)
+{
+	Dwarf_Die st[SYM_SCOPE_DEPTH], next;
+	bool in_pc[SYM_SCOPE_DEPTH];	/* level's parent holds pc */
+	unsigned int n = 0, visits = 0;
+	int d = 0;
+
+	if (dwarf_child(cu, &st[0]))
+		return 0;
+	in_pc[0] = false;
+	while (++visits < SYM_SCOPE_VISITS) {
+		bool addr = false, down = false;
+
+		switch (dwarf_tag(&st[d])) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+		case DW_TAG_with_stmt:
+		case DW_TAG_entry_point:
+			addr = true;
+			down = dwarf_haspc(&st[d], pc) > 0;
+			if (down && dwarf_tag(&st[d]) == DW_TAG_inlined_subroutine &&
+			    n < max)
+				out[n++] = st[d];
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			down = true;
+			break;
+		}
+		if (down && d + 1 < SYM_SCOPE_DEPTH &&
+		    !dwarf_child(&st[d], &st[d + 1])) {
+			in_pc[d + 1] = addr;
+			d++;
+			continue;
+		}
+		if (addr && down)
+			return n;	/* pc is here, in no child */
+		/* the next sibling, up a level when there is none */
+		while (dwarf_siblingof(&st[d], &next)) {
+			if (!d || in_pc[d])
+				return n;
+			d--;
+		}
+		st[d] = next;
+	}
+	return n;
+}
+
+static int sym_fn_cmp(const void *a, const void *b)
+{
+	const struct sym_fn *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The code ranges of function @die into @x. */
+static int sym_fns_add(struct sym_cu_fns *x, Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	struct sym_fn *v;
+	int i = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0 &&
+	       i++ < 4096) {
+		if (lo >= hi)
+			continue;
+		v = sym_grow(x->v, &x->cap, x->n + 1, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		x->v = v;
+		v[x->n].lo = lo;
+		v[x->n].hi = hi;
+		v[x->n++].off = dwarf_dieoffset(die);
+	}
+	return 0;
+}
+
+/*
+ * The index of the concrete functions of unit @cu, built on first use:
+ * the unit's top level and its namespaces, not into functions or types
+ * (GCC and clang put out-of-line definitions there).  Then an address
+ * needs a binary search and a walk of one function's DIEs, not of the
+ * whole unit (tens of thousands of DIEs with the C++ library's headers).
+ */
+static struct sym_cu_fns *sym_cu_fns(struct sym_image *im, Dwarf_Die *cu)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	Dwarf_Die st[SYM_SCOPE_DEPTH], next;
+	unsigned int visits = 0;
+	struct sym_cu_fns *x;
+	size_t i;
+	int d = 0;
+
+	for (i = 0; i < im->ncus; i++)
+		if (im->cus[i].cu == off)
+			return &im->cus[i];
+	x = sym_grow(im->cus, &im->cus_cap, im->ncus + 1, sizeof(*x));
+	if (!x)
+		return NULL;
+	im->cus = x;
+	x += im->ncus++;
+	memset(x, 0, sizeof(*x));
+	x->cu = off;
+	if (dwarf_child(cu, &st[0]))
+		return x;
+	while (++visits < SYM_SCOPE_VISITS) {
+		int tag = dwarf_tag(&st[d]);
+
+		if (tag == DW_TAG_subprogram && sym_fns_add(x, &st[d]))
+			break;
+		if ((tag == DW_TAG_namespace || tag == DW_TAG_module) &&
+		    d + 1 < SYM_SCOPE_DEPTH && !dwarf_child(&st[d], &st[d + 1])) {
+			d++;
+			continue;
+		}
+		while (dwarf_siblingof(&st[d], &next)) {
+			if (!d--)
+				goto sort;
+		}
+		st[d] = next;
+	}
+sort:
+	if (x->n)
+		qsort(x->v, x->n, sizeof(*x->v), sym_fn_cmp);
+	return x;
+}
+
+/* The concrete function DIE whose code holds @pc, in unit @cu. */
+static bool sym_fn_die(struct sym_image *im, Dwarf_Die *cu, uint64_t pc,
+		       Dwarf_Die *die)
+{
+	struct sym_cu_fns *x = sym_cu_fns(im, cu);
+	size_t lo = 0, hi = x ? x->n : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (x->v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc < x->v[lo - 1].hi &&
+	       dwarf_offdie(im->dw, x->v[lo - 1].off, die);
+}
+
+static unsigned int sym_inlines_walk(struct sym_ctx *c, struct sym_loc *loc,
+				     const struct sym_frame **f,
+				     struct sym_loc *l, unsigned int max)
+{
+	Dwarf_Die cu, fn, chain[SYM_INLINE_MAX], *prev = NULL;
+	struct sym_image *im = loc->im;
+	Dwarf_Files *files = NULL;
+	unsigned int k = 0, n;
+	size_t nfiles;
+
+	/* sym_image_dwarf() took the DWARF only at bias 0 */
+	if (!im || !max || loc->file || !sym_image_dwarf(im) ||
+	    !sym_image_cu(im, loc->vaddr, &cu) ||
+	    !sym_fn_die(im, &cu, loc->vaddr, &fn))
+		return 0;
+	n = sym_inline_chain(&fn, loc->vaddr, chain, SYM_INLINE_MAX);
+	if (n && dwarf_getsrcfiles(&cu, &files, &nfiles))
+		files = NULL;
+	/* innermost first: the chain backwards */
+	while (n-- > 0 && k < max) {
+		Dwarf_Die *die = &chain[n];
+		const char *name = sym_die_name(die);
+		char *dm = name ? sym_demangle(name) : NULL;
+
+		f[k] = sym_frame_get(c, SYM_KIND_USER, im->module,
+				     dm ? dm : name ? name : "[inlined]");
+		free(dm);
+		if (!f[k])
+			break;
+		l[k] = *loc;
+		l[k].inlined = true;
+		l[k].has_off = false;
+		if (prev)
+			sym_loc_call_site(&l[k], prev, files);
+		prev = die;
+		k++;
+	}
+	if (prev)
+		sym_loc_call_site(loc, prev, files);
+	return k;
+}
+
+/* The source line a cached sym_inlines() answer gives a location. */
+static void sym_line_set(struct sym_loc *l, const struct sym_inl_line *a)
+{
+	l->file = a->file;
+	l->line = a->line;
+	if (!a->file)
+		l->im = NULL;
+}
+
+/*
+ * sym_inlines_walk(), cached per address: samples hit the same addresses
+ * again and again, and a walk costs a function's worth of DIEs and the
+ * hashing of long C++ names.
+ */
+unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
+			 const struct sym_frame **f, struct sym_loc *l,
+			 unsigned int max)
+{
+	struct sym_image *im = loc->im;
+	struct sym_inl *e = NULL;
+	unsigned int k, i;
+
+	if (!im || !max || loc->file || !sym_image_dwarf(im))
+		return 0;
+	if (!im->inl)
+		im->inl = calloc(SYM_INL_CACHE, sizeof(*im->inl));
+	if (im->inl)
+		e = &im->inl[sym_hash_u32((uint32_t)loc->vaddr ^
+					  (uint32_t)(loc->vaddr >> 32)) &
+			     (SYM_INL_CACHE - 1)];
+	if (e && e->key == loc->vaddr + 1 && e->n < max) {
+		for (i = 0; i < e->n; i++) {
+			f[i] = e->f[i];
+			l[i] = *loc;
+			l[i].inlined = true;
+			l[i].has_off = false;
+			if (i)
+				sym_line_set(&l[i], &e->at[i]);
+		}
+		if (e->n)
+			sym_line_set(loc, &e->at[e->n]);
+		return e->n;
+	}
+	k = sym_inlines_walk(c, loc, f, l, max);
+	/* only whole answers: not cut at @max, not too long */
+	if (e && k < max && k <= SYM_INL_CACHED) {
+		e->key = loc->vaddr + 1;
+		e->n = (uint8_t)k;
+		for (i = 0; i < k; i++) {
+			e->f[i] = f[i];
+			e->at[i].file = l[i].file;
+			e->at[i].line = l[i].line;
+		}
+		e->at[k].file = loc->file;
+		e->at[k].line = loc->line;
+	}
+	return k;
 }
 
 const struct sym_frame *sym_resolve(struct sym_ctx *c, uint32_t pid,

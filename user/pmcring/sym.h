@@ -12,7 +12,9 @@
  *	bias = start - PAGE_DOWN(p_vaddr of that PT_LOAD)
  *
  * which is 0 for ET_EXEC and the base address for PIE and shared objects.
- * Symbols come from .symtab, else .dynsym (libelf), read once per file.
+ * Symbols come from .symtab, else a detached debug file of the same build
+ * id, else .dynsym (libdwfl), read once per file; C++ names are
+ * demangled; source lines come from the DWARF line table (libdw).
  * Kernel addresses resolve through a kallsyms or System.map file.
  *
  * Resolved frames are interned: one struct sym_frame per (kind, module,
@@ -64,6 +66,16 @@ size_t sym_nr_kernel_syms(const struct sym_ctx *c);
 int sym_add_path_map(struct sym_ctx *c, const char *from, const char *to);
 int sym_set_symfs(struct sym_ctx *c, const char *dir);
 
+/*
+ * The recording's clock: at timestamp @ts (ns) the wall clock read @rt_ns
+ * (pmclog's INITIALIZE).  Then a file whose mtime is later than the wall
+ * time of the record that first maps it (sym_set_time() before each
+ * record) was changed since: a warning says its symbols may not be the
+ * recorded program's (a recording holds no build ids to be sure).
+ */
+void sym_set_clock(struct sym_ctx *c, uint64_t ts, uint64_t rt_ns);
+void sym_set_time(struct sym_ctx *c, uint64_t ts);
+
 /* Record handlers, to be called in timestamp order. */
 void sym_exec(struct sym_ctx *c, uint32_t pid, const char *path,
 	      uint64_t dynaddr);
@@ -85,12 +97,19 @@ bool sym_has_space(struct sym_ctx *c, uint32_t pid);
  */
 const struct sym_frame *sym_resolve(struct sym_ctx *c, uint32_t pid,
 				    uint64_t addr, bool ret);
+struct sym_image;
+
 /* Where an address is, for `pmcring script`'s "sym+0xoff (dso)". */
 struct sym_loc {
 	const char	*dso;	/* path the recording names, "[kernel.kallsyms]"
 				 * or "[unknown]"; valid as long as the ctx */
 	bool		has_off;/* the frame is a symbol: off is valid */
 	uint64_t	off;	/* address - symbol start */
+	struct sym_image *im;	/* the user image, for sym_srcline(), or NULL */
+	uint64_t	vaddr;	/* the address looked up, in im's addresses */
+	bool		inlined;/* a frame sym_inlines() added */
+	const char	*file;	/* if set, sym_srcline()'s answer: the line */
+	int		line;	/* of a call an inlined function replaced */
 };
 
 /* sym_resolve() that also says where @addr is (@loc may be NULL). */
@@ -105,18 +124,50 @@ unsigned int sym_nr_frames(const struct sym_ctx *c);
 const struct sym_frame *sym_frame_by_id(const struct sym_ctx *c,
 					unsigned int id);
 
+/*
+ * The source file and line of a location sym_resolve_loc() filled, from
+ * the DWARF of its image or of that image's debug file; the innermost
+ * inlined function's line where code was inlined.  @file is valid as long
+ * as the ctx.  false (and NULL, 0) if not known.
+ */
+bool sym_srcline(const struct sym_loc *loc, const char **file, int *line);
+
+/*
+ * The functions inlined at @loc (a location of a user frame), innermost
+ * first, from DWARF: up to @max frames into @f, their locations into @l
+ * (copies of @loc marked inlined).  Source lines: @l[0] keeps @loc's own
+ * line; @l[i] gets the line of the call that @f[i-1] replaced, and @loc
+ * itself (updated) that of the call the outermost one replaced.  Returns
+ * how many; 0 without DWARF or inlining.
+ */
+unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
+			 const struct sym_frame **f, struct sym_loc *l,
+			 unsigned int max);
+
+/*
+ * Warnings about the files read, each once: a debug file that does not
+ * belong to its image (another build id or CRC), never used; a file
+ * changed after the recording mapped it (sym_set_clock()).
+ */
+size_t sym_nr_warnings(const struct sym_ctx *c);
+const char *sym_warning(const struct sym_ctx *c, size_t i);
+
 /* Images (files) looked at, and how many of them had symbols. */
 void sym_stats(const struct sym_ctx *c, unsigned int *images,
 	       unsigned int *with_syms);
 
 /*
- * Lower level, exposed for the tests: symbols of one ELF file.  The
- * function containing virtual address @vaddr (an st_value-space address),
- * or NULL.
+ * Lower level, exposed for the tests and the fuzzer: symbols of one ELF
+ * file.  The function containing virtual address @vaddr (an st_value-space
+ * address), demangled, or NULL; valid until the next lookup in @im.
  */
-struct sym_image;
 struct sym_image *sym_image_get(struct sym_ctx *c, const char *path);
 const char *sym_image_lookup(struct sym_image *im, uint64_t vaddr);
+/* sym_srcline() of an st_value-space address. */
+bool sym_image_srcline(struct sym_image *im, uint64_t vaddr,
+		       const char **file, int *line);
+/* The detached debug file the image's symbols or lines came from, or NULL. */
+const char *sym_image_debug_file(const struct sym_image *im);
 /* Bias for an executable mapping starting at @start; false if unknown. */
 bool sym_image_bias(const struct sym_image *im, uint64_t start,
 		    uint64_t *bias);

@@ -10,6 +10,7 @@
 
 static volatile unsigned long sink;
 
+enum { LEAF_FIRST = __LINE__ };
 __attribute__((noinline, used)) void v_leaf(unsigned long n)
 {
 	unsigned long i;
@@ -17,11 +18,24 @@ __attribute__((noinline, used)) void v_leaf(unsigned long n)
 	for (i = 0; i < n; i++)
 		sink += i;
 }
+enum { LEAF_LAST = __LINE__, WORK_FIRST = __LINE__ };
 
 __attribute__((noinline, used)) void v_work(unsigned long n)
 {
 	v_leaf(n);
 	sink++;
+}
+enum { WORK_LAST = __LINE__ };
+
+/* The line of a "[.] FN   FILE:LINE" row of --sort sym,srcline, or -1. */
+static int srcline_of(const char *out, const char *fn)
+{
+	char row[128];
+	const char *p;
+
+	snprintf(row, sizeof(row), "[.] %s   test_report_views.c:", fn);
+	p = strstr(out, row);
+	return p ? atoi(p + strlen(row)) : -1;
 }
 
 __attribute__((noinline, used)) void v_other(unsigned long n)
@@ -88,7 +102,7 @@ int main(void)
 	CHECK(!strstr(out, "Top functions"), "function tables with --sort");
 	free(out);
 
-	/* --no-children, --percent-limit, srcline "??" */
+	/* --no-children, --percent-limit, srcline from this file's DWARF */
 	out = report(&rc, "--sort", "pid,sym,srcline", "--no-children",
 		     "--percent-limit=20");
 	CHECK(rc == 0, "rc %d", rc);
@@ -96,9 +110,15 @@ int main(void)
 		      "Period: samples x the period):\n"
 		      "      Self  Samples       Period  Pid  Symbol       "
 		      "Source:Line\n"
-		      "    60.00%        6         6000  300  [.] v_leaf   ??\n"
-		      "    30.00%        3         3000  300  [.] v_work   ??\n"
-		      "\n"), "--no-children --percent-limit 20:\n%s", out);
+		      "    60.00%        6         6000  300  [.] v_leaf   "
+		      "test_report_views.c:"), "--no-children --percent-limit "
+	      "20:\n%s", out);
+	CHECK(strstr(out, "    30.00%        3         3000  300  [.] v_work   "
+		      "test_report_views.c:"), "v_work row:\n%s", out);
+	i = srcline_of(out, "v_leaf");
+	CHECK(i > LEAF_FIRST && i < LEAF_LAST, "v_leaf at line %d", i);
+	i = srcline_of(out, "v_work");
+	CHECK(i > WORK_FIRST && i < WORK_LAST, "v_work at line %d", i);
 	CHECK(!strstr(out, "v_other") && !strstr(out, "v_main"),
 	      "entries under 20%% or without self:\n%s", out);
 	free(out);

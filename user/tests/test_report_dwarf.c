@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: the symbolizer on a C++ program compiled here (g++ -g, a
+ * namespace, a member function, an always-inline function, a Rust-style
+ * legacy name): demangled names, file:line of every byte of a function
+ * against binutils' addr2line (g++'s and clang++'s DWARF, the latter
+ * without .debug_aranges), `report --sort srcline` and --folded, the
+ * inlined function as a frame with --inline (report and script); its
+ * stripped copy symbolized through .gnu_debuglink and through
+ * /usr/lib/debug/.build-id/ (under --symfs); a debug file of another
+ * build, by either route, never used and warned about; and a program
+ * changed after the recording mapped it, warned about.
+ */
+#include <sys/stat.h>
+#include <time.h>
+#include "test_report_common.h"
+#include "../pmcring/sym.h"
+
+/* The program; the line numbers below are its own. */
+static const char cxx_src[] =
+	"namespace pmcr {\n"					/* 1 */
+	"inline __attribute__((always_inline)) int sq(int x)\n"	/* 2 */
+	"{\n"							/* 3 */
+	"\treturn x * x + 3;\n"					/* 4 */
+	"}\n"							/* 5 */
+	"struct Widget {\n"					/* 6 */
+	"\t__attribute__((noinline)) int spin(int n);\n"	/* 7 */
+	"};\n"							/* 8 */
+	"int Widget::spin(int n)\n"				/* 9 */
+	"{\n"							/* 10 */
+	"\tint s = 0;\n"					/* 11 */
+	"\tfor (int i = 0; i < n; i++)\n"			/* 12 */
+	"\t\ts += sq(i) ^ (s >> 3);\n"				/* 13 */
+	"\treturn s;\n"						/* 14 */
+	"}\n"							/* 15 */
+	"}\n"							/* 16 */
+	"extern \"C\" __attribute__((noinline)) int rs(int n)\n"/* 17 */
+	"\t__asm__(\"_ZN4core3fmt5write17h0123456789abcdefE\");\n"
+	"int rs(int n)\n"
+	"{\n"
+	"\treturn n * OTHER;\n"
+	"}\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"\tpmcr::Widget w;\n"
+	"\t(void)argv;\n"
+	"\treturn (w.spin(argc * 100) + rs(argc)) & 1;\n"
+	"}\n";
+
+#define SPIN_MANGLED	"_ZN4pmcr6Widget4spinEi"
+#define SPIN		"pmcr::Widget::spin(int)"
+
+static char dir[] = "/tmp/test_report_dwarfXXXXXX";
+/* A byte of spin() that is sq()'s code, inlined (addr2line: line 4). */
+static uint64_t sq_addr;
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	REQUIRE(!system(cmd), "%s", cmd);
+}
+
+/* One line of a command's output (trailing newline cut), or "". */
+static void sh_line(char *buf, size_t sz, const char *cmd)
+{
+	FILE *f = popen(cmd, "r");
+
+	buf[0] = 0;
+	REQUIRE(f, "%s", cmd);
+	if (!fgets(buf, (int)sz, f))
+		buf[0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	pclose(f);
+}
+
+/* Value and size of symbol @name of @exe (nm, an oracle of its own). */
+static void nm_sym(const char *exe, const char *name, uint64_t *addr,
+		   uint64_t *size)
+{
+	char cmd[4096], line[512];
+	unsigned long long a = 0, s = 0;
+
+	snprintf(cmd, sizeof(cmd), "nm -S %s | grep ' %s$'", exe, name);
+	sh_line(line, sizeof(line), cmd);
+	REQUIRE(sscanf(line, "%llx %llx", &a, &s) == 2, "%s: '%s'", cmd, line);
+	*addr = a;
+	*size = s;
+}
+
+static void build_id(const char *exe, char *hex, size_t sz)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd), "readelf -n %s | sed -n "
+		 "'s/.*Build ID: *\\([0-9a-f]*\\).*/\\1/p'", exe);
+	sh_line(hex, sz, cmd);
+	REQUIRE(strlen(hex) > 2, "no build id in %s", exe);
+}
+
+/*
+ * Names and lines of the unstripped program: every byte of spin() gets the
+ * line addr2line gives (the inlined sq()'s own line 4 among them).
+ */
+static void check_names_lines(const char *exe)
+{
+	char cmd[4096], want[512], in[600], got[512];
+	struct sym_ctx *c = sym_new();
+	struct sym_image *im;
+	uint64_t spin, size, rs, rsz, a;
+	unsigned int in_sq = 0, in_spin = 0, lines = 0;
+	const char *name, *file;
+	FILE *f, *out;
+	int line;
+
+	REQUIRE(c, "sym_new");
+	nm_sym(exe, SPIN_MANGLED, &spin, &size);
+	nm_sym(exe, "_ZN4core3fmt5write17h0123456789abcdefE", &rs, &rsz);
+	im = sym_image_get(c, exe);
+	REQUIRE(im, "sym_image_get");
+	name = sym_image_lookup(im, spin + 1);
+	CHECK(name && !strcmp(name, SPIN), "demangled: %s", name ? name : "NULL");
+	name = sym_image_lookup(im, rs);
+	CHECK(name && !strcmp(name, "core::fmt::write"), "Rust legacy: %s",
+	      name ? name : "NULL");
+	CHECK(!sym_image_debug_file(im), "no debug file needed");
+
+	snprintf(in, sizeof(in), "%s/addrs", dir);
+	f = fopen(in, "w");
+	REQUIRE(f, "%s", in);
+	for (a = spin; a < spin + size; a++)
+		fprintf(f, "%" PRIx64 "\n", a);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "addr2line -e %s < %s", exe, in);
+	out = popen(cmd, "r");
+	REQUIRE(out, "%s", cmd);
+	for (a = spin; a < spin + size && fgets(want, sizeof(want), out); a++) {
+		want[strcspn(want, "\n")] = 0;
+		/* addr2line: "/dir/t.cpp:13" or "... (discriminator 1)" */
+		want[strcspn(want, " ")] = 0;
+		/* line 0 (clang's compiler-made code): "t.cpp:?", no line */
+		if (strlen(want) > 2 && !strcmp(want + strlen(want) - 2, ":?"))
+			snprintf(want, sizeof(want), "??:0");
+		if (sym_image_srcline(im, a, &file, &line))
+			snprintf(got, sizeof(got), "%s:%d", file, line);
+		else
+			snprintf(got, sizeof(got), "??:0");
+		CHECK(!strcmp(got, want), "%#" PRIx64 ": %s, addr2line %s", a,
+		      got, want);
+		lines++;
+		if (file && line == 4 && !in_sq && strstr(want, ":4"))
+			sq_addr = a;
+		in_sq += file && line == 4;
+		in_spin += file && line >= 9 && line <= 15;
+	}
+	pclose(out);
+	unlink(in);
+	CHECK(lines == size, "addr2line gave %u lines for %" PRIu64, lines, size);
+	CHECK(in_sq && in_spin, "inlined sq() %u bytes, spin() %u bytes", in_sq,
+	      in_spin);
+	CHECK(!sym_nr_warnings(c), "warning: %s", sym_warning(c, 0));
+	sym_free(c);
+}
+
+/* A recording of one process running @exe, every sample in spin(). */
+static void write_log_rt(const char *log, const char *exe, uint64_t vaddr,
+			 uint64_t *start, uint64_t rt_sec)
+{
+	struct sym_ctx *c = sym_new();
+	struct sym_image *im;
+	static struct plog p;
+	uint64_t bias, pc[2];
+
+	/* where the executable mapping starts for a load bias of 0x5555... */
+	REQUIRE(c && (im = sym_image_get(c, exe)), "image");
+	REQUIRE(sym_image_bias(im, 0x100000, &bias), "no PF_X segment");
+	*start = 0x555555000000ull + (0x100000 - bias);
+	sym_free(c);
+	pc[0] = 0x555555000000ull + vaddr;	/* the interrupted PC */
+	pc[1] = 0;
+	p.len = 0;
+	p.ts = 1000;
+	plog_initialize(&p);
+	/* INITIALIZE's wall clock (record offset 32), 0: not known */
+	memcpy(p.b + 32, &rt_sec, 8);
+	plog_pmc(&p, 1, "cpu-clock");
+	plog_proc_create(&p, 42, "cxx");
+	plog_map_in(&p, 42, *start, exe);
+	plog_callchain(&p, 42, 42, 0, pc, 1);
+	plog_callchain(&p, 42, 42, 0, pc, 1);
+	plog_closelog(&p);
+	write_file(log, p.b, p.len);
+}
+
+static void write_log(const char *log, const char *exe, uint64_t spin,
+		      uint64_t *start)
+{
+	write_log_rt(log, exe, spin + 2, start, 0);
+}
+
+/*
+ * --inline: a sample in sq()'s inlined code has sq() as its leaf frame,
+ * at sq()'s own line, and spin() at the line of the call.
+ */
+static void check_inline(const char *exe)
+{
+	char log[512];
+	uint64_t start;
+	char *out;
+	int rc;
+
+	REQUIRE(sq_addr, "no byte of inlined sq() found");
+	snprintf(log, sizeof(log), "%s/inline.pmclog", dir);
+	write_log_rt(log, exe, sq_addr, &start, 0);
+	out = run_report(&rc, "--folded", log, NULL);
+	CHECK(rc == 0 && strstr(out, "cxx;" SPIN " 2\n"), "no --inline:\n%s",
+	      out);
+	free(out);
+	out = run_report(&rc, "--folded", "--inline", log, NULL);
+	CHECK(rc == 0 && strstr(out, "cxx;" SPIN ";pmcr::sq(int) 2\n"),
+	      "--inline folded:\n%s", out);
+	free(out);
+	out = run_report(&rc, "--inline", "--sort", "sym,srcline",
+			 "--no-children", log, NULL);
+	CHECK(rc == 0 && strstr(out, "[.] pmcr::sq(int)  t.cpp:4\n"),
+	      "--inline srcline:\n%s", out);
+	free(out);
+	out = run_report(&rc, "--inline", "--sort", "sym,srcline", log, NULL);
+	CHECK(rc == 0 && strstr(out, "[.] " SPIN "  t.cpp:13\n"),
+	      "--inline srcline of the call site:\n%s", out);
+	free(out);
+	out = run_script(&rc, "--inline", log, NULL);
+	CHECK(rc == 0 && strstr(out, " pmcr::sq(int) (inlined)\n") &&
+	      strstr(out, " " SPIN "+0x"), "script --inline:\n%s", out);
+	free(out);
+	unlink(log);
+}
+
+/*
+ * A recording made before the program was (re)built: the report cannot
+ * know which build ran, and says so; one made after it: no warning.
+ */
+static void check_age(const char *exe, uint64_t spin)
+{
+	char log[512];
+	uint64_t start;
+	char *out;
+	int rc;
+
+	snprintf(log, sizeof(log), "%s/age.pmclog", dir);
+	write_log_rt(log, exe, spin + 2, &start, (uint64_t)time(NULL) - 3600);
+	out = run_report(&rc, log, NULL);
+	CHECK(rc == 0 && strstr(out, "# WARNING: ") &&
+	      strstr(out, "after the recording mapped it") && strstr(out, exe),
+	      "recorded an hour before the build:\n%s", out);
+	free(out);
+	write_log_rt(log, exe, spin + 2, &start, (uint64_t)time(NULL) + 60);
+	out = run_report(&rc, log, NULL);
+	CHECK(rc == 0 && !strstr(out, "WARNING"),
+	      "recorded after the build:\n%s", out);
+	free(out);
+	unlink(log);
+}
+
+static void check_report(const char *exe, uint64_t spin)
+{
+	char log[512], want[600], line[512], cmd[4096];
+	uint64_t start;
+	char *out;
+	int rc;
+
+	snprintf(log, sizeof(log), "%s/cxx.pmclog", dir);
+	write_log(log, exe, spin, &start);
+	out = run_report(&rc, "--folded", log, NULL);
+	CHECK(rc == 0 && strstr(out, "cxx;" SPIN " 2\n"), "folded:\n%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "addr2line -e %s %" PRIx64 " | sed "
+		 "'s,.*/,,; s, .*,,'", exe, spin + 2);
+	sh_line(line, sizeof(line), cmd);
+	snprintf(want, sizeof(want), "%s\n", line);
+	out = run_report(&rc, "--sort", "srcline", log, NULL);
+	CHECK(rc == 0 && strstr(out, want) && !strstr(out, "??"),
+	      "--sort srcline, want %s:\n%s", line, out);
+	free(out);
+	unlink(log);
+}
+
+/*
+ * A stripped copy whose debug file is found through .gnu_debuglink, then
+ * the same name holding the debug file of another build.
+ */
+static void check_debuglink(const char *exe, const char *other_dbg,
+			    uint64_t spin)
+{
+	char s[512], dbg[512], log[512];
+	struct sym_ctx *c;
+	struct sym_image *im;
+	const char *name, *file;
+	uint64_t start;
+	char *out;
+	int line, rc;
+
+	snprintf(s, sizeof(s), "%s/stripped", dir);
+	snprintf(dbg, sizeof(dbg), "%s/stripped.debug", dir);
+	sh("objcopy --only-keep-debug %s %s && strip --strip-all -o %s %s && "
+	   "objcopy --add-gnu-debuglink=%s %s", exe, dbg, s, exe, dbg, s);
+
+	c = sym_new();
+	REQUIRE(c && (im = sym_image_get(c, s)), "image");
+	name = sym_image_lookup(im, spin + 1);
+	CHECK(name && !strcmp(name, SPIN), "via debuglink: %s",
+	      name ? name : "NULL");
+	CHECK(sym_image_debug_file(im) &&
+	      !strcmp(sym_image_debug_file(im), dbg), "debug file %s",
+	      sym_image_debug_file(im) ? sym_image_debug_file(im) : "NULL");
+	CHECK(sym_image_srcline(im, spin + 1, &file, &line) &&
+	      strstr(file, "t.cpp") && line >= 9 && line <= 15,
+	      "srcline via debuglink: %s:%d", file ? file : "NULL", line);
+	CHECK(!sym_nr_warnings(c), "warning: %s", sym_warning(c, 0));
+	sym_free(c);
+
+	/* the program rebuilt, its old debug file left behind */
+	sh("cp %s %s", other_dbg, dbg);
+	c = sym_new();
+	REQUIRE(c && (im = sym_image_get(c, s)), "image");
+	name = sym_image_lookup(im, spin + 1);
+	CHECK(!name, "symbol from a mismatched debug file: %s", name);
+	CHECK(!sym_image_debug_file(im), "mismatched debug file used");
+	CHECK(!sym_image_srcline(im, spin + 1, &file, &line),
+	      "line from a mismatched debug file: %s:%d", file, line);
+	CHECK(sym_nr_warnings(c) == 1 && strstr(sym_warning(c, 0), dbg) &&
+	      strstr(sym_warning(c, 0), "another build"),
+	      "%zu warnings: %s", sym_nr_warnings(c),
+	      sym_nr_warnings(c) ? sym_warning(c, 0) : "none");
+	sym_free(c);
+
+	/* the report says so, and the frame stays [unknown] */
+	snprintf(log, sizeof(log), "%s/stripped.pmclog", dir);
+	write_log(log, s, spin, &start);
+	out = run_report(&rc, log, NULL);
+	CHECK(rc == 0 && strstr(out, "# WARNING: ") &&
+	      strstr(out, "another build") && !strstr(out, SPIN) &&
+	      strstr(out, "[unknown] stripped+0x"), "report:\n%s", out);
+	free(out);
+	unlink(log);
+	unlink(dbg);
+	unlink(s);
+}
+
+/* The same by build id, under --symfs DIR/usr/lib/debug/.build-id/. */
+static void check_build_id_dir(const char *exe, const char *other_dbg,
+			       uint64_t spin)
+{
+	char s[512], fs[512], hex[160], bdir[1024], dbg[2048];
+	struct sym_ctx *c;
+	struct sym_image *im;
+	const char *name;
+
+	snprintf(s, sizeof(s), "%s/bare", dir);
+	snprintf(fs, sizeof(fs), "%s/symfs", dir);
+	sh("strip --strip-all -o %s %s", s, exe);
+	build_id(s, hex, sizeof(hex));
+	snprintf(bdir, sizeof(bdir), "%s/usr/lib/debug/.build-id/%.2s", fs, hex);
+	snprintf(dbg, sizeof(dbg), "%s/%s.debug", bdir, hex + 2);
+	sh("mkdir -p %s && objcopy --only-keep-debug %s %s", bdir, exe, dbg);
+
+	c = sym_new();
+	REQUIRE(c && !sym_set_symfs(c, fs) && (im = sym_image_get(c, s)),
+		"image");
+	name = sym_image_lookup(im, spin + 1);
+	CHECK(name && !strcmp(name, SPIN), "via build id: %s",
+	      name ? name : "NULL");
+	CHECK(sym_image_debug_file(im) &&
+	      !strcmp(sym_image_debug_file(im), dbg), "debug file %s",
+	      sym_image_debug_file(im) ? sym_image_debug_file(im) : "NULL");
+	sym_free(c);
+
+	/* a wrong file under the right name */
+	sh("cp %s %s", other_dbg, dbg);
+	c = sym_new();
+	REQUIRE(c && !sym_set_symfs(c, fs) && (im = sym_image_get(c, s)),
+		"image");
+	name = sym_image_lookup(im, spin + 1);
+	CHECK(!name, "symbol from a mismatched debug file: %s", name);
+	CHECK(sym_nr_warnings(c) == 1 && strstr(sym_warning(c, 0), dbg) &&
+	      strstr(sym_warning(c, 0), hex),
+	      "%zu warnings: %s", sym_nr_warnings(c),
+	      sym_nr_warnings(c) ? sym_warning(c, 0) : "none");
+	sym_free(c);
+	sh("rm -rf %s %s", fs, s);
+}
+
+int main(void)
+{
+	char src[512], exe[512], other[512], other_dbg[512], clang_exe[512];
+	uint64_t spin, size;
+
+	if (system("g++ --version >/dev/null 2>&1") ||
+	    system("objcopy --version >/dev/null 2>&1 && "
+		   "addr2line --version >/dev/null 2>&1")) {
+		printf("no g++ or binutils to build the C++ test program\n");
+		return 4;
+	}
+	REQUIRE(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	snprintf(src, sizeof(src), "%s/t.cpp", dir);
+	snprintf(exe, sizeof(exe), "%s/cxx", dir);
+	snprintf(other, sizeof(other), "%s/other", dir);
+	snprintf(other_dbg, sizeof(other_dbg), "%s/other.debug", dir);
+	write_file(src, cxx_src, strlen(cxx_src));
+	/* two builds of one source: the same symbols, other build ids */
+	sh("g++ -g -O2 -DOTHER=3 -o %s %s", exe, src);
+	sh("g++ -g -O2 -DOTHER=5 -o %s %s && objcopy --only-keep-debug %s %s",
+	   other, src, other, other_dbg);
+	nm_sym(exe, SPIN_MANGLED, &spin, &size);
+
+	/* clang writes no .debug_aranges: libdw 0.188 needs a fallback */
+	snprintf(clang_exe, sizeof(clang_exe), "%s/cxx-clang", dir);
+	if (!system("clang++ --version >/dev/null 2>&1")) {
+		sh("clang++ -g -O2 -DOTHER=3 -o %s %s", clang_exe, src);
+		sh("! readelf -S %s | grep -q debug_aranges", clang_exe);
+		check_names_lines(clang_exe);
+	} else {
+		printf("# no clang++: DWARF without .debug_aranges not tested\n");
+	}
+	sq_addr = 0;
+	check_names_lines(exe);		/* sq_addr: of the g++ build */
+	check_report(exe, spin);
+	check_age(exe, spin);
+	check_inline(exe);
+	check_debuglink(exe, other_dbg, spin);
+	check_build_id_dir(exe, other_dbg, spin);
+
+	if (getenv("TEST_REPORT_KEEP")) {
+		fprintf(stderr, "kept %s\n", dir);
+		return t_failed;
+	}
+	sh("rm -rf %s", dir);
+	if (!t_failed)
+		printf("ok: C++ names, source lines, debug files\n");
+	return t_failed;
+}

@@ -3,7 +3,8 @@
 #
 # Description: SIGINT or SIGTERM stop `pmcring record` cleanly (CLOSELOG
 # last, final barman header; the recorded command gets the signal and its
-# status, 130 or 143, is record's); SIGKILL at a random moment leaves
+# status, 130 or 143, is record's, also for a SIGTERM sent while the
+# command is being started); SIGKILL at a random moment leaves
 # files that `pmcring dump` reads to their last whole record, sorted, in
 # every format (a blob OFFSET never points past its DAT, a barman header
 # never describes frames that are not there).
@@ -60,6 +61,25 @@ grep -q '^# barman .*last_ts=' "$dir/int.txt" || fail "SIGINT barman: header"
 [ "$(bm_last_ts "$dir/int.txt")" -ge "$(bm_last_frame "$dir/int.txt")" ] ||
 	fail "SIGINT barman: final header older than the last frame"
 wait
+
+# SIGTERM early, while the command is being started: before the fix the
+# child could take it in record's own handler between fork and exec, and
+# the command then ran on until record killed it 10 s later (exit 137).
+# The shell's own SIGTERM before record's handler is in gives 143 as well.
+for d in 0 0.01 0.05 0.1 0.2 0.4; do
+	t0=$(date +%s)
+	pmcring record --quiet -o "$dir/early.pmclog" -- \
+		pmcring-workload -d 30 -t 1 >"$dir/early.log" 2>&1 &
+	rec=$!
+	sleep "$d"
+	kill -TERM "$rec"
+	wait "$rec"
+	rc=$?
+	t=$(( $(date +%s) - t0 ))
+	[ "$rc" = 143 ] || { cat "$dir/early.log"; fail "SIGTERM after ${d}s: exit $rc, want 143"; }
+	[ "$t" -le 5 ] || { cat "$dir/early.log"; fail "SIGTERM after ${d}s: took ${t}s"; }
+done
+echo "# SIGTERM 0 to 0.4 s after start: exit 143 each time, within 5 s"
 
 for fmt in pmclog barman blob; do
 	out=$dir/kill.$fmt

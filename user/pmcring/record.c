@@ -251,20 +251,41 @@ struct child {
 	int	status;
 };
 
+/* SIGINT's and SIGTERM's dispositions before cmd_record() took them. */
+static struct sigaction saved_int, saved_term;
+
 static int child_start(struct child *ch, char **cmd)
 {
-	int p[2];
+	sigset_t stops, old;
+	int p[2], err;
 	char go;
 
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
+	/*
+	 * Until it has its own dispositions back, the child must not take a
+	 * stop signal: our handler would run in it, note the stop in its copy
+	 * of our memory, and the command would exec and run on, the signal
+	 * gone (seen: "did not exit within 10 s of SIGTERM" under load).
+	 * Blocked here, a signal sent to the child waits for the unblock and
+	 * then acts as it would on the command.
+	 */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stops, &old);
 	ch->pid = fork();
 	if (ch->pid < 0) {
+		err = -errno;
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(p[0]);
 		close(p[1]);
-		return -errno;
+		return err;
 	}
 	if (ch->pid == 0) {
+		sigaction(SIGINT, &saved_int, NULL);
+		sigaction(SIGTERM, &saved_term, NULL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(p[1]);
 		if (read(p[0], &go, 1) != 1)
 			_exit(127);	/* recording never started */
@@ -274,6 +295,7 @@ static int child_start(struct child *ch, char **cmd)
 			strerror(errno));
 		_exit(127);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(p[0]);
 	ch->go_fd = p[1];
 	return 0;
@@ -845,8 +867,8 @@ int cmd_record(int argc, char **argv)
 		return ret == 1 || ret == 3 ? 0 : 2;
 	}
 	/* no SA_RESTART: a signal ends the wait at once */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, &saved_int);
+	sigaction(SIGTERM, &sa, &saved_term);
 	signal(SIGPIPE, SIG_IGN);
 
 	ret = record_setup(r);

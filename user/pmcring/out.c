@@ -277,21 +277,18 @@ static int out_op_run_sync(struct out_batch *b, struct out_op *op)
 	return 0;
 }
 
+/* The ops in order: sorted by phase, a phase is on disk before the next. */
 int out_batch_run_sync(struct out_batch *b)
 {
-	unsigned int phase, i;
+	unsigned int i;
 	int err;
 
 	out_batch_prepare(b);
-	for (phase = 0; phase < OUT_NR_PHASES; phase++) {
-		for (i = 0; i < b->nr_ops; i++) {
-			if (b->ops[i].phase != phase)
-				continue;
-			err = out_op_run_sync(b, &b->ops[i]);
-			if (err) {
-				b->err_path = b->ops[i].f->path;
-				return err;
-			}
+	for (i = 0; i < b->nr_ops; i++) {
+		err = out_op_run_sync(b, &b->ops[i]);
+		if (err) {
+			b->err_path = b->ops[i].f->path;
+			return err;
 		}
 	}
 	return 0;

@@ -125,6 +125,9 @@ int out_put(struct out_batch *b, struct out_file *f, unsigned int phase,
 void out_trim(struct out_batch *b, const void *p, size_t len);
 int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
 		 size_t len);
+/* The same in phase @phase (a segment's OUT_DATA, OUT_PHASE()). */
+int out_put_ring_phase(struct out_batch *b, struct out_file *f,
+		       unsigned int phase, const void *p, size_t len);
 /* Write @len bytes at @p at offset @off of @f (f->off does not move). */
 int out_put_at(struct out_batch *b, struct out_file *f, unsigned int phase,
 	       uint64_t off, const void *p, size_t len);

@@ -373,7 +373,10 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 			tim[0] = htole64((uint64_t)rt.tv_sec);
 			tim[1] = htole64((uint64_t)rt.tv_nsec / 1000);
 		}
-		err = blob_put(b, &bs->f[BLOB_DAT], data_phase, msg, len);
+		/* binary messages are the ring's bytes: short runs copied */
+		err = json ? blob_put(b, &bs->f[BLOB_DAT], data_phase, msg, len) :
+		      out_put_ring_phase(b, &bs->f[BLOB_DAT], data_phase, msg,
+					 len);
 		if (err)
 			return err;
 		bs->msgs++;

@@ -166,6 +166,12 @@ static void out_copy_last(struct out_batch *b)
 int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
 		 size_t len)
 {
+	return out_put_ring_phase(b, f, OUT_DATA, p, len);
+}
+
+int out_put_ring_phase(struct out_batch *b, struct out_file *f,
+		       unsigned int phase, const void *p, size_t len)
+{
 	struct out_put *last = b->nr_puts ? &b->puts[b->nr_puts - 1] : NULL;
 	unsigned int n;
 	int err;
@@ -175,7 +181,7 @@ int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
 	     (const char *)last->p + last->len != (const char *)p))
 		out_copy_last(b);
 	n = b->nr_puts;
-	err = out_put(b, f, OUT_DATA, p, len);
+	err = out_put(b, f, phase, p, len);
 	if (!err && b->nr_puts > n)
 		b->puts[n].ring = true;
 	return err;

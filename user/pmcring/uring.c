@@ -7,8 +7,8 @@
  * other in the order out_batch_run_sync() runs them (phase, file, offset),
  * linked in the kernel (submit_chain()).
  *
- * One batch at a time is in flight (u->fly): uring_io_start() submits a
- * batch of OUT_DATA writes and returns, so the consumer merges the next
+ * One batch at a time is in flight (u->fly): uring_io_start() submits the
+ * writes of a batch and returns, so the consumer merges the next
  * batch while this one is written; uring_io_finish() waits for it.  The
  * next batch is submitted only after that, so the file is a valid prefix
  * whenever the process dies.

@@ -23,14 +23,15 @@ struct uring_io {
 	bool		ready;		/* poll fired since the last wait */
 	bool		hup;		/* POLLHUP seen */
 	struct out_batch *fly;		/* batch whose writes are in flight */
-	unsigned int	phase;		/* its phase being written */
+	unsigned int	next;		/* its first op not written yet */
 	unsigned int	inflight;	/* its writes not complete yet */
+	bool		progress;	/* the last chain wrote something */
 	int		err;		/* its first error */
 };
 
 int uring_io_init(struct uring_io *u, int poll_fd);
 void uring_io_exit(struct uring_io *u);
-/* Run @b (both phases) to completion, after the batch in flight. */
+/* Run @b (all its phases) to completion, after the batch in flight. */
 int uring_io_run(struct uring_io *u, struct out_batch *b);
 /* Start writing @b (u->fly) and return; nothing may be in flight. */
 int uring_io_start(struct uring_io *u, struct out_batch *b);

@@ -14,7 +14,9 @@
  * the rest visible to a reader: blob OFFSET, the barman header).  Inside a
  * phase the writes of one file run one after the other in file order, so a
  * file never has a hole, whatever moment the process is killed, and a
- * reader never follows an index entry to bytes that are not there.
+ * reader never follows an index entry to bytes that are not there.  (The
+ * runners simply run all writes one after the other, sorted by phase, file
+ * and offset.)
  */
 #ifndef PMCRING_FMT_H
 #define PMCRING_FMT_H
@@ -31,6 +33,13 @@
 /* ---- output batches (out.c) ---- */
 
 enum { OUT_DATA, OUT_META, OUT_COMMIT, OUT_NR_PHASES };
+/*
+ * A writer may cut a batch into segments, each with its own three phases,
+ * written one segment after the other (the blob writer does): the phase of
+ * kind @kind (OUT_DATA...) of segment @seg.  Runners take phases in order.
+ */
+#define OUT_PHASE(seg, kind)	((seg) * OUT_NR_PHASES + (kind))
+#define OUT_PHASE_KIND(phase)	((phase) % OUT_NR_PHASES)
 
 /* Largest iovec array of one write (IOV_MAX on Linux). */
 #define OUT_MAX_IOV	1024u
@@ -116,6 +125,9 @@ int out_put(struct out_batch *b, struct out_file *f, unsigned int phase,
 void out_trim(struct out_batch *b, const void *p, size_t len);
 int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
 		 size_t len);
+/* The same in phase @phase (a segment's OUT_DATA, OUT_PHASE()). */
+int out_put_ring_phase(struct out_batch *b, struct out_file *f,
+		       unsigned int phase, const void *p, size_t len);
 /* Write @len bytes at @p at offset @off of @f (f->off does not move). */
 int out_put_at(struct out_batch *b, struct out_file *f, unsigned int phase,
 	       uint64_t off, const void *p, size_t len);

@@ -16,6 +16,12 @@
  * points past what DAT holds and never has more entries than TIMING and
  * TYPE: every OFFSET entry is a whole message, which is what LDMS's
  * reader, counting OFFSET entries, needs.
+ *
+ * A batch is cut into segments of about BLOB_SEG_BYTES, each with its own
+ * three phases (OUT_PHASE()), run in order: a batch may be as large as the
+ * consumer makes it (one write hand-off for many segments), yet a disk
+ * that fills up, or a kill, in the middle of it keeps every segment before
+ * the one being written.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -43,7 +49,7 @@ static const char blob_magic[BLOB_NR_FILES][8] = {
  * full or the batch is about to run (blob_flush()), not one per message.
  */
 #define BLOB_SLAB_ENTRIES	512u
-#define BLOB_BATCH_BYTES	(64u << 10)
+#define BLOB_SEG_BYTES		(64u << 10)
 static const size_t blob_entry[BLOB_NR_FILES] = { 0, 8, 16, 1 };
 static const unsigned int blob_phase[BLOB_NR_FILES] = {
 	OUT_DATA, OUT_COMMIT, OUT_META, OUT_META,
@@ -67,8 +73,25 @@ struct blob_stream {
 
 struct blob {
 	struct blob_stream	s[FMT_MAX_STREAMS];
+	/* the segment being queued: its batch, number and first byte */
+	const struct out_batch	*seg_b;
+	uint64_t		seg_gen;
+	unsigned int		seg;
+	uint64_t		seg_start;
 	char			dir[4096];
 };
+
+/* The segment of @b being queued (0 in a batch not seen yet). */
+static unsigned int blob_seg(struct blob *bl, const struct out_batch *b)
+{
+	if (bl->seg_b != b || bl->seg_gen != b->gen) {
+		bl->seg_b = b;
+		bl->seg_gen = b->gen;
+		bl->seg = 0;
+		bl->seg_start = b->bytes;
+	}
+	return bl->seg;
+}
 
 static int mkdir_p(char *path)
 {
@@ -115,7 +138,8 @@ static int blob_open_set(struct fmt_writer *w, struct out_batch *b,
 		err = out_file_open(&bs->f[k], path, false);
 		if (err)
 			return err;
-		err = out_put(b, &bs->f[k], OUT_DATA, blob_magic[k], 8);
+		err = out_put(b, &bs->f[k], OUT_PHASE(blob_seg(bl, b), OUT_DATA),
+			      blob_magic[k], 8);
 		if (err)
 			return err;
 	}
@@ -152,16 +176,16 @@ static int blob_begin(struct fmt_writer *w, struct out_batch *b)
 }
 
 /* Queue the entries of index file @k's slab that are not queued yet. */
-static int blob_slab_put(struct blob_stream *bs, struct out_batch *b,
-			 unsigned int k)
+static int blob_slab_put(struct blob *bl, struct blob_stream *bs,
+			 struct out_batch *b, unsigned int k)
 {
 	struct blob_slab *sl = &bs->slab[k];
 	int err;
 
 	if (sl->b != b || sl->gen != b->gen || sl->p == sl->start)
 		return 0;
-	err = out_put(b, &bs->f[k], blob_phase[k], sl->start,
-		      (size_t)(sl->p - sl->start));
+	err = out_put(b, &bs->f[k], OUT_PHASE(blob_seg(bl, b), blob_phase[k]),
+		      sl->start, (size_t)(sl->p - sl->start));
 	if (!err)
 		sl->start = sl->p;
 	return err;
@@ -173,11 +197,11 @@ static int blob_slab_put(struct blob_stream *bs, struct out_batch *b,
  * of its slab: its place in the file is fixed already, as entries of one
  * file are queued in order.
  */
-static int blob_slab_new(struct blob_stream *bs, struct out_batch *b,
-			 unsigned int k)
+static int blob_slab_new(struct blob *bl, struct blob_stream *bs,
+			 struct out_batch *b, unsigned int k)
 {
 	struct blob_slab *sl = &bs->slab[k];
-	int err = blob_slab_put(bs, b, k);
+	int err = blob_slab_put(bl, bs, b, k);
 
 	if (err)
 		return err;
@@ -191,7 +215,7 @@ static int blob_slab_new(struct blob_stream *bs, struct out_batch *b,
 	return 0;
 }
 
-static inline void *blob_entry_alloc(struct blob_stream *bs,
+static inline void *blob_entry_alloc(struct blob *bl, struct blob_stream *bs,
 				     struct out_batch *b, unsigned int k,
 				     int *err)
 {
@@ -199,7 +223,7 @@ static inline void *blob_entry_alloc(struct blob_stream *bs,
 	void *p;
 
 	if (sl->b != b || sl->gen != b->gen || !sl->left) {
-		*err = blob_slab_new(bs, b, k);
+		*err = blob_slab_new(bl, bs, b, k);
 		if (*err)
 			return NULL;
 	}
@@ -215,14 +239,14 @@ static inline void *blob_entry_alloc(struct blob_stream *bs,
  * made one after the other in the arena).
  */
 static inline int blob_put(struct out_batch *b, struct out_file *f,
-			   const void *p, size_t len)
+			   unsigned int phase, const void *p, size_t len)
 {
 	struct out_put *last;
 
 	if (f->last_b == b && f->last_gen == b->gen &&
 	    f->last_put < b->nr_puts) {
 		last = &b->puts[f->last_put];
-		if (last->f == f && last->phase == OUT_DATA && !last->ring &&
+		if (last->f == f && last->phase == phase && !last->ring &&
 		    last->off + last->len == f->off &&
 		    (const char *)last->p + last->len == (const char *)p) {
 			last->len += len;
@@ -231,7 +255,7 @@ static inline int blob_put(struct out_batch *b, struct out_file *f,
 			return 0;
 		}
 	}
-	return out_put(b, f, OUT_DATA, p, len);
+	return out_put(b, f, phase, p, len);
 }
 
 static bool blob_wants(const struct fmt_writer *w, unsigned int i,
@@ -266,6 +290,8 @@ static int blob_roll(struct fmt_writer *w, struct out_batch *b,
 	return blob_open_set(w, b, i, t);
 }
 
+static int blob_flush(struct fmt_writer *w, struct out_batch *b);
+
 static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		       const struct fmt_rec *r)
 {
@@ -274,24 +300,35 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 	const void *msg = r->data;
 	size_t len = r->len;
 	bool roll = false;
-	unsigned int i;
+	unsigned int i, data_phase;
 	uint64_t *off, *tim;
 	uint8_t *typ;
 	char *json = NULL;
 	int err;
 
 	/*
-	 * Per stream: 4 magics on a roll, the DAT range, 3 full index slabs,
-	 * and 3 slab ranges for blob_flush(); index slabs.  And at most
-	 * BLOB_BATCH_BYTES a batch: its messages count only once OFFSET is
-	 * written after them, so a disk that fills up in the middle of a
-	 * large batch would keep none of it.
+	 * Per stream: 3 slab ranges to end the segment, 4 magics on a roll,
+	 * the DAT range, 3 full index slabs, and 3 slab ranges for
+	 * blob_flush(); index slabs.
 	 */
-	if (!out_batch_room(b, 11 * w->o.nr_streams + 1,
+	if (!out_batch_room(b, 14 * w->o.nr_streams + 1,
 			    (w->o.blob_json ? FMT_JSON_MAX : 0) +
-			    w->o.nr_streams * 25 * (BLOB_SLAB_ENTRIES + 1)) ||
-	    (b->bytes >= BLOB_BATCH_BYTES && b->nr_puts))
+			    w->o.nr_streams * 25 * (BLOB_SLAB_ENTRIES + 1)))
 		return -EAGAIN;
+	/*
+	 * A segment's messages count only once its OFFSET is written after
+	 * them: end it after BLOB_SEG_BYTES, so a disk that fills up in the
+	 * middle of a large batch keeps all but the last segment of it.
+	 */
+	blob_seg(bl, b);
+	if (b->bytes - bl->seg_start >= BLOB_SEG_BYTES) {
+		err = blob_flush(w, b);
+		if (err)
+			return err;
+		bl->seg++;
+		bl->seg_start = b->bytes;
+	}
+	data_phase = OUT_PHASE(blob_seg(bl, b), OUT_DATA);
 	fmt_realtime(&w->o, r->ts, &rt);
 	if (w->o.blob_json) {	/* made in the arena: no copy */
 		json = out_alloc_bytes(b, FMT_JSON_MAX);
@@ -324,10 +361,10 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		}
 		if (!bs->msgs)
 			bs->first_sec = (uint64_t)rt.tv_sec;
-		off = blob_entry_alloc(bs, b, BLOB_OFF, &err);
-		typ = off ? blob_entry_alloc(bs, b, BLOB_TYP, &err) : NULL;
+		off = blob_entry_alloc(bl, bs, b, BLOB_OFF, &err);
+		typ = off ? blob_entry_alloc(bl, bs, b, BLOB_TYP, &err) : NULL;
 		tim = typ && w->o.blob_timing ?
-		      blob_entry_alloc(bs, b, BLOB_TIM, &err) : NULL;
+		      blob_entry_alloc(bl, bs, b, BLOB_TIM, &err) : NULL;
 		if (!off || !typ || (w->o.blob_timing && !tim))
 			return err;
 		*off = htole64(bs->f[BLOB_DAT].off);
@@ -336,7 +373,10 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 			tim[0] = htole64((uint64_t)rt.tv_sec);
 			tim[1] = htole64((uint64_t)rt.tv_nsec / 1000);
 		}
-		err = blob_put(b, &bs->f[BLOB_DAT], msg, len);
+		/* binary messages are the ring's bytes: short runs copied */
+		err = json ? blob_put(b, &bs->f[BLOB_DAT], data_phase, msg, len) :
+		      out_put_ring_phase(b, &bs->f[BLOB_DAT], data_phase, msg,
+					 len);
 		if (err)
 			return err;
 		bs->msgs++;
@@ -345,7 +385,10 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 	return 0;
 }
 
-/* Before the batch runs: queue the index entries of its messages. */
+/*
+ * Before the batch runs, or at the end of a segment: queue the index
+ * entries of its messages not queued yet, in the segment being queued.
+ */
 static int blob_flush(struct fmt_writer *w, struct out_batch *b)
 {
 	struct blob *bl = w->priv;
@@ -354,7 +397,7 @@ static int blob_flush(struct fmt_writer *w, struct out_batch *b)
 
 	for (i = 0; i < w->o.nr_streams; i++)
 		for (k = BLOB_OFF; k < BLOB_NR_FILES; k++) {
-			err = blob_slab_put(&bl->s[i], b, k);
+			err = blob_slab_put(bl, &bl->s[i], b, k);
 			if (err)
 				return err;
 		}

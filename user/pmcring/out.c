@@ -166,6 +166,12 @@ static void out_copy_last(struct out_batch *b)
 int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
 		 size_t len)
 {
+	return out_put_ring_phase(b, f, OUT_DATA, p, len);
+}
+
+int out_put_ring_phase(struct out_batch *b, struct out_file *f,
+		       unsigned int phase, const void *p, size_t len)
+{
 	struct out_put *last = b->nr_puts ? &b->puts[b->nr_puts - 1] : NULL;
 	unsigned int n;
 	int err;
@@ -175,7 +181,7 @@ int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
 	     (const char *)last->p + last->len != (const char *)p))
 		out_copy_last(b);
 	n = b->nr_puts;
-	err = out_put(b, f, OUT_DATA, p, len);
+	err = out_put(b, f, phase, p, len);
 	if (!err && b->nr_puts > n)
 		b->puts[n].ring = true;
 	return err;
@@ -277,21 +283,18 @@ static int out_op_run_sync(struct out_batch *b, struct out_op *op)
 	return 0;
 }
 
+/* The ops in order: sorted by phase, a phase is on disk before the next. */
 int out_batch_run_sync(struct out_batch *b)
 {
-	unsigned int phase, i;
+	unsigned int i;
 	int err;
 
 	out_batch_prepare(b);
-	for (phase = 0; phase < OUT_NR_PHASES; phase++) {
-		for (i = 0; i < b->nr_ops; i++) {
-			if (b->ops[i].phase != phase)
-				continue;
-			err = out_op_run_sync(b, &b->ops[i]);
-			if (err) {
-				b->err_path = b->ops[i].f->path;
-				return err;
-			}
+	for (i = 0; i < b->nr_ops; i++) {
+		err = out_op_run_sync(b, &b->ops[i]);
+		if (err) {
+			b->err_path = b->ops[i].f->path;
+			return err;
 		}
 	}
 	return 0;

@@ -3,11 +3,12 @@
  * The io_uring side of the consumer: one ring, readiness of the session fd
  * through a multishot poll, and the batches written with IORING_OP_WRITEV
  * whose iovecs point straight into the mmapped rings (zero copy) or into
- * the batch's staging arena.  Phase OUT_DATA is complete before phase
- * OUT_META is submitted, as out_batch_run_sync() does.
+ * the batch's staging arena.  The writes of a batch run one after the
+ * other in the order out_batch_run_sync() runs them (phase, file, offset),
+ * linked in the kernel (submit_chain()).
  *
- * One batch at a time is in flight (u->fly): uring_io_start() submits a
- * batch of OUT_DATA writes and returns, so the consumer merges the next
+ * One batch at a time is in flight (u->fly): uring_io_start() submits the
+ * writes of a batch and returns, so the consumer merges the next
  * batch while this one is written; uring_io_finish() waits for it.  The
  * next batch is submitted only after that, so the file is a valid prefix
  * whenever the process dies.
@@ -86,65 +87,48 @@ static void poll_cqe(struct uring_io *u, const struct io_uring_cqe *cqe)
 		u->poll_armed = false;	/* the kernel ended it: re-arm */
 }
 
-static int submit_op(struct uring_io *u, struct out_batch *b, unsigned int i)
-{
-	struct out_op *op = &b->ops[i];
-	struct io_uring_sqe *sqe = get_sqe(u);
-
-	if (!sqe)
-		return -EBUSY;
-	io_uring_prep_writev(sqe, op->f->fd, &b->iov[op->iov_first],
-			     op->iov_cnt, op->off);
-	io_uring_sqe_set_data64(sqe, i);
-	u->inflight++;
-	return 0;
-}
-
-/* Do ops @i and @j write the same file in the same phase? */
-static bool same_run(const struct out_batch *b, unsigned int i, unsigned int j)
-{
-	return b->ops[i].phase == b->ops[j].phase && b->ops[i].f == b->ops[j].f;
-}
-
 /*
- * Submit the first op from @i on with bytes left that belongs to op @i's
- * file and phase (ops are sorted by phase, then file, then file order).
+ * Submit the ops of the batch in flight that are not written yet, from
+ * u->next on, as one chain of IOSQE_IO_LINK writes: the kernel starts each
+ * only after the one before it wrote all its bytes, so files grow without
+ * holes and phase N is on disk before phase N + 1 is started, without a
+ * trip back to this process between them.  A file that cannot take the
+ * write at once (tmpfs and most file systems before Linux 6.6) sends the
+ * head of the chain to an io-wq worker, which runs the rest of it in turn:
+ * one hand-off per batch, not one per op or phase.  A chain ends at the
+ * ring's free entries; the rest follows when it completed (handle_cqe()).
  */
-static int submit_from(struct uring_io *u, unsigned int i)
+static int submit_chain(struct uring_io *u)
 {
 	struct out_batch *b = u->fly;
-	unsigned int j;
+	struct io_uring_sqe *sqe;
+	unsigned int n, k;
 
-	for (j = i; j < b->nr_ops && same_run(b, i, j); j++)
-		if (b->ops[j].len)
-			return submit_op(u, b, j);
-	return 0;
-}
-
-/*
- * Start the current phase of the batch in flight: the first op of each
- * file.  The others follow one by one as their predecessor completes
- * (handle_cqe()), so every file grows without holes.  Phases without ops
- * are skipped; past the last phase the batch is complete.
- */
-static int start_phase(struct uring_io *u)
-{
-	struct out_batch *b = u->fly;
-	unsigned int i;
-	int err;
-
-	for (; u->phase < OUT_NR_PHASES; u->phase++) {
-		for (i = 0; i < b->nr_ops; i++) {
-			if (b->ops[i].phase != u->phase ||
-			    (i > 0 && same_run(b, i - 1, i)))
-				continue;	/* not a file's first op */
-			err = submit_from(u, i);
-			if (err)
-				return err;
-		}
-		if (u->inflight)
-			return 0;
+	while (u->next < b->nr_ops && !b->ops[u->next].len)
+		u->next++;
+	if (u->next == b->nr_ops)
+		return 0;
+	n = io_uring_sq_space_left(&u->ring);
+	if (n < URING_ENTRIES / 2) {	/* a poll re-arm is queued */
+		io_uring_submit(&u->ring);
+		n = io_uring_sq_space_left(&u->ring);
 	}
+	if (!n)
+		return -EBUSY;
+	n = n < b->nr_ops - u->next ? n : b->nr_ops - u->next;
+	for (k = 0; k < n; k++) {
+		struct out_op *op = &b->ops[u->next + k];
+
+		sqe = io_uring_get_sqe(&u->ring);
+		io_uring_prep_writev(sqe, op->f->fd, &b->iov[op->iov_first],
+				     op->iov_cnt, op->off);
+		io_uring_sqe_set_data64(sqe, u->next + k);
+		/* a short write or an error cancels the rest (-ECANCELED) */
+		if (k + 1 < n)
+			sqe->flags |= IOSQE_IO_LINK;
+	}
+	u->inflight = n;
+	u->progress = false;
 	return 0;
 }
 
@@ -162,20 +146,20 @@ static void handle_cqe(struct uring_io *u, const struct io_uring_cqe *cqe)
 	if (!b || tag >= b->nr_ops || !u->inflight)
 		return;		/* cannot happen: nothing else is queued */
 	u->inflight--;
-	if (res <= 0) {
-		b->err_path = b->ops[tag].f->path;
+	if (res == -ECANCELED) {
+		/* not started: an op before it in the chain fell short */
+	} else if (res <= 0) {
+		if (!u->err)
+			b->err_path = b->ops[tag].f->path;
 		u->err = u->err ? u->err : res ? res : -ENOSPC;
-		return;
+	} else {
+		out_op_advance(b, &b->ops[tag], (size_t)res);
+		u->progress = true;
 	}
-	out_op_advance(b, &b->ops[tag], (size_t)res);
-	if (u->err)
+	if (u->inflight || u->err)
 		return;		/* let the others land, start nothing new */
-	/* the rest of a short write, or the next op of the file */
-	ret = submit_from(u, (unsigned int)tag);
-	if (!ret && !u->inflight) {
-		u->phase++;
-		ret = start_phase(u);
-	}
+	/* the chain is done: the rest of a short write, or the next chain */
+	ret = u->progress ? submit_chain(u) : -ECANCELED;
 	if (ret)
 		u->err = ret;
 }
@@ -219,7 +203,7 @@ bool uring_io_busy(struct uring_io *u)
 		io_uring_get_events(&u->ring);
 		reap(u);
 	}
-	/* the next op or phase was queued by reap(): send it off */
+	/* the rest of the batch was queued by reap(): send it off */
 	if (u->inflight && io_uring_sq_ready(&u->ring))
 		io_uring_submit(&u->ring);
 	return u->inflight != 0;
@@ -234,8 +218,8 @@ int uring_io_start(struct uring_io *u, struct out_batch *b)
 	out_batch_prepare(b);
 	u->fly = b;
 	u->err = 0;
-	u->phase = 0;
-	err = start_phase(u);
+	u->next = 0;
+	err = submit_chain(u);
 	if (!err) {
 		err = io_uring_submit(&u->ring);
 		err = err < 0 ? err : 0;

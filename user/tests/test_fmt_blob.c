@@ -7,7 +7,8 @@
  * LDMS's reader ldms-csv-from-blobs (tests/ldms_blob_rules.py); rolled
  * file sets (by size and by time) each start their offsets at 8; a batch
  * killed before its index entries leaves no OFFSET past DAT; reads round
- * trip.
+ * trip; a batch larger than a segment (64 KiB) killed in the middle keeps
+ * every whole segment before it.
  */
 #include <dirent.h>
 
@@ -70,17 +71,23 @@ static int read_set(const struct set *s, struct collect *c)
 	return fmt_blob_read(&bs, collect_cb, c, &bad);
 }
 
-static struct fmt_writer *start(struct fmt_opts *o, struct out_batch *b,
-				const char *dir)
+static struct fmt_writer *start_n(struct fmt_opts *o, struct out_batch *b,
+				  const char *dir, unsigned int puts)
 {
 	struct fmt_writer *w;
 
-	REQUIRE(!out_batch_init(b, 256, 1 << 20), "batch");
+	REQUIRE(!out_batch_init(b, puts, 1 << 20), "batch");
 	w = fmt_writer_new(o);
 	REQUIRE(w, "writer");
 	o->path = dir;
 	REQUIRE(!fmt_begin(w, b), "begin");
 	return w;
+}
+
+static struct fmt_writer *start(struct fmt_opts *o, struct out_batch *b,
+				const char *dir)
+{
+	return start_n(o, b, dir, 256);
 }
 
 static void stop(struct fmt_writer *w, struct out_batch *b)
@@ -313,7 +320,7 @@ static void test_kill(const char *dir, const struct ring_recs *rr)
 		feed(w, &b, &rr->r[i]);
 	out_batch_prepare(&b);
 	for (i = 0; i < b.nr_ops; i++)
-		if (b.ops[i].phase != OUT_DATA)
+		if (OUT_PHASE_KIND(b.ops[i].phase) != OUT_DATA)
 			b.ops[i].len = 0;
 	run(&b);
 	load_set(&s, dir, "kill", 1700000000);
@@ -321,6 +328,79 @@ static void test_kill(const char *dir, const struct ring_recs *rr)
 	      s.len[1]);
 	rc = read_set(&s, &c);
 	CHECK(rc == FMT_END_CLEAN && c.n == 0, "killed set: %d %u", rc, c.n);
+	free_set(&s);
+	fmt_writer_free(w);
+	out_batch_free(&b);
+}
+
+/*
+ * A batch of three segments killed after the first segment and the DAT of
+ * the second: the set holds exactly the messages of the first, clean.  Run
+ * to the end, the same batch holds them all.
+ */
+static void test_kill_segments(const char *dir, const struct ring_recs *rr)
+{
+	struct fmt_opts o;
+	struct out_batch b;
+	struct fmt_writer *w;
+	struct collect c;
+	struct set s;
+	unsigned int i, n = 0, seg = 0;
+	uint64_t sum = 0, kept = 0;
+	size_t keep[4096];
+	int rc;
+
+	base_opts(&o, dir);
+	o.nr_streams = 1;
+	o.streams[0].name = "segs";
+	w = start_n(&o, &b, dir, 4096);
+	run(&b);
+	/* 2.5 segments; the batch (4096 ranges, 1 MiB) holds them all */
+	while (sum < 5 * (64u << 10) / 2) {
+		const struct fmt_rec *r = &rr->r[n % rr->n];
+
+		REQUIRE(!fmt_record(w, &b, r), "record %u", n);
+		sum += r->len;
+		n++;
+	}
+	REQUIRE(!fmt_flush(w, &b), "flush");
+	out_batch_prepare(&b);
+	REQUIRE(b.nr_ops <= 4096, "ops %u", b.nr_ops);
+	for (i = 0; i < b.nr_ops; i++) {
+		keep[i] = b.ops[i].len;
+		if (b.ops[i].phase / OUT_NR_PHASES > seg)
+			seg = b.ops[i].phase / OUT_NR_PHASES;
+		if (b.ops[i].phase > OUT_PHASE(1, OUT_DATA))
+			b.ops[i].len = 0;
+	}
+	CHECK(seg >= 2, "%u segments in %llu bytes", seg + 1,
+	      (unsigned long long)sum);
+	REQUIRE(!out_batch_run_sync(&b), "run");
+	load_set(&s, dir, "segs", 1700000000);
+	rc = read_set(&s, &c);
+	for (i = 0; i < c.n; i++)
+		kept += rr->r[i % rr->n].len;
+	/* segment 0 whole, segment 1's DAT only: its index is not there */
+	CHECK(rc == FMT_END_CLEAN && c.n > 0 && c.n < n,
+	      "killed in segment 1: %d, %u of %u messages", rc, c.n, n);
+	CHECK(s.len[1] == 8 + 8 * (size_t)c.n &&
+	      s.len[2] == 8 + 16 * (size_t)c.n && s.len[3] == 8 + (size_t)c.n,
+	      "index files %zu %zu %zu for %u messages", s.len[1], s.len[2],
+	      s.len[3], c.n);
+	CHECK(s.len[0] > 8 + kept && s.len[0] < 8 + sum,
+	      "DAT %zu: segment 0 is %llu bytes, all %llu", s.len[0],
+	      (unsigned long long)kept, (unsigned long long)sum);
+	free_set(&s);
+	/* what the kill left out, as the rest of the run would write it */
+	for (i = 0; i < b.nr_ops; i++)
+		if (b.ops[i].phase > OUT_PHASE(1, OUT_DATA))
+			b.ops[i].len = keep[i];
+	REQUIRE(!out_batch_run_sync(&b), "run the rest");
+	out_batch_reset(&b);
+	load_set(&s, dir, "segs", 1700000000);
+	rc = read_set(&s, &c);
+	CHECK(rc == FMT_END_CLEAN && c.n == n && s.len[0] == 8 + sum,
+	      "whole batch: %d, %u of %u", rc, c.n, n);
 	free_set(&s);
 	fmt_writer_free(w);
 	out_batch_free(&b);
@@ -337,6 +417,7 @@ int main(void)
 	test_roll_size(dir, &rr);
 	test_roll_time(dir);
 	test_kill(dir, &rr);
+	test_kill_segments(dir, &rr);
 	rm_rf(dir);
 	if (!t_failed)
 		printf("test_fmt_blob: all checks passed\n");

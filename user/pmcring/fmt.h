@@ -92,8 +92,14 @@ struct out_batch {
 int out_batch_init(struct out_batch *b, unsigned int max_puts, size_t arena);
 void out_batch_free(struct out_batch *b);
 void out_batch_reset(struct out_batch *b);
-/* Room for @puts more ranges and @stage staging bytes? */
-bool out_batch_room(const struct out_batch *b, unsigned int puts, size_t stage);
+/* Room for @puts more ranges and @stage staging bytes?  (per record: inline) */
+static inline bool out_batch_room(const struct out_batch *b, unsigned int puts,
+				  size_t stage)
+{
+	/* out_alloc() rounds each allocation up to 8 bytes */
+	return b->nr_puts + puts <= b->max_puts &&
+	       b->arena_used + stage + 8 * puts <= b->arena_size;
+}
 bool out_batch_empty(const struct out_batch *b);
 void *out_alloc(struct out_batch *b, size_t len);	/* NULL: full */
 /*

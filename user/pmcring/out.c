@@ -54,13 +54,6 @@ bool out_batch_empty(const struct out_batch *b)
 	return b->nr_puts == 0 && b->records == 0;
 }
 
-bool out_batch_room(const struct out_batch *b, unsigned int puts, size_t stage)
-{
-	/* out_alloc() rounds each allocation up to 8 bytes */
-	return b->nr_puts + puts <= b->max_puts &&
-	       b->arena_used + stage + 8 * puts <= b->arena_size;
-}
-
 void *out_alloc(struct out_batch *b, size_t len)
 {
 	size_t at = (b->arena_used + 7) & ~(size_t)7;
@@ -163,13 +156,61 @@ static void out_copy_last(struct out_batch *b)
 	last->ring = false;
 }
 
+/*
+ * The per-record path of pmclog (B2 runs it once per record): the last
+ * range is a ring range of this file ending where the file does.  Either
+ * @p follows it in the ring too (a run grows), or the merge switched
+ * rings: a short last range is copied to the arena's end and, when that
+ * extends the arena range before it, its slot takes @p.  Everything else
+ * goes the general way.  Returns false when it did not queue @p.
+ */
+static inline bool out_put_ring_fast(struct out_batch *b, struct out_file *f,
+				     const void *p, size_t len)
+{
+	struct out_put *last, *prev;
+	char *tail;
+
+	if (!b->nr_puts)
+		return false;
+	last = &b->puts[b->nr_puts - 1];
+	if (!last->ring || last->f != f || last->off + last->len != f->off)
+		return false;
+	if ((const char *)last->p + last->len == (const char *)p) {
+		last->len += len;
+		goto queued;
+	}
+	if (last->len > OUT_COPY_MAX || b->nr_puts < 2 ||
+	    b->arena_used + last->len > b->arena_size)
+		return false;
+	prev = last - 1;
+	tail = b->arena + b->arena_used;
+	if (prev->ring || prev->f != f || prev->phase != OUT_DATA ||
+	    prev->off + prev->len != last->off ||
+	    (const char *)prev->p + prev->len != tail)
+		return false;
+	memcpy(tail, last->p, last->len);
+	b->arena_used += last->len;
+	prev->len += last->len;
+	last->off = f->off;
+	last->p = p;
+	last->len = len;
+queued:
+	f->off += len;
+	b->bytes += len;
+	b->prepared = false;
+	return true;
+}
+
 int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
 		 size_t len)
 {
-	struct out_put *last = b->nr_puts ? &b->puts[b->nr_puts - 1] : NULL;
+	struct out_put *last;
 	unsigned int n;
 	int err;
 
+	if (out_put_ring_fast(b, f, p, len))
+		return 0;
+	last = b->nr_puts ? &b->puts[b->nr_puts - 1] : NULL;
 	if (last && last->ring && last->len <= OUT_COPY_MAX &&
 	    (last->f != f || last->off + last->len != f->off ||
 	     (const char *)last->p + last->len != (const char *)p))

@@ -254,6 +254,20 @@ struct fmt_writer *fmt_writer_new(const struct fmt_opts *o);
 int fmt_begin(struct fmt_writer *w, struct out_batch *b);
 int fmt_record(struct fmt_writer *w, struct out_batch *b,
 	       const struct fmt_rec *r);
+/*
+ * A writer's direct path, for the consumer's per-record loop: records of
+ * the PMCRING_TYPE_BIT()s in @types are written as the ring holds them,
+ * each one item, with out_put_ring(b, @f, ...) once out_batch_room(b, 1,
+ * FMT_DIRECT_ROOM) holds; what fmt_record() would do, without its call
+ * through the writer's ops.  After fmt_begin(); false: the writer has
+ * none (every record goes through fmt_record()).
+ */
+struct fmt_direct {
+	uint64_t	types;
+	struct out_file	*f;
+};
+#define FMT_DIRECT_ROOM	PMCRING_SIZE_PMCALLOCATEDYN
+bool fmt_direct(struct fmt_writer *w, struct fmt_direct *d);
 /* Before a batch runs: queue metadata that describes the batch. */
 int fmt_flush(struct fmt_writer *w, struct out_batch *b);
 /* Last records (CLOSELOG, final header); @ts: the time of the end. */

@@ -130,9 +130,9 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 	struct out_file *f = &pl->f;
 	void *buf;
 
-	if (!out_batch_room(b, 1, PMCRING_SIZE_PMCALLOCATEDYN))
+	if (!out_batch_room(b, 1, FMT_DIRECT_ROOM))
 		return -EAGAIN;
-	/* the per-record path */
+	/* fmt_direct()'s records (the consumer queues them itself) */
 	if (r->type <= PMCRING_TYPE_MAX &&
 	    (pl->as_is & PMCRING_TYPE_BIT(r->type))) {
 		b->items++;
@@ -168,6 +168,17 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 	return out_put_ring(b, f, r->data, r->len);
 }
 
+static bool pmclog_direct(struct fmt_writer *w, struct fmt_direct *d)
+{
+	struct pmclog *pl = w->priv;
+
+	if (!pl)
+		return false;
+	d->types = pl->as_is;
+	d->f = &pl->f;
+	return true;
+}
+
 static int pmclog_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts)
 {
 	void *buf;
@@ -193,6 +204,7 @@ static void pmclog_free(struct fmt_writer *w)
 const struct fmt_ops fmt_pmclog_ops = {
 	.begin = pmclog_begin,
 	.record = pmclog_record,
+	.direct = pmclog_direct,
 	.end = pmclog_end,
 	.free = pmclog_free,
 };

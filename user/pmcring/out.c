@@ -201,16 +201,14 @@ queued:
 	return true;
 }
 
-int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
-		 size_t len)
+static __attribute__((noinline)) int
+out_put_ring_slow(struct out_batch *b, struct out_file *f, const void *p,
+		  size_t len)
 {
-	struct out_put *last;
+	struct out_put *last = b->nr_puts ? &b->puts[b->nr_puts - 1] : NULL;
 	unsigned int n;
 	int err;
 
-	if (out_put_ring_fast(b, f, p, len))
-		return 0;
-	last = b->nr_puts ? &b->puts[b->nr_puts - 1] : NULL;
 	if (last && last->ring && last->len <= OUT_COPY_MAX &&
 	    (last->f != f || last->off + last->len != f->off ||
 	     (const char *)last->p + last->len != (const char *)p))
@@ -220,6 +218,14 @@ int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
 	if (!err && b->nr_puts > n)
 		b->puts[n].ring = true;
 	return err;
+}
+
+int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
+		 size_t len)
+{
+	if (out_put_ring_fast(b, f, p, len))
+		return 0;
+	return out_put_ring_slow(b, f, p, len);
 }
 
 /* By phase, then file, then queue order (offsets of a file grow with it). */

@@ -84,6 +84,9 @@ struct out_batch {
 					 */
 	const char	*err_path;	/* file of the last failed write */
 	uint64_t	gen;		/* counts resets: tells batches apart */
+	/* out_put_ring(): the ring run being copied into the arena */
+	const char	*copy_end;	/* ring address after its last byte */
+	size_t		copy_run;	/* its bytes copied */
 	bool		landed;		/* no other batch is being written:
 					 * a writer may close files
 					 */
@@ -115,7 +118,9 @@ int out_put(struct out_batch *b, struct out_file *f, unsigned int phase,
  * in the ring and in the file extend one range (zero copy); a range that
  * stays short (at most OUT_COPY_MAX bytes, the merge switched rings) is
  * copied into the arena, after the copy before it, so interleaved small
- * records make one iovec, not one each.
+ * records make one iovec, not one each.  Once the merge switches rings
+ * like that, records are copied as they come, and a run that grows past
+ * OUT_COPY_MAX bytes goes on as a zero-copy range.
  */
 #define OUT_COPY_MAX	512u
 /* Keep only @len bytes of the last out_alloc() (at @p) of @b. */

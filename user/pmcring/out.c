@@ -43,6 +43,8 @@ void out_batch_reset(struct out_batch *b)
 	b->nr_ops = 0;
 	b->prepared = false;
 	b->arena_used = 0;
+	b->copy_end = NULL;
+	b->copy_run = 0;
 	b->bytes = 0;
 	b->records = 0;
 	b->items = 0;
@@ -157,12 +159,14 @@ static void out_copy_last(struct out_batch *b)
 }
 
 /*
- * The per-record path of pmclog (B2 runs it once per record): the last
- * range is a ring range of this file ending where the file does.  Either
- * @p follows it in the ring too (a run grows), or the merge switched
- * rings: a short last range is copied to the arena's end and, when that
- * extends the arena range before it, its slot takes @p.  Everything else
- * goes the general way.  Returns false when it did not queue @p.
+ * The per-record path of pmclog (B2 runs it once per record).  @last is a
+ * ring range of this file ending where the file does: @p follows it in
+ * the ring too (a run grows), or the merge switched rings and a short
+ * @last is copied to the arena's end, into the arena range before it if
+ * that ends there.  Then, with an arena range ending where the file and
+ * the arena do, @p is copied after it, unless it continues a ring run
+ * copied that way that would pass OUT_COPY_MAX (it starts a ring range).
+ * Everything else goes the general way.  false: @p was not queued.
  */
 static inline bool out_put_ring_fast(struct out_batch *b, struct out_file *f,
 				     const void *p, size_t len)
@@ -173,27 +177,50 @@ static inline bool out_put_ring_fast(struct out_batch *b, struct out_file *f,
 	if (!b->nr_puts)
 		return false;
 	last = &b->puts[b->nr_puts - 1];
-	if (!last->ring || last->f != f || last->off + last->len != f->off)
+	if (last->f != f || last->phase != OUT_DATA ||
+	    last->off + last->len != f->off)
 		return false;
-	if ((const char *)last->p + last->len == (const char *)p) {
-		last->len += len;
-		goto queued;
-	}
-	if (last->len > OUT_COPY_MAX || b->nr_puts < 2 ||
-	    b->arena_used + last->len > b->arena_size)
-		return false;
-	prev = last - 1;
 	tail = b->arena + b->arena_used;
-	if (prev->ring || prev->f != f || prev->phase != OUT_DATA ||
-	    prev->off + prev->len != last->off ||
-	    (const char *)prev->p + prev->len != tail)
+	if (last->ring) {
+		if ((const char *)last->p + last->len == (const char *)p) {
+			last->len += len;
+			goto queued;
+		}
+		if (last->len > OUT_COPY_MAX ||
+		    b->arena_used + last->len + len > b->arena_size)
+			return false;
+		memcpy(tail, last->p, last->len);
+		prev = b->nr_puts >= 2 ? last - 1 : NULL;
+		if (prev && !prev->ring && prev->f == f &&
+		    prev->phase == OUT_DATA &&
+		    prev->off + prev->len == last->off &&
+		    (const char *)prev->p + prev->len == tail) {
+			prev->len += last->len;
+			b->nr_puts--;
+		} else {
+			last->p = tail;
+			last->ring = false;
+			prev = last;
+		}
+		b->arena_used += last->len;
+		tail += last->len;
+		last = prev;
+		b->copy_end = NULL;
+	} else if ((const char *)last->p + last->len != tail ||
+		   b->arena_used + len > b->arena_size) {
 		return false;
-	memcpy(tail, last->p, last->len);
-	b->arena_used += last->len;
-	prev->len += last->len;
-	last->off = f->off;
-	last->p = p;
-	last->len = len;
+	}
+	if (b->copy_end == (const char *)p) {
+		if (b->copy_run + len > OUT_COPY_MAX)
+			return false;	/* a long run: zero copy from here */
+		b->copy_run += len;
+	} else {
+		b->copy_run = len;
+	}
+	memcpy(tail, p, len);
+	b->arena_used += len;
+	b->copy_end = (const char *)p + len;
+	last->len += len;
 queued:
 	f->off += len;
 	b->bytes += len;

@@ -10,8 +10,10 @@
 # Sizes (environment, set by run.sh): B1_PAGES B1_MAX B1_REPS B2_N B2_SIZE
 # B2_REPS B3_PIPE B3_FORK B3_REPS B4_N SWEEP (irq batches of the rate sweep)
 # B5_N B5_PAGES B5_REPS B5_RATES B5_SECS TP_N TP_PAGES TP_REPS TP2_PAGES
-# TP2_SIZE TP2_SECS TP2_RATES; ONLY=b5 runs B5 alone, ONLY=tp the
-# tracepoint peers alone (B1 and B2 rows of tpbench)
+# TP2_SIZE TP2_SECS TP2_RATES; ONLY=b5 runs B5 alone, ONLY=b2 the B2
+# drain rows alone (pmcring record against a raw write, the consumer
+# alone, their profiles), ONLY=tp the tracepoint peers alone (B1 and B2
+# rows of tpbench)
 set -u
 
 D=$1
@@ -284,6 +286,65 @@ if [ "${ONLY:-}" = b5 ]; then
 	exit $fail
 fi
 
+# -- B2 end-to-end drain --
+b2()
+{
+	step "B2 drain: pmcring record --generate $B2_N,$B2_SIZE x $B2_REPS (uring, --no-uring, raw write)"
+	rep=0
+	while [ $rep -lt "$B2_REPS" ]; do
+		for mode in uring plain; do
+			opt=
+			[ $mode = plain ] && opt=--no-uring
+			rm -f $T/b2.pmclog
+			$B time pmcring record -q $opt --generate "$B2_N,$B2_SIZE" \
+				-o $T/b2.pmclog >$T/b2.time 2>$T/b2.err || { cat $T/b2.err >&2; fail=1; }
+			$B count $T/b2.pmclog >$T/b2.count || fail=1
+			bytes=$(json $T/b2.count bytes)
+			echo "{\"seconds\": $(json $T/b2.time seconds), \"records\": $(json $T/b2.count records), \"generated\": $(json $T/b2.count generated), \"bytes\": $bytes}" |
+				emit b2 mode=$mode rep=$rep n=$B2_N size=$B2_SIZE
+			rm -f $T/b2.pmclog
+			$B raw $T/b2.raw "$bytes" | emit b2_raw mode=$mode rep=$rep
+			rm -f $T/b2.raw
+		done
+		rep=$((rep + 1))
+	done
+
+	# The consumer alone: rings big enough for everything, filled first.
+	step "B2 consumer alone: $B2_N records per CPU generated first, then drained"
+	$B lat -F -p 8192 -n "$B2_N" -s "$B2_SIZE" -o $T/drain.pmclog >$T/drain.json || fail=1
+	emit b2_alone <$T/drain.json
+	bytes=$(wc -c <$T/drain.pmclog)
+	rm -f $T/drain.pmclog
+	$B raw $T/b2.raw "$bytes" | emit b2_alone_raw
+	rm -f $T/b2.raw
+
+	# Where the consumer time goes: cpu-clock profile of one io_uring run.
+	if [ -n "$PERF" ] && [ "${PROFILE:-1}" = 1 ]; then
+		step "B2 profile (perf record -a -e cpu-clock)"
+		$PERF record -q -N -a -e cpu-clock -F 4000 -o $T/prof.data -- \
+			pmcring record -q --generate "$B2_N,$B2_SIZE" -o $T/b2.pmclog \
+			>/dev/null 2>$T/prof.err || cat $T/prof.err >&2
+		rm -f $T/b2.pmclog
+		$PERF report -i $T/prof.data --stdio --no-children \
+			--sort comm,symbol --percent-limit 0.5 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -n 30 >"$D/profile_b2.txt"
+		rm -f $T/prof.data
+		$PERF record -q -N -a -e cpu-clock -F 4000 -o $T/prof.data -- \
+			$B lat -F -p 8192 -n "$B2_N" -s "$B2_SIZE" -o $T/drain.pmclog \
+			>/dev/null 2>$T/prof.err || cat $T/prof.err >&2
+		rm -f $T/drain.pmclog
+		$PERF report -i $T/prof.data --stdio --no-children --comm pmcbench \
+			--sort symbol --percent-limit 0.5 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -n 30 >"$D/profile_b2c.txt"
+		rm -f $T/prof.data
+	fi
+}
+if [ "${ONLY:-}" = b2 ]; then
+	b2
+	rm -rf $T
+	exit $fail
+fi
+
 # -- B1 producer cost --
 step "B1 producer cost (pages $B1_PAGES, max $B1_MAX records, $B1_REPS reps)"
 $B b1 -p "$B1_PAGES" -n "$B1_MAX" -r "$B1_REPS" -s "$B1_SIZES" >$T/b1.json || fail=1
@@ -318,57 +379,7 @@ if [ -n "$PERF" ] && [ "${PROFILE:-1}" = 1 ]; then
 	done
 fi
 
-# -- B2 end-to-end drain --
-step "B2 drain: pmcring record --generate $B2_N,$B2_SIZE x $B2_REPS (uring, --no-uring, raw write)"
-rep=0
-while [ $rep -lt "$B2_REPS" ]; do
-	for mode in uring plain; do
-		opt=
-		[ $mode = plain ] && opt=--no-uring
-		rm -f $T/b2.pmclog
-		$B time pmcring record -q $opt --generate "$B2_N,$B2_SIZE" \
-			-o $T/b2.pmclog >$T/b2.time 2>$T/b2.err || { cat $T/b2.err >&2; fail=1; }
-		$B count $T/b2.pmclog >$T/b2.count || fail=1
-		bytes=$(json $T/b2.count bytes)
-		echo "{\"seconds\": $(json $T/b2.time seconds), \"records\": $(json $T/b2.count records), \"generated\": $(json $T/b2.count generated), \"bytes\": $bytes}" |
-			emit b2 mode=$mode rep=$rep n=$B2_N size=$B2_SIZE
-		rm -f $T/b2.pmclog
-		$B raw $T/b2.raw "$bytes" | emit b2_raw mode=$mode rep=$rep
-		rm -f $T/b2.raw
-	done
-	rep=$((rep + 1))
-done
-
-# The consumer alone: rings big enough for everything, filled first.
-step "B2 consumer alone: $B2_N records per CPU generated first, then drained"
-$B lat -F -p 8192 -n "$B2_N" -s "$B2_SIZE" -o $T/drain.pmclog >$T/drain.json || fail=1
-emit b2_alone <$T/drain.json
-bytes=$(wc -c <$T/drain.pmclog)
-rm -f $T/drain.pmclog
-$B raw $T/b2.raw "$bytes" | emit b2_alone_raw
-rm -f $T/b2.raw
-
-# Where the consumer time goes: cpu-clock profile of one io_uring run.
-if [ -n "$PERF" ] && [ "${PROFILE:-1}" = 1 ]; then
-	step "B2 profile (perf record -a -e cpu-clock)"
-	$PERF record -q -N -a -e cpu-clock -F 4000 -o $T/prof.data -- \
-		pmcring record -q --generate "$B2_N,$B2_SIZE" -o $T/b2.pmclog \
-		>/dev/null 2>$T/prof.err || cat $T/prof.err >&2
-	rm -f $T/b2.pmclog
-	$PERF report -i $T/prof.data --stdio --no-children \
-		--sort comm,symbol --percent-limit 0.5 2>/dev/null |
-		grep -v '^#' | grep -v '^$' | head -n 30 >"$D/profile_b2.txt"
-	rm -f $T/prof.data
-	$PERF record -q -N -a -e cpu-clock -F 4000 -o $T/prof.data -- \
-		$B lat -F -p 8192 -n "$B2_N" -s "$B2_SIZE" -o $T/drain.pmclog \
-		>/dev/null 2>$T/prof.err || cat $T/prof.err >&2
-	rm -f $T/drain.pmclog
-	$PERF report -i $T/prof.data --stdio --no-children --comm pmcbench \
-		--sort symbol --percent-limit 0.5 2>/dev/null |
-		grep -v '^#' | grep -v '^$' | head -n 30 >"$D/profile_b2c.txt"
-	rm -f $T/prof.data
-fi
-
+b2
 tp_b2
 
 # -- B2 rate sweep and B4 merge latency --

@@ -11,7 +11,8 @@
 # Environment: KVER (kernel series, default 6.1), BENCH_QUICK=1 (tiny sizes,
 # a minute), BENCH_CPUS / BENCH_MEM (VM, default 2 / 2048), BENCH_NO_PERF=1
 # (skip perf in B3), BENCH_NO_VM=1 (native only), BENCH_TIMEOUT (VM seconds),
-# BENCH_ONLY=b5|tp (B5 alone; the tracepoint peers of B1/B2 alone),
+# BENCH_ONLY=b2|b5|tp (B2's drain rows alone; B5 alone; the tracepoint
+# peers of B1/B2 alone),
 # BENCH_APPEND (guest kernel parameters, default tsc=reliable), PROFILE=0
 # (no perf profiles).
 set -eu

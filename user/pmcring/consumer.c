@@ -174,10 +174,15 @@ int consumer_begin(struct consumer *c)
 {
 	int err = fmt_begin(c->w, &c->fill->b);
 
-	return err ? err : consumer_run(c, true);
+	if (err)
+		return err;
+	if (!fmt_direct(c->w, &c->direct))
+		c->direct.types = 0;
+	return consumer_run(c, true);
 }
 
-static int consumer_take(struct consumer *c, const struct pmcring_record *r)
+/* Hand @r to the writer (not on its direct path). */
+static int consumer_put(struct consumer *c, const struct pmcring_record *r)
 {
 	struct fmt_rec fr = {
 		.data = r->data, .len = r->len, .type = r->type,
@@ -196,6 +201,23 @@ static int consumer_take(struct consumer *c, const struct pmcring_record *r)
 		if (!err)
 			err = fmt_record(c->w, &c->fill->b, &fr);
 		c->fill->b.landed = !c->use_uring;
+	}
+	return err;
+}
+
+static int consumer_take(struct consumer *c, const struct pmcring_record *r)
+{
+	struct out_batch *b = &c->fill->b;
+	int err;
+
+	/* the per-record path: no fmt_rec, no call through the writer */
+	if (r->type <= PMCRING_TYPE_MAX &&
+	    (c->direct.types & PMCRING_TYPE_BIT(r->type)) &&
+	    out_batch_room(b, 1, FMT_DIRECT_ROOM)) {
+		b->items++;
+		err = out_put_ring(b, c->direct.f, r->data, r->len);
+	} else {
+		err = consumer_put(c, r);
 	}
 	if (err)
 		return err;

@@ -71,6 +71,7 @@ struct consumer {
 						 */
 	const char		*err_path;	/* file of a failed write */
 	struct fmt_writer	*w;
+	struct fmt_direct	direct;		/* the writer's direct path */
 	bool			use_uring;
 	struct uring_io		u;
 	int			poll_fd;

@@ -41,6 +41,11 @@ int fmt_record(struct fmt_writer *w, struct out_batch *b,
 	return w->ops->record(w, b, r);
 }
 
+bool fmt_direct(struct fmt_writer *w, struct fmt_direct *d)
+{
+	return w->ops->direct ? w->ops->direct(w, d) : false;
+}
+
 int fmt_flush(struct fmt_writer *w, struct out_batch *b)
 {
 	return w->ops->flush ? w->ops->flush(w, b) : 0;

@@ -93,6 +93,9 @@ struct out_batch {
 					 */
 	const char	*err_path;	/* file of the last failed write */
 	uint64_t	gen;		/* counts resets: tells batches apart */
+	/* out_put_ring(): the ring run being copied into the arena */
+	const char	*copy_end;	/* ring address after its last byte */
+	size_t		copy_run;	/* its bytes copied */
 	bool		landed;		/* no other batch is being written:
 					 * a writer may close files
 					 */
@@ -101,8 +104,14 @@ struct out_batch {
 int out_batch_init(struct out_batch *b, unsigned int max_puts, size_t arena);
 void out_batch_free(struct out_batch *b);
 void out_batch_reset(struct out_batch *b);
-/* Room for @puts more ranges and @stage staging bytes? */
-bool out_batch_room(const struct out_batch *b, unsigned int puts, size_t stage);
+/* Room for @puts more ranges and @stage staging bytes?  (per record: inline) */
+static inline bool out_batch_room(const struct out_batch *b, unsigned int puts,
+				  size_t stage)
+{
+	/* out_alloc() rounds each allocation up to 8 bytes */
+	return b->nr_puts + puts <= b->max_puts &&
+	       b->arena_used + stage + 8 * puts <= b->arena_size;
+}
 bool out_batch_empty(const struct out_batch *b);
 void *out_alloc(struct out_batch *b, size_t len);	/* NULL: full */
 /*
@@ -118,7 +127,9 @@ int out_put(struct out_batch *b, struct out_file *f, unsigned int phase,
  * in the ring and in the file extend one range (zero copy); a range that
  * stays short (at most OUT_COPY_MAX bytes, the merge switched rings) is
  * copied into the arena, after the copy before it, so interleaved small
- * records make one iovec, not one each.
+ * records make one iovec, not one each.  Once the merge switches rings
+ * like that, records are copied as they come, and a run that grows past
+ * OUT_COPY_MAX bytes goes on as a zero-copy range.
  */
 #define OUT_COPY_MAX	512u
 /* Keep only @len bytes of the last out_alloc() (at @p) of @b. */
@@ -260,6 +271,20 @@ struct fmt_writer *fmt_writer_new(const struct fmt_opts *o);
 int fmt_begin(struct fmt_writer *w, struct out_batch *b);
 int fmt_record(struct fmt_writer *w, struct out_batch *b,
 	       const struct fmt_rec *r);
+/*
+ * A writer's direct path, for the consumer's per-record loop: records of
+ * the PMCRING_TYPE_BIT()s in @types are written as the ring holds them,
+ * each one item, with out_put_ring(b, @f, ...) once out_batch_room(b, 1,
+ * FMT_DIRECT_ROOM) holds; what fmt_record() would do, without its call
+ * through the writer's ops.  After fmt_begin(); false: the writer has
+ * none (every record goes through fmt_record()).
+ */
+struct fmt_direct {
+	uint64_t	types;
+	struct out_file	*f;
+};
+#define FMT_DIRECT_ROOM	PMCRING_SIZE_PMCALLOCATEDYN
+bool fmt_direct(struct fmt_writer *w, struct fmt_direct *d);
 /* Before a batch runs: queue metadata that describes the batch. */
 int fmt_flush(struct fmt_writer *w, struct out_batch *b);
 /* Last records (CLOSELOG, final header); @ts: the time of the end. */

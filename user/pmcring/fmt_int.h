@@ -9,6 +9,7 @@ struct fmt_ops {
 	int	(*begin)(struct fmt_writer *w, struct out_batch *b);
 	int	(*record)(struct fmt_writer *w, struct out_batch *b,
 			  const struct fmt_rec *r);
+	bool	(*direct)(struct fmt_writer *w, struct fmt_direct *d);
 	int	(*flush)(struct fmt_writer *w, struct out_batch *b);
 	int	(*end)(struct fmt_writer *w, struct out_batch *b, uint64_t ts);
 	void	(*free)(struct fmt_writer *w);

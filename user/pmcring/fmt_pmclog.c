@@ -64,6 +64,13 @@ void fmt_pmclog_allocdyn(void *buf, const void *alloc,
 
 struct pmclog {
 	struct out_file	f;
+	/*
+	 * PMCRING_TYPE_BIT()s of the types written as they are, straight
+	 * from the ring: every FreeBSD type but INITIALIZE and CLOSELOG (ours
+	 * are the only ones) and the allocations (one PMCALLOCATEDYN per
+	 * pmcid), and GENERATED when kept.
+	 */
+	uint64_t	as_is;
 	/* counters with a PMCALLOCATEDYN written: one per pmcid */
 	uint32_t	alloc[FMT_MAX_COUNTERS * 4];
 	unsigned int	nr_alloc;
@@ -99,6 +106,14 @@ static int pmclog_begin(struct fmt_writer *w, struct out_batch *b)
 		free(pl);
 		return err;
 	}
+	pl->as_is = (PMCRING_TYPE_BIT(PMCRING_TYPE_PROC_CREATE + 1) - 1) &
+		    ~(PMCRING_TYPE_BIT(0) |
+		      PMCRING_TYPE_BIT(PMCRING_TYPE_INITIALIZE) |
+		      PMCRING_TYPE_BIT(PMCRING_TYPE_CLOSELOG) |
+		      PMCRING_TYPE_BIT(PMCRING_TYPE_PMCALLOCATE) |
+		      PMCRING_TYPE_BIT(PMCRING_TYPE_PMCALLOCATEDYN));
+	if (w->o.keep_generated)
+		pl->as_is |= PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED);
 	w->priv = pl;
 	buf = out_alloc(b, PMCRING_SIZE_INITIALIZE);
 	if (!buf)
@@ -115,8 +130,14 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 	struct out_file *f = &pl->f;
 	void *buf;
 
-	if (!out_batch_room(b, 1, PMCRING_SIZE_PMCALLOCATEDYN))
+	if (!out_batch_room(b, 1, FMT_DIRECT_ROOM))
 		return -EAGAIN;
+	/* fmt_direct()'s records (the consumer queues them itself) */
+	if (r->type <= PMCRING_TYPE_MAX &&
+	    (pl->as_is & PMCRING_TYPE_BIT(r->type))) {
+		b->items++;
+		return out_put_ring(b, f, r->data, r->len);
+	}
 	switch (r->type) {
 	case PMCRING_TYPE_INITIALIZE:
 	case PMCRING_TYPE_CLOSELOG:
@@ -147,6 +168,17 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 	return out_put_ring(b, f, r->data, r->len);
 }
 
+static bool pmclog_direct(struct fmt_writer *w, struct fmt_direct *d)
+{
+	struct pmclog *pl = w->priv;
+
+	if (!pl)
+		return false;
+	d->types = pl->as_is;
+	d->f = &pl->f;
+	return true;
+}
+
 static int pmclog_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts)
 {
 	void *buf;
@@ -172,6 +204,7 @@ static void pmclog_free(struct fmt_writer *w)
 const struct fmt_ops fmt_pmclog_ops = {
 	.begin = pmclog_begin,
 	.record = pmclog_record,
+	.direct = pmclog_direct,
 	.end = pmclog_end,
 	.free = pmclog_free,
 };

@@ -5,8 +5,10 @@
  * (contiguous records, kept as zero-copy ranges) and short ranges (copied
  * into the arena, one iovec for many) and whatever record lengths (4 mod
  * 8 included); interleaved small records of two rings make a handful of
- * iovecs, not one each; long runs are not copied; a full arena leaves
- * ranges as their own iovecs; a batch already in order is not reordered.
+ * iovecs, not one each; long runs are not copied (one that starts while
+ * the merge switches rings only up to OUT_COPY_MAX bytes); a full arena
+ * leaves ranges as their own iovecs; a batch already in order is not
+ * reordered.
  */
 #include "test_fmt_common.h"
 
@@ -101,6 +103,48 @@ int main(void)
 	run(&b);
 	out_batch_free(&b);
 	out_file_close(&f);
+
+	/*
+	 * The merge switching rings, then one ring's long run: the run is
+	 * copied up to OUT_COPY_MAX bytes, then queued as a ring range.
+	 */
+	{
+		static uint8_t exp[8192];
+		size_t explen = 0, got_len;
+		uint8_t *got;
+
+		snprintf(path, sizeof(path), "%s/switch-run", dir);
+		REQUIRE(!out_file_open(&f, path, false), "open");
+		REQUIRE(!out_batch_init(&b, 64, 1 << 16), "batch");
+		for (i = 0; i < 2; i++) {
+			REQUIRE(!out_put_ring(&b, &f, ring[0] + 64 * i, 64),
+				"put");
+			memcpy(exp + explen, ring[0] + 64 * i, 64);
+			explen += 64;
+			REQUIRE(!out_put_ring(&b, &f, ring[1] + 64 * i, 64),
+				"put");
+			memcpy(exp + explen, ring[1] + 64 * i, 64);
+			explen += 64;
+		}
+		for (i = 2; i < 100; i++) {
+			REQUIRE(!out_put_ring(&b, &f, ring[1] + 64 * i, 64),
+				"put");
+			memcpy(exp + explen, ring[1] + 64 * i, 64);
+			explen += 64;
+		}
+		CHECK(b.nr_puts == 2 && !b.puts[0].ring && b.puts[1].ring &&
+		      b.arena_used <= 3 * 64 + OUT_COPY_MAX &&
+		      b.puts[1].len >= 98 * 64 - OUT_COPY_MAX,
+		      "switch then run: %u ranges, arena %zu, last %zu bytes",
+		      b.nr_puts, b.arena_used, b.puts[b.nr_puts - 1].len);
+		run(&b);
+		out_batch_free(&b);
+		out_file_close(&f);
+		got = read_file(path, &got_len);
+		REQUIRE(got, "read %s", path);
+		expect_bytes("switch then run", got, got_len, exp, explen);
+		free(got);
+	}
 
 	rm_rf(dir);
 	if (!t_failed)

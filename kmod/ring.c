@@ -308,13 +308,6 @@ bool pmcring_ring_ready(struct pmcring_ring *rb)
 
 /* ---- producer ---- */
 
-struct pmcring_ring *pmcring_session_ring(struct pmcring_session *s)
-{
-	struct pmcring_ring **rings = READ_ONCE(s->rings);
-
-	return rings ? rings[smp_processor_id()] : NULL;
-}
-
 /*
  * Announce a writer: pending_ts = t0 if no writer is in flight, else lower
  * the current value by one.  t0 is the timestamp of the last reservation on

@@ -357,7 +357,8 @@ static __always_inline void pmcring_ring_last_ts(struct pmcring_ring *rb,
 	}
 }
 
-static void pmcring_ring_pending(struct pmcring_prod *prod, u64 t0)
+static __always_inline void pmcring_ring_pending(struct pmcring_prod *prod,
+						 u64 t0)
 {
 	u64 old = READ_ONCE(prod->pending_ts);
 	u64 new, prev;
@@ -366,7 +367,20 @@ static void pmcring_ring_pending(struct pmcring_prod *prod, u64 t0)
 		new = old ? old - 1 : t0;
 		/* 0 would tell the consumer that nothing is in flight. */
 		WARN_ON_ONCE(!new);
-		prev = cmpxchg_local(&prod->pending_ts, old, new);
+		/*
+		 * (E) pending_ts before the clock read, pairs with (F): a
+		 * full barrier, as store-buffering needs one on each side.
+		 * cmpxchg() is fully ordered when it succeeds (atomic_t.txt),
+		 * and only a success leaves the loop, so it is the barrier:
+		 * one locked instruction on x86 instead of cmpxchg_local()
+		 * and smp_mb().  (Moving the barrier to the consumer as an
+		 * IPI to every CPU, membarrier-style, was measured: no gain
+		 * under TCG, and PMCRING_IOC_CLOCK went from 10 us to 55 us
+		 * at p50 and to 10 ms at worst, interrupting isolated CPUs.)
+		 * perf has no such store: its records are not ordered across
+		 * rings, its consumers sort them heuristically.
+		 */
+		prev = cmpxchg(&prod->pending_ts, old, new);
 		if (prev == old)
 			return;
 		old = prev;
@@ -408,7 +422,7 @@ static void pmcring_ring_wakeup(struct pmcring_ring *rb, unsigned long prev,
  * perf_output_put_handle(), extended with pending_ts.
  *
  *	producer (here and reserve)		consumer (user/lib/ring.c)
- *	(E) STORE pending_ts; smp_mb()		(F) T = PMCRING_IOC_CLOCK;
+ *	(E) cmpxchg() pending_ts (full mb)	(F) T = PMCRING_IOC_CLOCK;
  *	    READ clock (ts >= t0)		    smp_mb(); LOAD pending_ts
  *	(A) LOAD data_tail; ctrl dependency	(C) LOAD data_head (acquire)
  *	    STORE record bytes			    LOAD record bytes
@@ -521,15 +535,8 @@ void *pmcring_ring_reserve(struct pmcring_ring *rb, unsigned int type, u32 len,
 
 	local_inc(&rb->nest);
 	barrier();
+	/* (E): the fully ordered cmpxchg() in there, pairs with (F). */
 	pmcring_ring_pending(rb->prod, READ_ONCE(rb->last_ts));
-	/*
-	 * (E) pending_ts before the clock read, pairs with (F).  A full
-	 * barrier: store-buffering needs one on each side.  (Moving it to the
-	 * consumer as an IPI to every CPU, membarrier-style, was measured:
-	 * no gain under TCG, and PMCRING_IOC_CLOCK went from 10 us to 55 us
-	 * at p50 and to 10 ms at worst, interrupting isolated CPUs.)
-	 */
-	smp_mb();
 
 	for (;;) {
 		head = local_read(&rb->head);

@@ -2,7 +2,8 @@
 /*
  * pmcring_emit_generated(): GENERATED records written by another module
  * (see pmcring_emit.h).  The same path as the sources' probes: walk the
- * enabled sessions, reserve in this CPU's ring, fill, commit.
+ * enabled sessions, reserve in this CPU's ring, fill, commit; with the
+ * producer inline (ring_prod.h), the only call left is the clock's.
  */
 #include <linux/export.h>
 #include <linux/preempt.h>
@@ -11,6 +12,7 @@
 #include <linux/string.h>
 #include "src.h"
 #include "pmcring_emit.h"
+#include "ring_prod.h"
 
 int pmcring_emit_generated(u64 seq, u32 ctx, const void *data, u32 len)
 {
@@ -41,15 +43,15 @@ int pmcring_emit_generated(u64 seq, u32 ctx, const void *data, u32 len)
 		rb = pmcring_session_ring(s);
 		if (!rb)
 			continue;
-		rec = pmcring_ring_reserve(rb, PMCRING_TYPE_GENERATED, size,
-					   &wr);
+		rec = pmcring_ring_reserve_inline(rb, PMCRING_TYPE_GENERATED,
+						  size, &wr);
 		if (!rec)
 			continue;
 		rec->pl_seq = seq;
 		rec->pl_cpu = smp_processor_id();
 		rec->pl_ctx = ctx;
 		memcpy(rec->pl_fill, data, len);
-		pmcring_ring_commit(&wr);
+		pmcring_ring_commit_inline(&wr);
 		n++;
 	}
 	rcu_read_unlock_sched_notrace();

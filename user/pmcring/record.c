@@ -251,9 +251,6 @@ struct child {
 	int	status;
 };
 
-/* SIGINT's and SIGTERM's dispositions before cmd_record() took them. */
-static struct sigaction saved_int, saved_term;
-
 static int child_start(struct child *ch, char **cmd)
 {
 	sigset_t stops, old;
@@ -263,12 +260,15 @@ static int child_start(struct child *ch, char **cmd)
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
 	/*
-	 * Until it has its own dispositions back, the child must not take a
-	 * stop signal: our handler would run in it, note the stop in its copy
-	 * of our memory, and the command would exec and run on, the signal
-	 * gone (seen: "did not exit within 10 s of SIGTERM" under load).
+	 * Until its stop signals have their default action, the child must
+	 * not take one: our handler would run in it, note the stop in its
+	 * copy of our memory, and the command would exec and run on, the
+	 * signal gone (seen: "did not exit within 10 s of SIGTERM" under load).
 	 * Blocked here, a signal sent to the child waits for the unblock and
-	 * then acts as it would on the command.
+	 * then acts on it with the default action, which is what the command
+	 * gets across exec from our handler (as with perf record and
+	 * timeout(1), also when we were started with SIGINT ignored, as a
+	 * background job of a script is).
 	 */
 	sigemptyset(&stops);
 	sigaddset(&stops, SIGINT);
@@ -283,8 +283,8 @@ static int child_start(struct child *ch, char **cmd)
 		return err;
 	}
 	if (ch->pid == 0) {
-		sigaction(SIGINT, &saved_int, NULL);
-		sigaction(SIGTERM, &saved_term, NULL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(p[1]);
 		if (read(p[0], &go, 1) != 1)
@@ -867,8 +867,8 @@ int cmd_record(int argc, char **argv)
 		return ret == 1 || ret == 3 ? 0 : 2;
 	}
 	/* no SA_RESTART: a signal ends the wait at once */
-	sigaction(SIGINT, &sa, &saved_int);
-	sigaction(SIGTERM, &sa, &saved_term);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	ret = record_setup(r);

@@ -168,13 +168,14 @@ do_module()
 	[ -n "$rel" ] || { echo "debug-kernel: build the kernel first" >&2; exit 1; }
 	mkdir -p "$TOP/build/kmod/$rel"
 	# Same sources as make kmod, out-of-tree build against the debug tree.
-	# A copy (kmod/ and the uapi/ it includes as ../uapi), so that this
-	# build never touches the objects of "make kmod" in the source tree.
+	# A copy (kmod/, the uapi/ it includes as ../uapi, the ../VERSION its
+	# Kbuild reads), so that this build never touches the objects of
+	# "make kmod" in the source tree.
 	rm -rf "$DK/mod"
 	mkdir -p "$DK/mod/kmod"
 	cp "$TOP"/kmod/*.c "$TOP"/kmod/*.h "$TOP"/kmod/Kbuild "$DK/mod/kmod/"
 	rm -f "$DK/mod/kmod/pmcring.mod.c"
-	cp -r "$TOP/uapi" "$DK/mod/"
+	cp -r "$TOP/uapi" "$TOP/VERSION" "$DK/mod/"
 	nice -n 19 make -s -C "$OBJ" M="$DK/mod/kmod" -j"$JOBS" modules
 	cp "$DK/mod/kmod/pmcring.ko" "$TOP/build/kmod/$rel/pmcring.ko"
 	echo "debug-kernel: $TOP/build/kmod/$rel/pmcring.ko"

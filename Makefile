@@ -52,6 +52,7 @@ DEB_PKGS := gcc make libc6-dev pkg-config perl python3 xz-utils kmod rsync \
 	    libpfm4-dev \
 	    libbpf-dev bpftool libzstd-dev linux-perf trace-cmd \
 	    qemu-system-x86 busybox-static cpio liburing-dev linux-source-6.1 \
+	    flex bison bc libssl-dev \
 	    $(KPKGS)
 
 # npm package of the speedscope import test (user/tests/speedscope_import.sh)

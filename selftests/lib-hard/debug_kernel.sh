@@ -61,7 +61,12 @@ CONFIG_KALLSYMS_ALL=y
 CONFIG_PERF_EVENTS=y
 CONFIG_FTRACE=y
 CONFIG_ENABLE_DEFAULT_TRACERS=y
-CONFIG_FUNCTION_TRACER=n
+CONFIG_FUNCTION_TRACER=y
+CONFIG_DYNAMIC_FTRACE=y
+CONFIG_KPROBES=y
+CONFIG_KRETPROBES=y
+CONFIG_KPROBES_ON_FTRACE=y
+CONFIG_CHECKPOINT_RESTORE=y
 CONFIG_HOTPLUG_CPU=y
 CONFIG_BLK_DEV_INITRD=y
 CONFIG_DEVTMPFS=y
@@ -153,7 +158,7 @@ do_build()
 		n) grep -q "^$key=" "$OBJ/.config" && { echo "debug-kernel: $key still set"; miss=1; } ;;
 		*) grep -qx "$key=$val" "$OBJ/.config" || { echo "debug-kernel: $key=$val not applied"; miss=1; } ;;
 		esac
-	done < <(fragment | grep -E '^CONFIG_(PROVE_LOCKING|KASAN|DEBUG_ATOMIC_SLEEP|DEBUG_PREEMPT|9P_FS|NET_9P_VIRTIO|VIRTIO_PCI|PERF_EVENTS|MODULE_UNLOAD)=')
+	done < <(fragment | grep -E '^CONFIG_(PROVE_LOCKING|KASAN|DEBUG_ATOMIC_SLEEP|DEBUG_PREEMPT|9P_FS|NET_9P_VIRTIO|VIRTIO_PCI|PERF_EVENTS|MODULE_UNLOAD|KPROBES_ON_FTRACE|CHECKPOINT_RESTORE)=')
 	[ "$miss" = 0 ] || { echo "debug-kernel: config incomplete" >&2; exit 1; }
 	nice -n 19 make -s -C "$SRC" O="$OBJ" ARCH=x86_64 -j"$JOBS" bzImage modules
 	echo "$want" >"$stamp"
@@ -168,13 +173,14 @@ do_module()
 	[ -n "$rel" ] || { echo "debug-kernel: build the kernel first" >&2; exit 1; }
 	mkdir -p "$TOP/build/kmod/$rel"
 	# Same sources as make kmod, out-of-tree build against the debug tree.
-	# A copy (kmod/ and the uapi/ it includes as ../uapi), so that this
-	# build never touches the objects of "make kmod" in the source tree.
+	# A copy (kmod/, the uapi/ it includes as ../uapi, the ../VERSION its
+	# Kbuild reads), so that this build never touches the objects of
+	# "make kmod" in the source tree.
 	rm -rf "$DK/mod"
 	mkdir -p "$DK/mod/kmod"
 	cp "$TOP"/kmod/*.c "$TOP"/kmod/*.h "$TOP"/kmod/Kbuild "$DK/mod/kmod/"
 	rm -f "$DK/mod/kmod/pmcring.mod.c"
-	cp -r "$TOP/uapi" "$DK/mod/"
+	cp -r "$TOP/uapi" "$TOP/VERSION" "$DK/mod/"
 	nice -n 19 make -s -C "$OBJ" M="$DK/mod/kmod" -j"$JOBS" modules
 	cp "$DK/mod/kmod/pmcring.ko" "$TOP/build/kmod/$rel/pmcring.ko"
 	echo "debug-kernel: $TOP/build/kmod/$rel/pmcring.ko"

@@ -42,53 +42,56 @@ struct mrec {
 
 #define MAX_RECS	64
 
-/* MAP_IN/MAP_OUT of @pid from every ring, appended to @r (consumed). */
+/* What collect() gathers (rt_each() callback). */
+struct collect_arg {
+	pid_t		pid;
+	struct mrec	*r;
+	unsigned int	n;
+};
+
+static void collect_rec(const uint8_t *p, uint32_t type, uint32_t len,
+			void *arg)
+{
+	struct collect_arg *c = arg;
+	struct mrec *r = &c->r[c->n];
+
+	if (c->n == MAX_RECS)
+		return;
+	if (type == PMCRING_TYPE_MAP_IN) {
+		const struct pmcring_rec_map_in *m = (const void *)p;
+
+		if (m->pl_pid != (uint32_t)c->pid)
+			return;
+		r->start = m->pl_start;
+		r->end = 0;
+		snprintf(r->path, sizeof(r->path), "%.*s",
+			 (int)(len - PMCRING_SIZE_MAP_IN_MIN), m->pl_pathname);
+	} else if (type == PMCRING_TYPE_MAP_OUT) {
+		const struct pmcring_rec_map_out *m = (const void *)p;
+
+		if (m->pl_pid != (uint32_t)c->pid)
+			return;
+		r->start = m->pl_start;
+		r->end = m->pl_end;
+		r->path[0] = '\0';
+	} else {
+		return;
+	}
+	r->type = type;
+	c->n++;
+}
+
+/*
+ * MAP_IN/MAP_OUT of @pid from every ring, appended to @r (consumed); a
+ * malformed record ends the walk, and the callers' checks then fail.
+ */
 static unsigned int collect(struct rt_sess *s, pid_t pid, struct mrec *r,
 			    unsigned int n)
 {
-	unsigned int cpu;
+	struct collect_arg c = { .pid = pid, .r = r, .n = n };
 
-	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-		struct rt_ring *g = &s->rings[cpu];
-		uint64_t head = rt_head(g), pos = g->tail, mask = g->size - 1;
-
-		while (pos != head) {
-			const uint8_t *p = g->data + (pos & mask);
-			const struct pmcring_rec_header *h = (const void *)p;
-			uint32_t len = PMCRING_HEADER_LEN(h->pl_header);
-			uint32_t type = PMCRING_HEADER_TYPE(h->pl_header);
-
-			if (len < PMCRING_HEADER_SIZE)
-				break;
-			if (type == PMCRING_TYPE_MAP_IN && n < MAX_RECS) {
-				const struct pmcring_rec_map_in *m = (const void *)p;
-
-				if (m->pl_pid == (uint32_t)pid) {
-					r[n].type = type;
-					r[n].start = m->pl_start;
-					r[n].end = 0;
-					snprintf(r[n].path, sizeof(r[n].path),
-						 "%.*s",
-						 (int)(len - PMCRING_SIZE_MAP_IN_MIN),
-						 m->pl_pathname);
-					n++;
-				}
-			} else if (type == PMCRING_TYPE_MAP_OUT && n < MAX_RECS) {
-				const struct pmcring_rec_map_out *m = (const void *)p;
-
-				if (m->pl_pid == (uint32_t)pid) {
-					r[n].type = type;
-					r[n].start = m->pl_start;
-					r[n].end = m->pl_end;
-					r[n].path[0] = '\0';
-					n++;
-				}
-			}
-			pos += PMCRING_RING_SPACE(len);
-		}
-		rt_consume(g, pos);
-	}
-	return n;
+	rt_each(s, collect_rec, &c);
+	return c.n;
 }
 
 /* Index of a record of @type at @start (and @end for MAP_OUT), or -1. */

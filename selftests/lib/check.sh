@@ -162,6 +162,25 @@ else
 	fi
 	took "VM suite"
 
+	# -- 3b. cli_matrix: the record x format x stop matrix -------------------
+	# Its own VM with one TCG thread whatever the kernel.  Its 68 cells
+	# each reload the module and place its kprobes and tracepoints while
+	# the workload runs: under multi-threaded TCG that live text patching
+	# hung the 6.1 guest in 3 of about 7 runs on 25 Nov ("rcu_preempt
+	# kthread timer wakeup didn't happen", CPU 0 stuck), the QEMU race
+	# selftests/lib-hard/tcg_textpoke.sh reproduces without pmcring.
+	echo "# vm: cli_matrix.sh on $KVER (vmrun, VM_TCG_THREAD=single)"
+	VM_TCG_THREAD=single "$VMRUN" --kernel "$KVER" --timeout 900 -- \
+		/kselftest/pmcring/cli_matrix.sh 2>&1 | tee "$LOG/vm-matrix.log" |
+		sed "s/^/# /"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" = 0 ] && grep -q '^ok: ' "$LOG/vm-matrix.log"; then
+		result ok "vm: cli_matrix.sh ($(sed -n 's/^ok: //p' "$LOG/vm-matrix.log"), one TCG thread)"
+	else
+		result fail "vm: cli_matrix.sh" "vmrun exit=$rc"
+	fi
+	took "cli_matrix VM"
+
 	# -- 4. ring_warn: the test that expects a kernel WARNING ----------------
 	# Its own VM, where vmrun reports the splat instead of failing on it;
 	# the test reads the guest's kernel log and wants exactly one WARNING,

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../pmcring/fmt.h"
+#include "../pmcring/formats/fmt.h"
 
 static int touch(const struct fmt_item *it, void *ctx)
 {

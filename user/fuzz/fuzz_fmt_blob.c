@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "../pmcring/fmt.h"
+#include "../pmcring/formats/fmt.h"
 
 static char buf[FMT_JSON_MAX + 64], em[FMT_JSON_MAX - 1];
 

@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "../pmcring/opts.h"
+#include "../pmcring/record/opts.h"
 
 #define MAX_ARGS	32
 

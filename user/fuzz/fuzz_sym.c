@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../pmcring/sym.h"
+#include "../pmcring/report/sym.h"
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 

@@ -14,8 +14,8 @@
 #include <linux/perf_event.h>
 
 #include "cmd.h"
-#include "opts.h"
-#include "pfm.h"
+#include "record/opts.h"
+#include "record/pfm.h"
 
 /* 0 if this machine can count @ev, else a negative errno. */
 static int event_probe(const struct rec_event *ev)

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../pmcring/fmt.h"
+#include "../pmcring/formats/fmt.h"
 
 #include "test_check.h"
 

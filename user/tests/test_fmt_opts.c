@@ -9,7 +9,7 @@
  */
 #include "test_fmt_common.h"
 #include <linux/perf_event.h>
-#include "../pmcring/opts.h"
+#include "../pmcring/record/opts.h"
 
 static int parse(struct rec_opts *o, char *err, ...)
 {

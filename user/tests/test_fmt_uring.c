@@ -11,7 +11,7 @@
 
 #include "libpmcring_test.h"
 #include "test_fmt_common.h"
-#include "../pmcring/consumer.h"
+#include "../pmcring/record/consumer.h"
 
 #define ROUNDS		20
 #define PER_ROUND	100

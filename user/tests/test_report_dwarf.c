@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "test_report_common.h"
-#include "../pmcring/sym.h"
+#include "../pmcring/report/sym.h"
 
 /* The program; the line numbers below are its own. */
 static const char cxx_src[] =

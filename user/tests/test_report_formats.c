@@ -10,7 +10,7 @@
 #include <dirent.h>
 
 #include "test_report_common.h"
-#include "../pmcring/fmt.h"
+#include "../pmcring/formats/fmt.h"
 
 static volatile unsigned long sink;
 

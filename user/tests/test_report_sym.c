@@ -8,7 +8,7 @@
  */
 #include <sys/stat.h>
 #include "test_report_common.h"
-#include "../pmcring/sym.h"
+#include "../pmcring/report/sym.h"
 
 /* Three functions of our own, called leaf <- mid <- top. */
 static volatile unsigned long sink;

@@ -23,7 +23,7 @@
 
 #include <libpmcring_test.h>
 
-#include "../../pmcring/consumer.h"
+#include "../../pmcring/record/consumer.h"
 
 #define REC_LEN		64u
 #define NR_CPUS		2u

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../pmcring/fmt.h"
+#include "../../pmcring/formats/fmt.h"
 
 #define REC_LEN	64u
 #define RUNS	5

@@ -12,7 +12,7 @@
 #include <liburing.h>
 #include <libpmcring.h>
 
-#include "fmt.h"
+#include "../formats/fmt.h"
 
 struct uring_io {
 	struct io_uring	ring;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "fmt.h"
+#include "../formats/fmt.h"
 
 int out_batch_init(struct out_batch *b, unsigned int max_puts, size_t arena)
 {

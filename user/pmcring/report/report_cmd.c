@@ -15,7 +15,7 @@
 #include <libpmcring.h>
 
 #include "flame.h"
-#include "fmt.h"
+#include "../formats/fmt.h"
 #include "report.h"
 #include "sym.h"
 

@@ -3,7 +3,7 @@
 #ifndef PMCRING_OPTS_H
 #define PMCRING_OPTS_H
 
-#include "fmt.h"
+#include "../formats/fmt.h"
 
 struct rec_event {
 	char		name[PMCRING_NAME_MAX];

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <libpmcring.h>
 
-#include "cmd.h"
-#include "fmt.h"
+#include "../cmd.h"
+#include "../formats/fmt.h"
 
 struct image {
 	const void	*p;

@@ -24,7 +24,7 @@
 #include <cpuid.h>
 #endif
 
-#include "cmd.h"
+#include "../cmd.h"
 #include "consumer.h"
 #include "opts.h"
 

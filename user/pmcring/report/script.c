@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
+#include "../cmd.h"
 #include "report.h"
 
 struct script {

@@ -15,53 +15,49 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <json-c/json.h>
 #include <linux/pmcring.h>
 
 #include "report.h"
 
-#define RJ_STR	1024		/* longest string kept (paths: PATH_MAX) */
+/* A flat object of scalars: nothing deeper is accepted. */
+#define RJ_DEPTH	2
 
 struct rj {
 	char		type[32];
-	char		path[RJ_STR];	/* path, comm or name */
+	char		path[1024];	/* path, comm or name: PATH_MAX */
 	char		pc[PMCRING_CALLCHAIN_DEPTH_MAX * 20];
 	uint64_t	ts, cpu, pid, tid, pmcid, cc_cpu, dyn, start, value;
 	uint64_t	oldpid, newpid;
 	bool		has_cc_cpu;
 };
 
-/* A JSON string at *p (after the opening quote) into @out; end past it. */
-static const char *rj_string(const char *p, const char *end, char *out,
-			     size_t sz)
+/*
+ * The string json-c decoded (UTF-8) back into the bytes the writer had.
+ * fmt_rec_json() writes every byte outside printable ASCII as \u00XX (LDMS's
+ * reader takes ASCII only), so a code point up to U+00FF stands for one byte
+ * of the path; any other (another writer's \u263A, say) stays UTF-8.  A NUL
+ * ends the string; @out is cut to @sz.
+ */
+static void rj_bytes(char *out, size_t sz, const char *s, size_t len)
 {
-	size_t n = 0;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, n = 0;
 
-	while (p < end && *p != '"') {
-		char c = *p++;
-
-		if (c == '\\' && p < end) {
-			c = *p++;
-			if (c == 'u' && end - p >= 4) {
-				char hex[5] = { p[0], p[1], p[2], p[3], 0 };
-
-				c = (char)strtoul(hex, NULL, 16);
-				p += 4;
-			} else if (c == 'n') {
-				c = '\n';
-			} else if (c == 't') {
-				c = '\t';
-			}
+	while (i < len && u[i] && n + 1 < sz) {
+		if ((u[i] == 0xc2 || u[i] == 0xc3) && i + 1 < len &&
+		    (u[i + 1] & 0xc0) == 0x80) {
+			out[n++] = (char)(((u[i] & 0x03) << 6) | (u[i + 1] & 0x3f));
+			i += 2;
+		} else {
+			out[n++] = (char)u[i++];
 		}
-		if (n + 1 < sz)
-			out[n++] = c;
 	}
-	if (sz)
-		out[n] = 0;
-	return p < end ? p + 1 : NULL;
+	out[n] = 0;
 }
 
-static void rj_field(struct rj *j, const char *key, const char *s, uint64_t v,
-		     bool is_str)
+/* One member of the object into @j; -EINVAL if its value has the wrong type. */
+static int rj_field(struct rj *j, const char *key, struct json_object *v)
 {
 	static const struct {
 		const char	*key;
@@ -79,68 +75,78 @@ static void rj_field(struct rj *j, const char *key, const char *s, uint64_t v,
 		{ "oldpid", offsetof(struct rj, oldpid) },
 		{ "newpid", offsetof(struct rj, newpid) },
 	};
-	size_t i;
+	char *dst = NULL;
+	size_t i, sz = 0;
+	uint64_t n;
 
-	if (is_str) {
-		if (!strcmp(key, "type"))
-			snprintf(j->type, sizeof(j->type), "%s", s);
-		else if (!strcmp(key, "path") || !strcmp(key, "comm") ||
-			 !strcmp(key, "name"))
-			snprintf(j->path, sizeof(j->path), "%s", s);
-		else if (!strcmp(key, "pc"))
-			snprintf(j->pc, sizeof(j->pc), "%s", s);
-		return;
+	if (!strcmp(key, "type")) {
+		dst = j->type;
+		sz = sizeof(j->type);
+	} else if (!strcmp(key, "path") || !strcmp(key, "comm") ||
+		   !strcmp(key, "name")) {
+		dst = j->path;
+		sz = sizeof(j->path);
+	} else if (!strcmp(key, "pc")) {
+		dst = j->pc;
+		sz = sizeof(j->pc);
+	}
+	if (dst) {
+		if (!json_object_is_type(v, json_type_string))
+			return -EINVAL;
+		rj_bytes(dst, sz, json_object_get_string(v),
+			 (size_t)json_object_get_string_len(v));
+		return 0;
 	}
 	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-		if (!strcmp(key, nums[i].key)) {
-			memcpy((char *)j + nums[i].off, &v, sizeof(v));
-			if (!strcmp(key, "cc_cpu"))
-				j->has_cc_cpu = true;
-		}
+		if (strcmp(key, nums[i].key))
+			continue;
+		if (!json_object_is_type(v, json_type_int))
+			return -EINVAL;
+		n = json_object_get_uint64(v);
+		memcpy((char *)j + nums[i].off, &n, sizeof(n));
+		if (!strcmp(key, "cc_cpu"))
+			j->has_cc_cpu = true;
+		return 0;
 	}
+	return 0;	/* a member this view does not use */
 }
 
-/* Parse one flat object; -EINVAL if it is not one. */
+/*
+ * Parse one message: exactly one JSON object, bounded by @len (blob
+ * messages carry no terminator; NULs and blanks after it are padding), of
+ * scalars only; -EINVAL if it is anything else.
+ */
 static int rj_parse(const char *p, size_t len, struct rj *j)
 {
-	const char *end = p + len;
-	char key[32], *val = malloc(sizeof(j->pc));
+	struct json_tokener *tok;
+	struct json_object *o;
+	size_t end;
 	int err = -EINVAL;
 
-	if (!val)
-		return -ENOMEM;
 	memset(j, 0, sizeof(*j));
-	while (p < end && *p != '{')
-		p++;
-	for (p++; p && p < end;) {
-		uint64_t v = 0;
-		char *num_end;
-
-		while (p < end && (*p == ' ' || *p == ','))
-			p++;
-		if (p < end && *p == '}') {
-			err = 0;
+	while (len && (p[len - 1] == 0 || p[len - 1] == ' ' ||
+		       p[len - 1] == '\n'))
+		len--;
+	if (!len || len > INT32_MAX)
+		return -EINVAL;
+	tok = json_tokener_new_ex(RJ_DEPTH);
+	if (!tok)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, p, (int)len);
+	end = json_tokener_get_parse_end(tok);
+	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	    end != len || !json_object_is_type(o, json_type_object))
+		goto out;
+	err = 0;
+	json_object_object_foreach(o, key, v) {
+		err = rj_field(j, key, v);
+		if (err)
 			break;
-		}
-		if (p >= end || *p != '"')
-			break;
-		p = rj_string(p + 1, end, key, sizeof(key));
-		if (!p || p >= end || *p != ':')
-			break;
-		p++;
-		if (p < end && *p == '"') {
-			p = rj_string(p + 1, end, val, sizeof(j->pc));
-			if (p)
-				rj_field(j, key, val, 0, true);
-			continue;
-		}
-		v = strtoull(p, &num_end, 10);
-		if (num_end == p || num_end > end)
-			break;
-		rj_field(j, key, NULL, v, false);
-		p = num_end;
 	}
-	free(val);
+out:
+	json_object_put(o);
+	json_tokener_free(tok);
 	return err;
 }
 

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include "kselftest_harness.h"
+#include "bench_capture.h"
 
 #define SMOKE_FILE	"/tmp/bench_smoke.pmclog"
 /* Where the VM image carries the ftrace reference (top Makefile, kmod). */
@@ -54,42 +55,6 @@ static bool smoke_load_ftrace(void)
 	return ok;
 }
 
-/* Run pmcbench with @args (NULL-terminated); its JSON lines in *out. */
-static int smoke_run(char **out, const char *const *args)
-{
-	char *argv[32], *buf = NULL;
-	size_t len = 0;
-	int argc = 0, ret;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return -1;
-	argv[argc++] = "pmcbench";
-	while (*args && argc < 31)
-		argv[argc++] = (char *)*args++;
-	argv[argc] = NULL;
-	ret = pmcbench_main(argc, argv, f, stderr);
-	fclose(f);
-	*out = buf;
-	return ret;
-}
-
-/* The number after "key": in the first line holding it after @from. */
-static double jnum(const char *s, const char *key)
-{
-	char pat[64];
-	const char *p;
-
-	snprintf(pat, sizeof(pat), "\"%s\": ", key);
-	p = s ? strstr(s, pat) : NULL;
-	return p ? strtod(p + strlen(pat), NULL) : NAN;
-}
-
-static bool have_pmcring(void)
-{
-	return !access(PMCRING_DEV_PATH, R_OK | W_OK) && !geteuid();
-}
-
 /* pmcring(1) on PATH? */
 static bool have_cli(void)
 {
@@ -104,21 +69,21 @@ TEST(b1_producer_cost)
 	bool loaded;
 	int ret;
 
-	if (!have_pmcring())
+	if (!bench_root())
 		SKIP(return, "no %s or not root", PMCRING_DEV_PATH);
 	loaded = smoke_load_ftrace();
-	ret = smoke_run(&out, args);
+	ret = bench_capture(pmcbench_main, "pmcbench", &out, args);
 	if (loaded)
 		syscall(SYS_delete_module, "pmcring_ftrace_bench", O_NONBLOCK);
 	ASSERT_EQ(0, ret);
 	ASSERT_NE(NULL, strstr(out, "\"size\": 256, \"cpus\": \"all\""));
-	EXPECT_GT(jnum(out, "pmcring_ns"), 0);
+	EXPECT_GT(bench_jnum(out, "pmcring_ns"), 0);
 	if (strstr(out, "\"ftrace\": true")) {
-		EXPECT_GT(jnum(out, "ftrace_ns"), 0);
+		EXPECT_GT(bench_jnum(out, "ftrace_ns"), 0);
 		/* the clock split: both clocks timed, rows without them */
-		EXPECT_GT(jnum(out, "clock_mono_ns"), 0);
-		EXPECT_GT(jnum(out, "clock_local_ns"), 0);
-		if (jnum(out, "clock_mono_ns") > 0)
+		EXPECT_GT(bench_jnum(out, "clock_mono_ns"), 0);
+		EXPECT_GT(bench_jnum(out, "clock_local_ns"), 0);
+		if (bench_jnum(out, "clock_mono_ns") > 0)
 			EXPECT_NE(NULL, strstr(out, "\"noclock_size\": 64"));
 	} else {
 		TH_LOG("no %s (%s): ftrace reference not measured",
@@ -134,14 +99,15 @@ TEST(b4_merge_latency)
 	char *out = NULL;
 	unsigned int ncpu = (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (!have_pmcring())
+	if (!bench_root())
 		SKIP(return, "no %s or not root", PMCRING_DEV_PATH);
-	ASSERT_EQ(0, smoke_run(&out, args));
+	ASSERT_EQ(0, bench_capture(pmcbench_main, "pmcbench", &out, args));
 	/* written + dropped = generated */
-	EXPECT_EQ(300.0 * ncpu, jnum(out, "records") + jnum(out, "dropped"));
-	EXPECT_GT(jnum(out, "p99_ms"), 0);
-	EXPECT_GE(jnum(out, "max_ms"), jnum(out, "p99_ms"));
-	EXPECT_GE(jnum(out, "p99_ms"), jnum(out, "p50_ms"));
+	EXPECT_EQ(300.0 * ncpu,
+		  bench_jnum(out, "records") + bench_jnum(out, "dropped"));
+	EXPECT_GT(bench_jnum(out, "p99_ms"), 0);
+	EXPECT_GE(bench_jnum(out, "max_ms"), bench_jnum(out, "p99_ms"));
+	EXPECT_GE(bench_jnum(out, "p99_ms"), bench_jnum(out, "p50_ms"));
 	unlink(SMOKE_FILE);
 	free(out);
 }
@@ -154,20 +120,20 @@ TEST(b2_drain)
 	const char *raw[] = { "raw", SMOKE_FILE, "1048576", NULL };
 	char *out = NULL;
 
-	if (!have_pmcring())
+	if (!bench_root())
 		SKIP(return, "no %s or not root", PMCRING_DEV_PATH);
 	if (!have_cli())
 		SKIP(return, "pmcring(1) not on PATH");
-	ASSERT_EQ(0, smoke_run(&out, rec));
-	EXPECT_GT(jnum(out, "seconds"), 0);
+	ASSERT_EQ(0, bench_capture(pmcbench_main, "pmcbench", &out, rec));
+	EXPECT_GT(bench_jnum(out, "seconds"), 0);
 	free(out);
-	ASSERT_EQ(0, smoke_run(&out, cnt));
-	EXPECT_GT(jnum(out, "generated"), 0);
-	EXPECT_GT(jnum(out, "bytes"), 64 * jnum(out, "generated") - 1);
+	ASSERT_EQ(0, bench_capture(pmcbench_main, "pmcbench", &out, cnt));
+	EXPECT_GT(bench_jnum(out, "generated"), 0);
+	EXPECT_GT(bench_jnum(out, "bytes"), 64 * bench_jnum(out, "generated") - 1);
 	free(out);
-	ASSERT_EQ(0, smoke_run(&out, raw));
-	EXPECT_EQ(1048576, jnum(out, "bytes"));
-	EXPECT_GT(jnum(out, "mb_s"), 0);
+	ASSERT_EQ(0, bench_capture(pmcbench_main, "pmcbench", &out, raw));
+	EXPECT_EQ(1048576, bench_jnum(out, "bytes"));
+	EXPECT_GT(bench_jnum(out, "mb_s"), 0);
 	unlink(SMOKE_FILE);
 	free(out);
 }
@@ -182,20 +148,20 @@ TEST(b3_workloads)
 	struct stat st;
 	char *out = NULL;
 
-	ASSERT_EQ(0, smoke_run(&out, pipe_args));
-	EXPECT_GT(jnum(out, "seconds"), 0);
+	ASSERT_EQ(0, bench_capture(pmcbench_main, "pmcbench", &out, pipe_args));
+	EXPECT_GT(bench_jnum(out, "seconds"), 0);
 	free(out);
-	ASSERT_EQ(0, smoke_run(&out, fork_args));
-	EXPECT_GT(jnum(out, "seconds"), 0);
+	ASSERT_EQ(0, bench_capture(pmcbench_main, "pmcbench", &out, fork_args));
+	EXPECT_GT(bench_jnum(out, "seconds"), 0);
 	free(out);
-	if (!have_pmcring())
+	if (!bench_root())
 		SKIP(return, "no %s or not root", PMCRING_DEV_PATH);
 	if (!have_cli())
 		SKIP(return, "pmcring(1) not on PATH");
 	/* /proc/self/exe of pmcring's child is pmcring: give our own path */
 	rec[11] = realpath("/proc/self/exe", NULL);
 	ASSERT_NE(NULL, rec[11]);
-	ASSERT_EQ(0, smoke_run(&out, rec));
+	ASSERT_EQ(0, bench_capture(pmcbench_main, "pmcbench", &out, rec));
 	ASSERT_EQ(0, stat(SMOKE_FILE, &st));
 	EXPECT_GT(st.st_size, 0);
 	unlink(SMOKE_FILE);

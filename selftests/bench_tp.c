@@ -18,6 +18,7 @@
 #include <math.h>
 #include <sys/utsname.h>
 #include "kselftest_harness.h"
+#include "bench_capture.h"
 
 /*
  * Load pmcring_ftrace_bench.ko ($PMCRING_FTRACE_BENCH_KO or the VM image's
@@ -60,41 +61,6 @@ static void tp_unload(int loaded)
 		syscall(SYS_delete_module, "pmcring_ftrace_bench", O_NONBLOCK);
 }
 
-/* Run tpbench with @args (NULL-terminated); its JSON lines in *out. */
-static int tp_smoke_run(char **out, const char *const *args)
-{
-	char *argv[32], *buf = NULL;
-	size_t len = 0;
-	int argc = 0, ret;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return -1;
-	argv[argc++] = "tpbench";
-	while (*args && argc < 31)
-		argv[argc++] = (char *)*args++;
-	argv[argc] = NULL;
-	ret = tpbench_main(argc, argv, f, stderr);
-	fclose(f);
-	*out = buf;
-	return ret;
-}
-
-static double tp_jnum(const char *s, const char *key)
-{
-	char pat[64];
-	const char *p;
-
-	snprintf(pat, sizeof(pat), "\"%s\": ", key);
-	p = s ? strstr(s, pat) : NULL;
-	return p ? strtod(p + strlen(pat), NULL) : NAN;
-}
-
-static bool tp_root(void)
-{
-	return !access(PMCRING_DEV_PATH, R_OK | W_OK) && !geteuid();
-}
-
 TEST(every_peer_gets_every_event)
 {
 	const char *args[] = { "b1", "-p", "64", "-n", "1000", "-r", "1",
@@ -103,13 +69,13 @@ TEST(every_peer_gets_every_event)
 	int loaded, ret;
 	unsigned int p;
 
-	if (!tp_root())
+	if (!bench_root())
 		SKIP(return, "no %s or not root", PMCRING_DEV_PATH);
 	loaded = tp_load();
 	if (loaded < 0)
 		SKIP(return, "pmcring_ftrace_bench.ko cannot be loaded");
 	/* exits 1 when a peer holds another number of events than fired */
-	ret = tp_smoke_run(&out, args);
+	ret = bench_capture(tpbench_main, "tpbench", &out, args);
 	tp_unload(loaded);
 	ASSERT_EQ(0, ret);
 	ASSERT_NE(NULL, out);
@@ -120,7 +86,7 @@ TEST(every_peer_gets_every_event)
 		}
 		snprintf(key, sizeof(key), "%s_ns", tp_names[p]);
 		/* every peer set up, and timed in the last row (256, irq) */
-		EXPECT_GT(tp_jnum(strstr(out, "\"size\": 256, \"ctx\": \"irq\""),
+		EXPECT_GT(bench_jnum(strstr(out, "\"size\": 256, \"ctx\": \"irq\""),
 				  key), 0) TH_LOG("peer %s", tp_names[p]);
 	}
 	EXPECT_NE(NULL, strstr(out, "\"size\": 32, \"ctx\": \"task\""));
@@ -135,17 +101,17 @@ TEST(offered_rate)
 	char *out = NULL;
 	int loaded, ret;
 
-	if (!tp_root())
+	if (!bench_root())
 		SKIP(return, "no %s or not root", PMCRING_DEV_PATH);
 	loaded = tp_load();
 	if (loaded < 0)
 		SKIP(return, "pmcring_ftrace_bench.ko cannot be loaded");
-	ret = tp_smoke_run(&out, args);
+	ret = bench_capture(tpbench_main, "tpbench", &out, args);
 	tp_unload(loaded);
 	ASSERT_EQ(0, ret);
-	EXPECT_EQ(2000.0 * ncpu, tp_jnum(out, "fired"));
+	EXPECT_EQ(2000.0 * ncpu, bench_jnum(out, "fired"));
 	/* 2000 events at 20000/s: 0.1 s, not much less */
-	EXPECT_GE(tp_jnum(out, "seconds"), 0.09);
+	EXPECT_GE(bench_jnum(out, "seconds"), 0.09);
 	free(out);
 }
 

@@ -55,6 +55,7 @@
 #include <unistd.h>
 #include "libpmcring.h"
 #include "../../kmod/bench/pmcring_ftrace_bench.h"
+#include "bench_main.h"
 
 #define B1_MAX_SIZES	8
 #define B1_MAX_REPS	15
@@ -913,41 +914,22 @@ static int cmd_csw(int argc, char **argv)
 
 int pmcbench_main(int argc, char **argv, FILE *out, FILE *log)
 {
+	static const struct bench_cmd cmds[] = {
+		{ "b1", cmd_b1 }, { "lat", cmd_lat }, { "clock", cmd_clock },
+		{ "count", cmd_count }, { "raw", cmd_raw }, { "time", cmd_time },
+		{ "csw", cmd_csw }, { NULL, NULL },
+	};
+
 	pb_out = out;
 	pb_log = log;
-	optind = 0;	/* glibc: full getopt reset (the harness parsed before) */
-	if (argc < 2)
-		goto usage;
-	argc--;
-	argv++;
-	if (!strcmp(argv[0], "b1"))
-		return cmd_b1(argc, argv);
-	if (!strcmp(argv[0], "lat"))
-		return cmd_lat(argc, argv);
-	if (!strcmp(argv[0], "clock"))
-		return cmd_clock(argc, argv);
-	if (!strcmp(argv[0], "count"))
-		return cmd_count(argc, argv);
-	if (!strcmp(argv[0], "raw"))
-		return cmd_raw(argc, argv);
-	if (!strcmp(argv[0], "time"))
-		return cmd_time(argc, argv);
-	if (!strcmp(argv[0], "csw"))
-		return cmd_csw(argc, argv);
-usage:
-	fprintf(log, "usage: pmcbench b1|lat|count|raw|time|csw ... "
-		"(see selftests/bench/pmcbench.c)\n");
-	return 2;
+	return bench_dispatch(cmds, argc, argv, log,
+			      "usage: pmcbench b1|lat|clock|count|raw|time|csw ... "
+			      "(see selftests/bench/pmcbench.c)");
 }
 
 #ifndef PMCBENCH_NO_MAIN
 int main(int argc, char **argv)
 {
-	int ret;
-
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	ret = pmcbench_main(argc, argv, stdout, stderr);
-	fflush(stdout);
-	return ret;
+	return bench_main(argc, argv, pmcbench_main);
 }
 #endif

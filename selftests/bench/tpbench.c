@@ -48,6 +48,7 @@
 #include <linux/perf_event.h>
 #include "libpmcring.h"
 #include "../../kmod/bench/pmcring_ftrace_bench.h"
+#include "bench_main.h"
 #ifndef TP_NO_BPF
 #include <bpf/libbpf.h>
 #include "tp_ringbuf.skel.h"
@@ -809,33 +810,21 @@ static int cmd_bpfrec(int argc, char **argv)
 
 int tpbench_main(int argc, char **argv, FILE *out, FILE *log)
 {
+	static const struct bench_cmd cmds[] = {
+		{ "b1", cmd_b1 }, { "fire", cmd_fire }, { "bpfrec", cmd_bpfrec },
+		{ NULL, NULL },
+	};
+
 	tp_out = out;
 	tp_log = log;
-	optind = 0;	/* glibc: full getopt reset */
-	if (argc < 2)
-		goto usage;
-	argc--;
-	argv++;
-	if (!strcmp(argv[0], "b1"))
-		return cmd_b1(argc, argv);
-	if (!strcmp(argv[0], "fire"))
-		return cmd_fire(argc, argv);
-	if (!strcmp(argv[0], "bpfrec"))
-		return cmd_bpfrec(argc, argv);
-usage:
-	fprintf(log, "usage: tpbench b1|fire|bpfrec ... "
-		"(see selftests/bench/tpbench.c)\n");
-	return 2;
+	return bench_dispatch(cmds, argc, argv, log,
+			      "usage: tpbench b1|fire|bpfrec ... "
+			      "(see selftests/bench/tpbench.c)");
 }
 
 #ifndef TPBENCH_NO_MAIN
 int main(int argc, char **argv)
 {
-	int ret;
-
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	ret = tpbench_main(argc, argv, stdout, stderr);
-	fflush(stdout);
-	return ret;
+	return bench_main(argc, argv, tpbench_main);
 }
 #endif

@@ -137,7 +137,11 @@ enum pmcring_type {
 	PMCRING_TYPE_THR_CREATE		= 18,
 	PMCRING_TYPE_THR_EXIT		= 19,
 	PMCRING_TYPE_PROC_CREATE	= 20,
-	/* pmcring's own types, never written to pmclog files by pmcring(1) */
+	/*
+	 * pmcring's own types.  pmcring(1) writes them to a pmclog file only
+	 * when asked to (--generate, or --types naming them); FreeBSD's
+	 * parser stops at them (an unknown type), pmcring's reads them.
+	 */
 	PMCRING_TYPE_GENERATED		= 32,	/* PMCRING_IOC_GENERATE */
 	PMCRING_TYPE_MAX		= 63,	/* types fit a __u64 mask */
 };

@@ -183,12 +183,19 @@ static const char *check_header(uint32_t hdr)
 	return NULL;
 }
 
-/* A NUL-terminated path at @off of the record, or NULL. */
+/*
+ * A NUL-terminated path at @off of the record, or NULL.  As FreeBSD's
+ * PMCLOG_GET_PATHLEN: the path area (the rest of the record) is at most
+ * PATH_MAX bytes, whatever the place of the NUL.
+ */
 static const char *path_at(const uint8_t *rec, uint32_t off, uint32_t len)
 {
-	const uint8_t *nul = memchr(rec + off, 0, len - off);
+	const uint8_t *nul;
 
-	if (!nul || nul - (rec + off) >= PMCRING_PATH_MAX)
+	if (len - off > PMCRING_PATH_MAX)
+		return NULL;
+	nul = memchr(rec + off, 0, len - off);
+	if (!nul)
 		return NULL;
 	return (const char *)rec + off;
 }
@@ -248,7 +255,7 @@ static const char *decode(const uint8_t *rec, uint32_t type, uint32_t len,
 		ev->pl_u.pl_t.pl_pid = r->pl_pid;
 		ev->pl_u.pl_t.pl_pathname = path_at(rec, 24, len);
 		if (!ev->pl_u.pl_t.pl_pathname)
-			return "path not NUL-terminated";
+			return "bad path (no NUL, or an area over PATH_MAX)";
 		break;
 	}
 	case PMCRING_TYPE_PMCDETACH: {
@@ -276,7 +283,7 @@ static const char *decode(const uint8_t *rec, uint32_t type, uint32_t len,
 		ev->pl_u.pl_x.pl_dynaddr = r->pl_dynaddr;
 		ev->pl_u.pl_x.pl_pathname = path_at(rec, 40, len);
 		if (!ev->pl_u.pl_x.pl_pathname)
-			return "path not NUL-terminated";
+			return "bad path (no NUL, or an area over PATH_MAX)";
 		break;
 	}
 	case PMCRING_TYPE_PROCEXIT: {
@@ -309,7 +316,7 @@ static const char *decode(const uint8_t *rec, uint32_t type, uint32_t len,
 		ev->pl_u.pl_mi.pl_start = r->pl_start;
 		ev->pl_u.pl_mi.pl_pathname = path_at(rec, 32, len);
 		if (!ev->pl_u.pl_mi.pl_pathname)
-			return "path not NUL-terminated";
+			return "bad path (no NUL, or an area over PATH_MAX)";
 		break;
 	}
 	case PMCRING_TYPE_MAP_OUT: {

@@ -16,9 +16,10 @@ them, plus what our writer promises on top:
  3. DAT after its magic, split on NUL bytes, gives exactly as many messages
     as OFFSET has entries (LDMS uses only the count), and as many as TYPE
     and TIMING have entries; DAT ends with the NUL of its last message.
- 4. Every message is text LDMS can decode (UTF-8; ours is ASCII) and one
-    flat JSON object whose values are scalars: no object, list or null, and
-    no string containing ',' (LDMS rejects such a message).
+ 4. Every message is ASCII text (ldms-csv-from-blobs fails on the first
+    byte >= 0x80) and one flat JSON object, each key once, whose values are
+    scalars: no object, list or null, and no string containing ',' (LDMS
+    rejects such a message).
  5. TYPE is 'j' for every message.
  6. Our writer's own promise, which LDMS does not read: OFFSET entry i is
     the byte offset of message i in DAT, the first at 8 (offsets restart at
@@ -101,8 +102,14 @@ def check_set(dat_path):
             if usec >= 1000000:
                 fail("TIMING entry %d: %d microseconds" % (i, usec))
         # rule 4
+        # ldms-csv-from-blobs fails on the first byte >= 0x80: ASCII only
+        def no_dup(pairs):
+            keys = [k for k, _ in pairs]
+            if len(keys) != len(set(keys)):
+                raise ValueError("a key given twice")
+            return dict(pairs)
         try:
-            obj = json.loads(m.decode("utf-8"))
+            obj = json.loads(m.decode("ascii"), object_pairs_hook=no_dup)
         except (UnicodeDecodeError, ValueError) as e:
             fail("message %d is not JSON text (%s): %r" % (i, e, m[:200]))
         if not isinstance(obj, dict):

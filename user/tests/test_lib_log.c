@@ -582,6 +582,32 @@ static int test_corrupt(void)
 	memset(buf + rec_off[i] + 32, 'x', plen);
 	if (expect_error("path without NUL", buf, stream_len, i, "NUL"))
 		return 1;
+	/*
+	 * A path area over PATH_MAX, although the NUL comes early: FreeBSD's
+	 * PMCLOG_GET_PATHLEN refuses it (MAP_IN of 32 + 1028 bytes, "/bin").
+	 */
+	{
+		uint32_t hdr = PMCRING_HEADER(PMCRING_TYPE_MAP_IN, 32 + 1028);
+
+		memset(buf, 0, 32 + 1028);
+		memcpy(buf, &hdr, 4);
+		memcpy(buf + 32, "/bin", 5);
+		if (expect_error("path area over PATH_MAX", buf, 32 + 1028, 0,
+				 "PATH_MAX"))
+			return 1;
+		/* 1024 bytes of area is FreeBSD's limit, and still fine */
+		struct pmcring_log *l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+		struct pmcring_log_ev ev;
+
+		hdr = PMCRING_HEADER(PMCRING_TYPE_MAP_IN, 32 + 1024);
+		memcpy(buf, &hdr, 4);
+		pmcring_log_feed(l, buf, 32 + 1024);
+		if (pmcring_log_read(l, &ev) ||
+		    strcmp(ev.pl_u.pl_mi.pl_pathname, "/bin"))
+			FAIL("path area of PATH_MAX: state %d reason \"%s\"",
+			     ev.pl_state, ev.pl_reason ? ev.pl_reason : "");
+		pmcring_log_close(l);
+	}
 	/* padding between records that the length does not count */
 	memcpy(buf, stream, rec_off[3]);
 	memset(buf + rec_off[3], 0, 4);

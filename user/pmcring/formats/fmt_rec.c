@@ -189,7 +189,8 @@ int fmt_rec_check(const void *p, size_t avail, uint32_t *len)
 			return -EINVAL;
 		break;
 	case V_PATH:
-		if (l < r->size || l - r->size > PMCRING_PATH_MAX + 3)
+		/* FreeBSD: the path area is at most PATH_MAX bytes */
+		if (l < r->size || l - r->size > PMCRING_PATH_MAX)
 			return -EINVAL;
 		break;
 	case V_PCS:

@@ -138,6 +138,9 @@ int main(void)
 	BAD("--duration", "-1", "-a");
 	BAD("--duration", "abc", "-a");
 	BAD("--types", "callchain,,proccsw", "-a");
+	/* one name twice: two writers of one file set */
+	BAD("--format", "blob", "--stream", "all", "--stream", "all:callchain",
+	    "-a");
 	BAD("--types", "nosuch", "-a");
 	BAD("--format", "blob", "--stream", "x/y", "-a");
 	BAD("--format", "blob", "--stream", "foo", "-a");

@@ -329,6 +329,13 @@ static int parse_stream(struct rec_opts *o, const char *arg, char *err,
 			    FMT_MAX_STREAMS);
 	if (!n || n > 64 || memchr(arg, '/', n) || (n <= 2 && arg[0] == '.'))
 		return fail(err, sz, "--stream: bad name '%.*s'", (int)n, arg);
+	/* two streams of one name would write into the same file set */
+	for (unsigned int i = 0; i < o->nr_streams; i++)
+		if (strlen(o->streams[i].name) == n &&
+		    !memcmp(o->streams[i].name, arg, n))
+			return fail(err, sz, "--stream %.*s: given twice (each "
+				    "stream is a file set of its own)", (int)n,
+				    arg);
 	st = &o->streams[o->nr_streams];
 	types = colon ? colon + 1 : arg;
 	if (fmt_types_parse(types, &st->types))

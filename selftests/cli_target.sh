@@ -6,8 +6,9 @@
 # -C 0) keeps only that CPU's samples (CALLCHAIN) and context switches
 # (PROCCSW), yet still records them, and the process records (MAP_IN) of
 # every CPU; once the workload's threads run, -t keeps only the samples and
-# switches of one of them while -p of the same process sees several threads.  Blob JSON, whose messages carry the CPU of every
-# record.
+# switches of one of them while -p of the same process sees several
+# threads; --types keeps the types it names, and "all" is every type the
+# module has.  Blob JSON, whose messages carry the CPU of every record.
 lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
 . "$lib/pmcring_test.sh"
 
@@ -83,4 +84,16 @@ tids=$(grep " CALLCHAIN " "$dir/pid.txt" |
 	sed -n 's/.*"tid":\([0-9]*\).*/\1/p' | sort -u | wc -l)
 echo "# -p $wl: samples of $tids threads"
 [ "$tids" -ge 2 ] || fail "-p $wl: samples of $tids thread(s), want several (the -t check proves nothing)"
+
+# -- --types: one type alone, and "all" (every type the module has) -------
+rec types_cc -a --types callchain
+n=$(grep -c " CALLCHAIN " "$dir/types_cc.txt")
+other=$(grep -Ec " (PROCCSW|MAP_IN|MAP_OUT|PROCEXEC|PROCFORK|PROCEXIT) " "$dir/types_cc.txt")
+echo "# --types callchain: $n CALLCHAIN, $other of the other source types"
+[ "$n" -gt 0 ] || fail "--types callchain: no CALLCHAIN"
+[ "$other" = 0 ] || fail "--types callchain: $other records of other types"
+rec types_all -a --types all
+for type in CALLCHAIN PROCCSW; do
+	grep -q " $type " "$dir/types_all.txt" || fail "--types all: no $type"
+done
 echo "ok"

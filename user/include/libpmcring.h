@@ -76,7 +76,9 @@ struct pmcring_opts {
 					 */
 	uint32_t	flags;		/* PMCRING_CFG_F_* */
 	uint64_t	watermark;	/* bytes; 0: data_size / 4 */
-	uint64_t	types;		/* PMCRING_TYPE_BIT() mask; 0: all */
+	uint64_t	types;		/* PMCRING_TYPE_BIT() mask; 0: the
+				 * module's default; PMCRING_TYPES_ALL:
+				 * every type it supports */
 	int32_t		pid;		/* with PMCRING_CFG_F_PID (a thread
 					 * id with PMCRING_CFG_F_TID)
 					 */

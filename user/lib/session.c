@@ -104,6 +104,9 @@ struct pmcring *pmcring_new(const struct pmcring_opts *opts)
 	cfg.flags = OPTS_GET(opts, flags, 0);
 	cfg.watermark = OPTS_GET(opts, watermark, 0);
 	cfg.types = OPTS_GET(opts, types, 0);
+	/* ALL: whatever this module can produce (it refuses unknown bits) */
+	if (cfg.types == PMCRING_TYPES_ALL)
+		cfg.types = s->info.types_supported;
 	cfg.pid = OPTS_GET(opts, pid, 0);
 	cfg.callchain_depth = OPTS_GET(opts, callchain_depth, 0);
 	cfg.cpus = (uintptr_t)OPTS_GET(opts, cpus, NULL);

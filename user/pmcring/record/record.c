@@ -842,6 +842,37 @@ static void record_cleanup(struct recorder *r)
 	rec_opts_free(&r->o);
 }
 
+/*
+ * perf record's rule: a frequency over kernel.perf_event_max_sample_rate
+ * (which the kernel lowers itself when sampling interrupts take too long,
+ * as they do under emulation) is lowered to it, with a warning.  The
+ * module, like perf_event_open(), refuses a higher one with EINVAL.
+ */
+static void rec_cap_freq(struct rec_opts *o)
+{
+	uint64_t want = o->freq ? o->freq : REC_DEFAULT_FREQ;
+	unsigned long max = 0;
+	FILE *f;
+
+	if (o->period)
+		return;
+	f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	if (!f)
+		return;
+	if (fscanf(f, "%lu", &max) != 1)
+		max = 0;
+	fclose(f);
+	if (!max || want <= max)
+		return;
+	if (!o->quiet)
+		fprintf(stderr, "pmcring: warning: %" PRIu64 " Hz is over "
+			"the kernel's limit, %lu Hz: sampling at %lu Hz (the "
+			"kernel lowers kernel.perf_event_max_sample_rate when "
+			"sampling interrupts take too long; raise it to go "
+			"faster)\n", want, max, max);
+	o->freq = max;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
@@ -866,6 +897,7 @@ int cmd_record(int argc, char **argv)
 		free(r);
 		return ret == 1 || ret == 3 ? 0 : 2;
 	}
+	rec_cap_freq(&r->o);
 	/* no SA_RESTART: a signal ends the wait at once */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -4,8 +4,8 @@
  * barman and blob files with io_uring (zero-copy iovecs into the rings) as
  * with pwritev() (--no-uring), from the same ring contents of a userspace
  * producer (pmcring_uprod); records come out in exact timestamp order with
- * their pmclog lengths (no ring padding); ring space is given back after
- * each batch (20 rounds fill a 16 KiB ring several times without a drop).
+ * their pmclog lengths (no ring padding); ring space is given back (20
+ * rounds fill a 16 KiB ring several times without a drop).
  */
 #include <liburing.h>
 

@@ -8,7 +8,9 @@
  * Writers do not write: they append byte ranges to an out_batch (out.c),
  * pointing either straight into the ring (zero copy) or into the batch's
  * staging arena.  The consumer then runs the batch, with io_uring or with
- * pwritev(), and only after that advances the rings' data_tail.  A batch has
+ * pwritev(); it advances the rings' data_tail past a record once no batch
+ * not yet on disk points into the ring at it (b->ring_refs tells whether
+ * a record was queued as ring bytes or as a copy).  A batch has
  * three phases, each complete before the next starts: OUT_DATA (records,
  * frames, blob DAT), OUT_META (blob TIMING/TYPE) and OUT_COMMIT (what makes
  * the rest visible to a reader: blob OFFSET, the barman header).  Inside a
@@ -93,6 +95,13 @@ struct out_batch {
 					 */
 	const char	*err_path;	/* file of the last failed write */
 	uint64_t	gen;		/* counts resets: tells batches apart */
+	/*
+	 * Ranges queued or grown that point at record bytes outside the
+	 * arena (out_put_ring*()): while it does not move, the records
+	 * taken are copies, and their ring space may go back before the
+	 * batch is written.
+	 */
+	uint64_t	ring_refs;
 	/* out_put_ring(): the ring run being copied into the arena */
 	const char	*copy_end;	/* ring address after its last byte */
 	size_t		copy_run;	/* its bytes copied */

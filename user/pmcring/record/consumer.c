@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The record loop's consumer: merge -> writer -> batch -> write -> consume.
- * A record handed out by the merge stays in its ring until the batch that
- * holds its bytes (or the bytes converted from it) is on disk; only then is
- * data_tail moved past it (pmcring_cpu_buf_consume(), (D) of the ordering
- * contract).
+ * A record whose bytes a batch points to in its ring (pmclog's zero-copy
+ * runs, binary blob messages) stays there until that batch is on disk; a
+ * record the writer copied or converted into the batch's arena (barman
+ * frames, JSON messages, short pmclog runs) needs its ring no more, and
+ * its space goes back before the write, once nothing before it in its
+ * ring is still pointed to.  So the arenas, not the rings, absorb the
+ * write latency of the staged formats; the rendered bytes not yet on disk
+ * are bounded by the two arenas (2 x CONSUMER_ARENA).  data_tail moves with
+ * pmcring_cpu_buf_consume(), (D) of the ordering contract.
  *
  * With io_uring a batch is left in flight while the merge fills the next
  * one; the next one is submitted after the first completed, so the files
  * are always a valid prefix.  Writers never change bytes a queued batch
  * points to (the barman header is copied into the batch).  A batch is run
- * when it holds half of some ring (with the one in flight), so producers
- * keep room to write while the consumer writes.
+ * when the ring space it keeps (with the one in flight) reaches half of
+ * some ring, so producers keep room to write while the consumer writes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,13 +48,15 @@ int consumer_init(struct consumer *c, struct pmcring_merge *m,
 	c->poll_fd = poll_fd;
 	c->fill = &c->cb[0];
 	c->rel = calloc(n, sizeof(*c->rel));
+	c->taken = calloc(n, sizeof(*c->taken));
 	c->hold = calloc(n, sizeof(*c->hold));
-	if (!c->rel || !c->hold)
+	if (!c->rel || !c->taken || !c->hold)
 		goto err;
 	for (i = 0; i < 2; i++) {
-		c->cb[i].pend = calloc(n, sizeof(*c->cb[i].pend));
-		if (!c->cb[i].pend)
+		c->cb[i].ref_from = malloc(n * sizeof(*c->cb[i].ref_from));
+		if (!c->cb[i].ref_from)
 			goto err;
+		memset(c->cb[i].ref_from, 0xff, n * sizeof(*c->cb[i].ref_from));
 		err = out_batch_init(&c->cb[i].b, CONSUMER_MAX_PUTS,
 				     CONSUMER_ARENA);
 		if (err)
@@ -61,6 +68,7 @@ int consumer_init(struct consumer *c, struct pmcring_merge *m,
 
 		c->hold[i] = b ? pmcring_cpu_buf_data_size(b) / 2 : UINT64_MAX;
 		c->rel[i] = b ? pmcring_cpu_buf_pos(b) : 0;
+		c->taken[i] = c->rel[i];
 	}
 	if (use_uring) {
 		err = uring_io_init(&c->u, poll_fd);
@@ -86,31 +94,56 @@ void consumer_fini(struct consumer *c)
 	c->use_uring = false;
 	for (i = 0; i < 2; i++) {
 		out_batch_free(&c->cb[i].b);
-		free(c->cb[i].pend);
-		c->cb[i].pend = NULL;
+		free(c->cb[i].ref_from);
+		c->cb[i].ref_from = NULL;
 	}
 	free(c->rel);
+	free(c->taken);
 	free(c->hold);
-	c->rel = c->hold = NULL;
+	c->rel = c->taken = c->hold = NULL;
 	c->fill = c->fly = NULL;
 }
 
-/* The batch is on disk: count it, give back the ring space it covered. */
+/*
+ * Give ring @i's space back up to where its records are no longer needed:
+ * the end of the last record taken, or the start of the first record a
+ * batch not yet on disk points to, whichever is earlier.
+ */
+static void give_back(struct consumer *c, unsigned int i)
+{
+	uint64_t to = c->taken[i];
+
+	if (c->cb[0].ref_from[i] < to)
+		to = c->cb[0].ref_from[i];
+	if (c->cb[1].ref_from[i] < to)
+		to = c->cb[1].ref_from[i];
+	if (to <= c->rel[i])
+		return;
+	pmcring_cpu_buf_consume(pmcring_merge_buf(c->m, i), to);
+	c->rel[i] = to;
+}
+
+static void give_back_all(struct consumer *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nr_bufs; i++)
+		give_back(c, i);
+}
+
+/* The batch is on disk: count it, give back the ring space it kept. */
 static void batch_done(struct consumer *c, struct consumer_batch *cb)
 {
 	unsigned int i;
 
 	c->st.bytes += cb->b.bytes;
 	c->st.items += cb->b.items;
+	c->st.written += cb->b.records;
 	c->st.batches++;
 	out_batch_reset(&cb->b);
-	for (i = 0; i < c->nr_bufs; i++) {
-		if (!cb->pend[i])
-			continue;
-		pmcring_cpu_buf_consume(pmcring_merge_buf(c->m, i), cb->pend[i]);
-		c->rel[i] = cb->pend[i];
-		cb->pend[i] = 0;
-	}
+	for (i = 0; i < c->nr_bufs; i++)
+		cb->ref_from[i] = UINT64_MAX;
+	give_back_all(c);
 }
 
 /* Wait for the batch in flight, if any. */
@@ -143,6 +176,7 @@ static int consumer_run(struct consumer *c, bool wait)
 	err = fmt_flush(c->w, &cb->b);
 	if (err)
 		return err;
+	give_back_all(c);	/* before a wait for the disk */
 	if (!c->use_uring) {
 		err = out_batch_run_sync(&cb->b);
 		if (err) {
@@ -207,7 +241,12 @@ static int consumer_put(struct consumer *c, const struct pmcring_record *r)
 
 static int consumer_take(struct consumer *c, const struct pmcring_record *r)
 {
-	struct out_batch *b = &c->fill->b;
+	struct consumer_batch *cb = c->fill;
+	struct out_batch *b = &cb->b;
+	uint64_t refs = b->ring_refs, gen = b->gen;
+	unsigned int i = r->cpu;	/* the merge's ring index, also for
+					 * uprod rings
+					 */
 	int err;
 
 	/* the per-record path: no fmt_rec, no call through the writer */
@@ -221,15 +260,29 @@ static int consumer_take(struct consumer *c, const struct pmcring_record *r)
 	}
 	if (err)
 		return err;
-	c->fill->b.records++;
+	/* the writer may have run the batch and queued @r into the next */
+	if (c->fill != cb || b->gen != gen)
+		refs = 0;
+	cb = c->fill;
+	b = &cb->b;
+	b->records++;
 	c->st.records++;
 	if (r->type == PMCRING_TYPE_DROPNOTIFY)
 		c->st.drops++;
-	/* r->cpu is the merge's ring index, also for uprod rings */
-	if (r->cpu < c->nr_bufs) {
-		c->fill->pend[r->cpu] = r->end;
-		/* holding half the ring: write, so producers keep room */
-		if (r->end - c->rel[r->cpu] >= c->hold[r->cpu])
+	if (i >= c->nr_bufs)
+		return 0;
+	/* the batch points into the ring: keep the record until it lands */
+	if (b->ring_refs != refs && cb->ref_from[i] == UINT64_MAX)
+		cb->ref_from[i] = c->taken[i];
+	c->taken[i] = r->end;
+	/*
+	 * A quarter of the ring taken: give back what the batches do not
+	 * point to (one fence per quarter ring, not per record).  Still
+	 * keeping half the ring: write, so producers keep room.
+	 */
+	if (r->end - c->rel[i] >= c->hold[i] / 2) {
+		give_back(c, i);
+		if (r->end - c->rel[i] >= c->hold[i])
 			return consumer_run(c, false);
 	}
 	return 0;
@@ -261,6 +314,8 @@ int consumer_drain(struct consumer *c, uint64_t max, uint64_t *n)
 		*n = taken;
 	if (ret < 0)
 		return ret;
+	if (taken)
+		give_back_all(c);	/* before the wait: producers get room */
 	if (out_batch_empty(&c->fill->b))
 		return 0;
 	/*

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The consumer of `pmcring record`: takes records in exact timestamp order
- * from a libpmcring merge, hands them to a format writer, runs the batches
- * (io_uring, or pwritev() with --no-uring) and only then gives the ring
- * space back (data_tail).  Works on a session's rings or on a
- * pmcring_uprod's (the host tests).
+ * from a libpmcring merge, hands them to a format writer and runs the
+ * batches (io_uring, or pwritev() with --no-uring).  Ring space (data_tail)
+ * goes back once a record's bytes are copied into a batch's arena, or once
+ * the batch that points to them in the ring is on disk.  Works on a
+ * session's rings or on a pmcring_uprod's (the host tests).
  */
 #ifndef PMCRING_CONSUMER_H
 #define PMCRING_CONSUMER_H
@@ -44,6 +45,7 @@ int uring_io_wait(struct uring_io *u, uint64_t timeout_ns);
 
 struct consumer_stats {
 	uint64_t	records;	/* records taken from the rings */
+	uint64_t	written;	/* of them, in batches on disk */
 	uint64_t	bytes;		/* bytes written to files */
 	uint64_t	items;		/* records/frames/messages written */
 	uint64_t	drops;		/* DROPNOTIFY records seen */
@@ -56,7 +58,10 @@ struct consumer_stats {
  */
 struct consumer_batch {
 	struct out_batch	b;
-	uint64_t		*pend;		/* per ring: consume up to here */
+	uint64_t		*ref_from;	/* per ring: where the first record
+						 * the batch points to in the ring
+						 * starts; UINT64_MAX: none
+						 */
 };
 
 struct consumer {
@@ -66,8 +71,11 @@ struct consumer {
 	struct consumer_batch	*fill;		/* being filled */
 	struct consumer_batch	*fly;		/* in flight, or NULL */
 	uint64_t		*rel;		/* per ring: given back up to here */
+	uint64_t		*taken;		/* per ring: end of the last record
+						 * taken from it
+						 */
 	uint64_t		*hold;		/* per ring: run the batch when
-						 * holding this many ring bytes
+						 * keeping this many ring bytes
 						 */
 	const char		*err_path;	/* file of a failed write */
 	struct fmt_writer	*w;
@@ -79,7 +87,11 @@ struct consumer {
 	struct consumer_stats	st;
 };
 
-/* Batch size: queued ranges and staging bytes. */
+/*
+ * Batch size: queued ranges and staging bytes.  Two batches: what was
+ * converted into the arenas and is not on disk yet is at most twice
+ * CONSUMER_ARENA.
+ */
 #define CONSUMER_MAX_PUTS	4096u
 #define CONSUMER_ARENA		(2u << 20)
 

@@ -48,6 +48,7 @@ void out_batch_reset(struct out_batch *b)
 	b->bytes = 0;
 	b->records = 0;
 	b->items = 0;
+	b->ring_refs = 0;
 	b->gen++;
 }
 
@@ -184,6 +185,7 @@ static inline bool out_put_ring_fast(struct out_batch *b, struct out_file *f,
 	if (last->ring) {
 		if ((const char *)last->p + last->len == (const char *)p) {
 			last->len += len;
+			b->ring_refs++;
 			goto queued;
 		}
 		if (last->len > OUT_COPY_MAX ||
@@ -248,9 +250,12 @@ int out_put_ring_phase(struct out_batch *b, struct out_file *f,
 		out_copy_last(b);
 	n = b->nr_puts;
 	err = out_put(b, f, phase, p, len);
-	if (!err && b->nr_puts > n)
+	if (err)
+		return err;
+	if (b->nr_puts > n)
 		b->puts[n].ring = true;
-	return err;
+	b->ring_refs++;		/* a new ring range, or one grown */
+	return 0;
 }
 
 int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,

@@ -532,6 +532,15 @@ static void write_error(const struct fmt_opts *fo, const struct consumer *c,
 	else
 		fprintf(stderr, "pmcring: writing %s: %s\n", path,
 			strerror(-err));
+	/*
+	 * Taken from the rings (their space may be back already) but in a
+	 * batch that did not land: lost.  A blob batch may have put some of
+	 * its segments on disk, so this is an upper bound.
+	 */
+	if (c->st.records > c->st.written)
+		fprintf(stderr, "pmcring: %" PRIu64 " records taken from the "
+			"rings were not all written: lost\n",
+			c->st.records - c->st.written);
 }
 
 struct recorder {

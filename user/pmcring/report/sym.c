@@ -3,8 +3,8 @@
  * Symbolization for `pmcring report`: address spaces rebuilt from
  * PROCEXEC/MAP_IN/MAP_OUT/PROCFORK records, ELF symbol tables and DWARF
  * line tables read with elfutils' libdwfl/libdw once per file (detached
- * debug files checked by build id), C++ names demangled, kernel symbols
- * from a kallsyms/System.map file, interned frames.  See sym.h for the
+ * debug files checked by build id), C++ and Rust names demangled, kernel
+ * symbols from a kallsyms/System.map file, interned frames.  See sym.h for the
  * model.
  */
 #define _GNU_SOURCE
@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "rust_demangle.h"
 #include "sym.h"
 
 /* Mappings are page granular; the ELF gABI page size on x86-64/arm64. */
@@ -97,16 +98,22 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
 /* Longer names are left mangled: a bound on the demangler's work. */
 #define SYM_DEMANGLE_MAX	4096
 
-/* The demangled form of @name (malloc'd), or NULL if it is not mangled. */
+/*
+ * The demangled form of @name (malloc'd), or NULL if it is not mangled:
+ * C++ and Rust's legacy names (_Z) by libstdc++, Rust's v0 names (_R) by
+ * rust_demangle.c, whose work and output are bounded.
+ */
 static char *sym_demangle(const char *name)
 {
 	size_t n;
 	char *d;
 	int st;
 
-	if (name[0] != '_' || name[1] != 'Z' ||
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R') ||
 	    strnlen(name, SYM_DEMANGLE_MAX) == SYM_DEMANGLE_MAX)
 		return NULL;
+	if (name[1] == 'R')
+		return rust_demangle_v0(name);
 	d = __cxa_demangle(name, NULL, NULL, &st);
 	if (!d)
 		return NULL;

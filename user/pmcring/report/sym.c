@@ -203,6 +203,12 @@ struct sym_image {
 	struct sym_line	*lines;		/* SYM_LINE_CACHE slots */
 	struct sym_inl	*inl;		/* SYM_INL_CACHE slots */
 	Dwarf		*dw;		/* once sym_image_dwarf() said yes */
+	/* dwz's shared file (.gnu_debugaltlink), opened and checked here */
+	char		*alt;
+	bool		alt_refused;	/* one of another build was found */
+	Dwarf		*alt_dw;
+	Elf		*alt_elf;
+	int		alt_fd;
 	struct sym_cu_fns *cus;		/* function indexes of units seen */
 	size_t		ncus, cus_cap;
 	struct sym_elf_sym *syms;
@@ -696,12 +702,136 @@ static bool sym_elf_has_section(Elf *e, const char *name)
 }
 
 /*
+ * Is @path the dwz file (.gnu_debugaltlink) @im's DWARF refers to, with
+ * build id @id?  If so it becomes im->alt_dw; a file of another build is
+ * refused with a warning.  A dwz file that itself refers to others is not
+ * used (libdw would open those itself).
+ */
+static bool sym_alt_try(struct sym_image *im, const char *path,
+			const void *id, size_t id_len)
+{
+	char want[2 * SYM_BUILD_ID_MAX + 1], got[2 * SYM_BUILD_ID_MAX + 1];
+	const void *fid = NULL;
+	struct stat st;
+	ssize_t len;
+	Dwarf *dw;
+	Elf *e;
+	int fd;
+
+	fd = sym_open_reg(path, &st);
+	if (fd < 0)
+		return false;
+	e = sym_elf_begin(fd);
+	if (!e) {
+		sym_warn(im->ctx, "%s: dwz file of %s is not an ELF file: "
+			 "not used", path, im->path);
+		goto err_fd;
+	}
+	len = dwelf_elf_gnu_build_id(e, &fid);
+	if (len <= 0 || (size_t)len != id_len || memcmp(fid, id, id_len)) {
+		sym_hex(want, sizeof(want), id, id_len);
+		sym_hex(got, sizeof(got), fid, len > 0 ? (size_t)len : 0);
+		sym_warn(im->ctx, "%s: build id %s, not the %s that %s's "
+			 ".gnu_debugaltlink names: a dwz file of another "
+			 "build, not used", path, len > 0 ? got : "(none)",
+			 want, im->path);
+		im->alt_refused = true;
+		goto err_elf;
+	}
+	if (sym_elf_has_section(e, ".gnu_debugaltlink") ||
+	    sym_elf_has_section(e, ".debug_sup"))
+		goto err_elf;
+	dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
+	if (!dw)
+		goto err_elf;
+	im->alt = strdup(path);
+	if (!im->alt) {
+		dwarf_end(dw);
+		goto err_elf;
+	}
+	im->alt_dw = dw;
+	im->alt_elf = e;
+	im->alt_fd = fd;
+	return true;
+err_elf:
+	elf_end(e);
+err_fd:
+	close(fd);
+	return false;
+}
+
+/* sym_alt_try() of --symfs DIR/@path, then of @path. */
+static bool sym_alt_try_fs(struct sym_image *im, const char *path,
+			   const void *id, size_t id_len)
+{
+	const char *symfs = sym_ctx_symfs(im->ctx);
+	char *p;
+	bool ok;
+
+	if (symfs && asprintf(&p, "%s%s", symfs, path) >= 0) {
+		ok = sym_alt_try(im, p, id, id_len);
+		free(p);
+		if (ok)
+			return true;
+	}
+	return sym_alt_try(im, path, id, id_len);
+}
+
+/*
+ * The dwz file of @dw, whose ELF file is @dwfile, found as libdw would
+ * look for it, but opened without blocking and checked by build id:
+ *	/usr/lib/debug/.build-id/xx/yyyy.debug	(its build id xxyyyy)
+ *	NAME, if absolute, else DIR/NAME	(.gnu_debugaltlink's NAME,
+ *						 DIR that of @dwfile)
+ * each under --symfs first.  On success, set as @dw's alternate.
+ */
+static bool sym_image_alt(struct sym_image *im, Dwarf *dw, const char *dwfile)
+{
+	char hex[2 * SYM_BUILD_ID_MAX + 1], *p = NULL;
+	const char *name, *slash;
+	const void *id;
+	ssize_t len;
+	bool ok = false;
+
+	len = dwelf_dwarf_gnu_debugaltlink(dw, &name, &id);
+	if (len <= 0 || len > SYM_BUILD_ID_MAX)
+		return false;
+	sym_hex(hex, sizeof(hex), id, (size_t)len);
+	if (asprintf(&p, "%s/%.2s/%s.debug", SYM_DEBUG_DIR, hex, hex + 2) >= 0) {
+		ok = sym_alt_try_fs(im, p, id, (size_t)len);
+		free(p);
+	}
+	if (!ok && name[0] == '/') {
+		ok = sym_alt_try_fs(im, name, id, (size_t)len);
+	} else if (!ok && name[0]) {
+		slash = strrchr(dwfile, '/');
+		if (asprintf(&p, "%.*s%s", slash ? (int)(slash - dwfile + 1) : 0,
+			     dwfile, name) >= 0) {
+			ok = sym_alt_try(im, p, id, (size_t)len);
+			free(p);
+		}
+	}
+	if (!ok) {
+		if (!im->alt_refused)
+			sym_warn(im->ctx, "%s: the dwz file %s (build id %s) its "
+				 "DWARF refers to is not found: no source "
+				 "lines", im->path, name, hex);
+		return false;
+	}
+	dwarf_setalt(dw, im->alt_dw);
+	return true;
+}
+
+/*
  * The image's DWARF, for source lines, once checked safe to use.  libdw
  * opens two kinds of files by names written in the DWARF itself, with a
  * blocking open(): split DWARF units (.dwo, DW_AT_dwo_name) and dwz's
  * shared file (.gnu_debugaltlink, .debug_sup).  A recording-named file may
- * be crafted to point them at a FIFO, so DWARF that needs either is not
- * used: its frames have symbols but no source lines.
+ * be crafted to point them at a FIFO.  dwz's .gnu_debugaltlink file is
+ * found and checked here (sym_image_alt()) and given to libdw before it
+ * reads any DIE, so that libdw never looks for it; DWARF that needs
+ * another such file is not used: its frames have symbols but no source
+ * lines.
  */
 static bool sym_image_dwarf(struct sym_image *im)
 {
@@ -723,8 +853,10 @@ static bool sym_image_dwarf(struct sym_image *im)
 	if (!dw || bias)
 		return false;
 	e = dwarf_getelf(dw);
-	if (!e || sym_elf_has_section(e, ".gnu_debugaltlink") ||
-	    sym_elf_has_section(e, ".debug_sup"))
+	if (!e || sym_elf_has_section(e, ".debug_sup"))
+		return false;
+	if (sym_elf_has_section(e, ".gnu_debugaltlink") &&
+	    !sym_image_alt(im, dw, im->debug ? im->debug : im->file))
 		return false;
 	while (dwarf_get_units(dw, cu, &next, &ver, &ut, NULL, NULL) == 0) {
 		if (ut == DW_UT_skeleton || ut == DW_UT_split_compile ||
@@ -895,6 +1027,13 @@ struct sym_ctx *sym_new(void)
 static void sym_image_free(struct sym_image *im)
 {
 	dwfl_end(im->dwfl);
+	/* after the main Dwarf, which refers to it (dwarf_setalt) */
+	if (im->alt_dw) {
+		dwarf_end(im->alt_dw);
+		elf_end(im->alt_elf);
+		close(im->alt_fd);
+	}
+	free(im->alt);
 	while (im->ncus)
 		free(im->cus[--im->ncus].v);
 	free(im->cus);

@@ -11,11 +11,13 @@
  * build, by either route, never used and warned about; a program
  * changed after the recording mapped it, warned about; and Debian's
  * -dbgsym layout, DWARF that dwz moved to /usr/lib/debug/.dwz/ (lines
- * through it, none and a warning without it or with another build's).
+ * through it, none and a warning without it or with another build's);
+ * the build ids kept beside a recording (FILE.buildids).
  */
 #include <sys/stat.h>
 #include <time.h>
 #include "test_report_common.h"
+#include "../pmcring/report/buildid.h"
 #include "../pmcring/report/sym.h"
 
 /* The program; the line numbers below are its own. */
@@ -536,6 +538,73 @@ static void check_dwz(const char *exe, const char *other, uint64_t spin,
 	   src2);
 }
 
+/*
+ * The build ids a recording keeps beside it (FILE.buildids, written as
+ * `pmcring record` does at its end): the recorded build gets its symbols
+ * without the age warning its mtime would give; the program rebuilt since
+ * gets none, and a warning; a list of another recording is not used.
+ */
+static void check_build_ids(const char *exe, const char *other,
+			    uint64_t spin)
+{
+	char prog[512], log[512], side[600], hex[160], want[2048], got[2048];
+	uint64_t start, rt = (uint64_t)time(NULL) - 3600;
+	unsigned int n = 0;
+	ssize_t len;
+	char *out;
+	int rc, fd;
+
+	snprintf(prog, sizeof(prog), "%s/bidprog", dir);
+	snprintf(log, sizeof(log), "%s/bid.pmclog", dir);
+	snprintf(side, sizeof(side), "%s.buildids", log);
+	sh("cp %s %s", exe, prog);
+	/* recorded "an hour before" the copy's mtime, but of this build */
+	write_log_rt(log, prog, spin + 2, &start, rt);
+	CHECK(!buildid_sidecar_write(log, &n) && n == 1, "%u entries", n);
+	build_id(prog, hex, sizeof(hex));
+	snprintf(want, sizeof(want), "pmcring-buildids 1 %" PRIu64 "000000000\n"
+		 "%s %s\n", rt, hex, prog);
+	fd = open(side, O_RDONLY);
+	REQUIRE(fd >= 0, "%s: %s", side, strerror(errno));
+	len = read(fd, got, sizeof(got) - 1);
+	close(fd);
+	got[len > 0 ? len : 0] = 0;
+	CHECK(!strcmp(got, want), "%s:\n%s, not\n%s", side, got, want);
+	out = run_report(&rc, log, NULL);
+	CHECK(rc == 0 && strstr(out, SPIN) && !strstr(out, "WARNING"),
+	      "recorded build:\n%s", out);
+	free(out);
+
+	/* rebuilt since the recording: same names, another build */
+	sh("cp %s %s", other, prog);
+	out = run_report(&rc, log, NULL);
+	CHECK(rc == 0 && strstr(out, "# WARNING: ") &&
+	      strstr(out, "rebuilt since the recording") && strstr(out, hex) &&
+	      !strstr(out, SPIN) && strstr(out, "[unknown] bidprog+0x"),
+	      "rebuilt program:\n%s", out);
+	free(out);
+	out = run_script(&rc, log, NULL);
+	CHECK(rc == 0 && !strstr(out, SPIN), "script, rebuilt:\n%s", out);
+	free(out);
+
+	/* a new recording of that name, the old list left beside it */
+	write_log_rt(log, prog, spin + 2, &start, rt + 7200);
+	out = run_report(&rc, log, NULL);
+	CHECK(rc == 0 && strstr(out, "build ids of a recording started at") &&
+	      strstr(out, SPIN), "another recording's list:\n%s", out);
+	free(out);
+
+	/* not a list: not used, the report goes on */
+	write_file(side, "pmcring-buildids 1 x\n", 21);
+	out = run_report(&rc, log, NULL);
+	CHECK(rc == 0 && strstr(out, SPIN), "malformed list:\n%s", out);
+	free(out);
+	buildid_sidecar_remove(log);
+	CHECK(access(side, F_OK), "%s not removed", side);
+	unlink(log);
+	unlink(prog);
+}
+
 int main(void)
 {
 	char src[512], exe[512], other[512], other_dbg[512], clang_exe[512];
@@ -575,6 +644,7 @@ int main(void)
 	check_inline(exe);
 	check_debuglink(exe, other_dbg, spin);
 	check_build_id_dir(exe, other_dbg, spin);
+	check_build_ids(exe, other, spin);
 	if (!system("dwz --version >/dev/null 2>&1"))
 		check_dwz(exe, other, spin, size);
 	else if (getenv("CI"))		/* make deps installs it */

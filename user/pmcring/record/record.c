@@ -25,6 +25,7 @@
 #endif
 
 #include "../cmd.h"
+#include "../report/buildid.h"
 #include "consumer.h"
 #include "opts.h"
 
@@ -760,6 +761,9 @@ static int record_setup(struct recorder *r)
 	target_name(&r->o, r->target, sizeof(r->target));
 	r->fo.kind = r->o.kind;
 	r->fo.path = r->o.output ? r->o.output : default_output(r->o.kind);
+	/* a build id list left by an earlier recording of that name */
+	if (r->fo.kind == FMT_PMCLOG)
+		buildid_sidecar_remove(r->fo.path);
 	r->fo.nr_cpus = pmcring_nr_cpus(r->s);
 	r->fo.target = r->target;
 	cpuid_string(r->fo.cpuid, sizeof(r->fo.cpuid));
@@ -904,6 +908,9 @@ int cmd_record(int argc, char **argv)
 				"their CPU: merged in order, written with their "
 				"own timestamp\n", back);
 	}
+	/* the build ids of the files it maps, once they all are written */
+	if (!ret && r->fo.kind == FMT_PMCLOG)
+		buildid_sidecar_record(r->fo.path);
 	/* The exit status is the command's, as with time(1), unless we failed. */
 	if (r->ch.pid > 0 && r->ch.go_fd < 0) {
 		if (!child_sig && !child_poll(&r->ch)) {	/* we failed */

@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "buildid.h"
 #include "rust_demangle.h"
 #include "sym.h"
 
@@ -84,6 +85,9 @@ struct sym_ctx;
 static const char *sym_ctx_symfs(const struct sym_ctx *c);
 static void sym_check_age(struct sym_ctx *c, const char *path,
 			  const struct stat *st);
+static int sym_recorded_bid(struct sym_ctx *c, const char *path,
+			    const unsigned char **id, size_t *len);
+static void sym_bids_free(struct sym_ctx *c);
 
 /* ---- demangling ---- */
 
@@ -569,7 +573,10 @@ static int sym_image_read_syms(struct sym_image *im)
 
 static void sym_image_load(struct sym_image *im)
 {
+	const unsigned char *rid;
 	const void *id = NULL;
+	size_t rlen;
+	int rec;
 	struct stat st;
 	void **ud;
 	GElf_Ehdr eh;
@@ -585,9 +592,9 @@ static void sym_image_load(struct sym_image *im)
 		return;
 	im->dev = st.st_dev;
 	im->ino = st.st_ino;
-	sym_check_age(im->ctx, im->file, &st);
 	e = sym_elf_begin(fd);
 	if (!e) {
+		sym_check_age(im->ctx, im->file, &st);
 		close(fd);
 		return;
 	}
@@ -600,6 +607,26 @@ static void sym_image_load(struct sym_image *im)
 		im->bid_len = len;
 	}
 	elf_end(e);
+	/*
+	 * The build id recorded with the recording (FILE.buildids) says
+	 * for sure whether this is the recorded file: no need to guess from
+	 * its age, and a file of another build gives no symbols.
+	 */
+	rec = sym_recorded_bid(im->ctx, im->path, &rid, &rlen);
+	if (rec && (rlen != im->bid_len || memcmp(rid, im->bid, rlen))) {
+		char want[2 * SYM_BUILD_ID_MAX + 1], got[2 * SYM_BUILD_ID_MAX + 1];
+
+		sym_hex(want, sizeof(want), rid, rlen);
+		sym_hex(got, sizeof(got), im->bid, im->bid_len);
+		sym_warn(im->ctx, "%s: build id %s, not the %s recorded: "
+			 "rebuilt since the recording, its symbols are not "
+			 "used", im->file, im->bid_len ? got : "(none)", want);
+		im->has_syms = false;
+		close(fd);
+		return;
+	}
+	if (!rec)
+		sym_check_age(im->ctx, im->file, &st);
 	im->dwfl = dwfl_begin(&sym_dwfl_callbacks);
 	if (!im->dwfl) {
 		close(fd);
@@ -1001,6 +1028,16 @@ struct sym_ctx {
 	/* the recording's wall clock: rt_ns at ts0; now: the record's ts */
 	bool		has_clock;
 	uint64_t	ts0, rt0, now;
+	/* FILE.buildids: sorted by path, used once the start matched */
+	struct sym_bid {
+		char		*path;
+		unsigned char	id[SYM_BUILD_ID_MAX];
+		size_t		len;
+	}		*bids;
+	size_t		nbids, bids_cap;
+	char		*bids_file;
+	uint64_t	bids_start;
+	int8_t		bids_state;	/* 0 not checked, 1 ok, -1 not used */
 	/* warnings about the files read, each once */
 	char		**warns;
 	size_t		nwarns, warns_cap;
@@ -1054,6 +1091,7 @@ void sym_free(struct sym_ctx *c)
 
 	if (!c)
 		return;
+	sym_bids_free(c);
 	for (i = 0; i < c->nframes; i++)
 		free(c->frames[i]);
 	free(c->frames);
@@ -1124,6 +1162,129 @@ void sym_set_clock(struct sym_ctx *c, uint64_t ts, uint64_t rt_ns)
 	c->ts0 = ts;
 	c->rt0 = rt_ns;
 	c->now = ts;
+	/* the build ids are of this recording only if it started then */
+	if (c->bids_file && !c->bids_state) {
+		c->bids_state = rt_ns && rt_ns == c->bids_start ? 1 : -1;
+		if (c->bids_state < 0)
+			sym_warn(c, "%s: build ids of a recording started at "
+				 "%" PRIu64 " ns, not this one's %" PRIu64
+				 ": not used", c->bids_file, c->bids_start,
+				 rt_ns);
+	}
+}
+
+static int sym_bid_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct sym_bid *)a)->path,
+		      ((const struct sym_bid *)b)->path);
+}
+
+static int sym_bid_add(void *arg, const char *path, size_t path_len,
+		       const unsigned char *id, size_t id_len)
+{
+	struct sym_ctx *c = arg;
+	struct sym_bid *v;
+
+	if (id_len > SYM_BUILD_ID_MAX)
+		return -EINVAL;
+	v = sym_grow(c->bids, &c->bids_cap, c->nbids + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	c->bids = v;
+	v += c->nbids;
+	v->path = strndup(path, path_len);
+	if (!v->path)
+		return -ENOMEM;
+	memcpy(v->id, id, id_len);
+	v->len = id_len;
+	c->nbids++;
+	return 0;
+}
+
+static void sym_bids_free(struct sym_ctx *c)
+{
+	while (c->nbids)
+		free(c->bids[--c->nbids].path);
+	free(c->bids);
+	c->bids = NULL;
+	c->bids_cap = 0;
+	free(c->bids_file);
+	c->bids_file = NULL;
+}
+
+int sym_load_build_ids(struct sym_ctx *c, const char *path)
+{
+	struct stat st;
+	uint64_t start = 0;
+	ssize_t got;
+	size_t len = 0;
+	char *buf;
+	int fd, err;
+
+	fd = sym_open_reg(path, &st);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -EINVAL;
+	if (st.st_size <= 0 || (uint64_t)st.st_size > BUILDID_FILE_MAX) {
+		close(fd);
+		return -EINVAL;
+	}
+	buf = malloc((size_t)st.st_size);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (len < (size_t)st.st_size &&
+	       (got = read(fd, buf + len, (size_t)st.st_size - len)) > 0)
+		len += (size_t)got;
+	close(fd);
+	sym_bids_free(c);
+	err = buildid_parse(buf, len, &start, sym_bid_add, c);
+	free(buf);
+	if (!err) {
+		c->bids_file = strdup(path);
+		if (!c->bids_file)
+			err = -ENOMEM;
+	}
+	if (err) {
+		sym_bids_free(c);
+		return err;
+	}
+	if (c->nbids)		/* qsort(NULL, 0, ...) is undefined */
+		qsort(c->bids, c->nbids, sizeof(*c->bids), sym_bid_cmp);
+	c->bids_start = start;
+	c->bids_state = 0;
+	return 0;
+}
+
+void sym_load_build_ids_of(struct sym_ctx *c, const char *log,
+			   const char *who)
+{
+	char *p;
+	int err;
+
+	if (asprintf(&p, "%s.buildids", log) < 0)
+		return;
+	err = sym_load_build_ids(c, p);
+	if (err && err != -ENOENT)
+		fprintf(stderr, "%s: %s: %s: not used\n", who, p,
+			err == -EINVAL ? "not a build id list" : strerror(-err));
+	free(p);
+}
+
+/* The build id recorded for @path, once known to be this recording's. */
+static int sym_recorded_bid(struct sym_ctx *c, const char *path,
+			    const unsigned char **id, size_t *len)
+{
+	struct sym_bid key = { .path = (char *)path }, *b;
+
+	if (c->bids_state <= 0 || !c->nbids)
+		return 0;
+	b = bsearch(&key, c->bids, c->nbids, sizeof(*c->bids), sym_bid_cmp);
+	if (!b)
+		return 0;
+	*id = b->id;
+	*len = b->len;
+	return 1;
 }
 
 void sym_set_time(struct sym_ctx *c, uint64_t ts)

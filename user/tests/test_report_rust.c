@@ -38,6 +38,10 @@ static const struct {
 	{ "_RINvCs1234_7mycrate3fooKanb_E", "mycrate::foo::<-11>" },
 	{ "_RINvCs1234_7mycrate3fooKb1_E", "mycrate::foo::<true>" },
 	{ "_RINvCs1234_7mycrate3fooKc61_E", "mycrate::foo::<'a'>" },
+	/* chars as Rust's escape_debug shows them (libiberty: ''') */
+	{ "_RINvC1a1fKca_E", "a::f::<'\\n'>" },
+	{ "_RINvC1a1fKc27_E", "a::f::<'\\''>" },
+	{ "_RINvC1a1fKc10a_E", "a::f::<'\\u{10a}'>" },
 	{ "_RINvCs1234_7mycrate3fooKpE", "mycrate::foo::<_>" },
 	/* function pointers, binders */
 	{ "_RINvCs1234_7mycrate3fooFEuE", "mycrate::foo::<fn()>" },

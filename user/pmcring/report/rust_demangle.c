@@ -663,6 +663,13 @@ static void rdm_const_data(struct rdm *d, char ty)
 			b[1] = (char)v;
 			b[2] = '\'';
 			rdm_put(d, b, 3);
+		} else if (v && v < 0x80 && strchr("\t\n\r'\\", (int)v)) {
+			/* Rust's char::escape_debug */
+			rdm_puts(d, v == '\t' ? "'\\t'" : v == '\n' ? "'\\n'" :
+				    v == '\r' ? "'\\r'" : v == '\'' ? "'\\''" :
+				    "'\\\\'");
+		} else if (!v) {
+			rdm_puts(d, "'\\0'");
 		} else {
 			rdm_put(d, b, (size_t)snprintf(b, sizeof(b), "'\\u{%x}'",
 						       (unsigned int)v));

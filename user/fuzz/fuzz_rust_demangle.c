@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* one translation unit: the generic fuzz rule links libpmcring.a only */
-#include "../pmcring/report/rust_demangle.c"
+#include "../pmcring/report/rust_demangle.h"
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 

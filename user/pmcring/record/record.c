@@ -852,6 +852,7 @@ int cmd_record(int argc, char **argv)
 	struct sigaction sa = { .sa_sigaction = on_signal,
 				.sa_flags = SA_SIGINFO };
 	int child_sig = 0;
+	char *bid_log = NULL;
 	char err[256];
 	int ret;
 
@@ -908,9 +909,9 @@ int cmd_record(int argc, char **argv)
 				"their CPU: merged in order, written with their "
 				"own timestamp\n", back);
 	}
-	/* the build ids of the files it maps, once they all are written */
+	/* the build ids of the files it maps, once the module is let go */
 	if (!ret && r->fo.kind == FMT_PMCLOG)
-		buildid_sidecar_record(r->fo.path);
+		bid_log = strdup(r->fo.path);
 	/* The exit status is the command's, as with time(1), unless we failed. */
 	if (r->ch.pid > 0 && r->ch.go_fd < 0) {
 		if (!child_sig && !child_poll(&r->ch)) {	/* we failed */
@@ -923,5 +924,8 @@ int cmd_record(int argc, char **argv)
 	}
 	record_cleanup(r);
 	free(r);
+	if (bid_log)
+		buildid_sidecar_record(bid_log);
+	free(bid_log);
 	return ret;
 }

@@ -49,7 +49,7 @@ endif
 DEB_PKGS := gcc make libc6-dev pkg-config perl python3 xz-utils kmod rsync \
 	    clang libclang-rt-14-dev chromium dkms \
 	    libelf-dev libdw-dev zlib1g-dev liblzma-dev libbz2-dev g++ \
-	    libpfm4-dev libjson-c-dev \
+	    libpfm4-dev libjson-c-dev rustc dwz \
 	    libbpf-dev bpftool libzstd-dev linux-perf trace-cmd \
 	    qemu-system-x86 busybox-static cpio liburing-dev linux-source-6.1 \
 	    flex bison bc libssl-dev \

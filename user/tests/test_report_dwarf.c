@@ -8,12 +8,16 @@
  * inlined function as a frame with --inline (report and script); its
  * stripped copy symbolized through .gnu_debuglink and through
  * /usr/lib/debug/.build-id/ (under --symfs); a debug file of another
- * build, by either route, never used and warned about; and a program
- * changed after the recording mapped it, warned about.
+ * build, by either route, never used and warned about; a program
+ * changed after the recording mapped it, warned about; and Debian's
+ * -dbgsym layout, DWARF that dwz moved to /usr/lib/debug/.dwz/ (lines
+ * through it, none and a warning without it or with another build's);
+ * the build ids kept beside a recording (FILE.buildids).
  */
 #include <sys/stat.h>
 #include <time.h>
 #include "test_report_common.h"
+#include "../pmcring/report/buildid.h"
 #include "../pmcring/report/sym.h"
 
 /* The program; the line numbers below are its own. */
@@ -395,6 +399,212 @@ static void check_build_id_dir(const char *exe, const char *other_dbg,
 	sh("rm -rf %s %s", fs, s);
 }
 
+/* Every byte of spin() in @im has the line addr2line gives in @orig. */
+static void check_lines_as(struct sym_image *im, const char *orig,
+			   uint64_t spin, uint64_t size)
+{
+	char cmd[4096], in[600], want[512], got[512];
+	unsigned int same = 0;
+	const char *file;
+	FILE *f, *out;
+	uint64_t a;
+	int line;
+
+	snprintf(in, sizeof(in), "%s/addrs", dir);
+	f = fopen(in, "w");
+	REQUIRE(f, "%s", in);
+	for (a = spin; a < spin + size; a++)
+		fprintf(f, "%" PRIx64 "\n", a);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "addr2line -e %s < %s", orig, in);
+	out = popen(cmd, "r");
+	REQUIRE(out, "%s", cmd);
+	for (a = spin; a < spin + size && fgets(want, sizeof(want), out); a++) {
+		want[strcspn(want, "\n")] = 0;
+		want[strcspn(want, " ")] = 0;
+		if (sym_image_srcline(im, a, &file, &line))
+			snprintf(got, sizeof(got), "%s:%d", file, line);
+		else
+			snprintf(got, sizeof(got), "??:0");
+		CHECK(!strcmp(got, want), "%#" PRIx64 ": %s, addr2line %s", a,
+		      got, want);
+		same += !strcmp(got, want);
+	}
+	pclose(out);
+	unlink(in);
+	CHECK(same == size, "%u of %" PRIu64 " lines as addr2line's", same,
+	      size);
+}
+
+/*
+ * Debian's -dbgsym layout: dwz run on two programs (moving their common
+ * DWARF into /usr/lib/debug/.dwz/NAME, named by .gnu_debugaltlink), then
+ * the debug files split off under .build-id/, all under --symfs.  The
+ * lines come through the dwz file; without it, or with a dwz file of
+ * another build, there are symbols, no lines, and a warning.
+ */
+static void check_dwz(const char *exe, const char *other, uint64_t spin,
+		      uint64_t size)
+{
+	static const char alt_name[] = "/usr/lib/debug/.dwz/pmcring-test.debug";
+	static const char osrc[] = "struct Other { int x; double y; };\n"
+				   "Other o;\nint main() { return o.x; }\n";
+	char fs[512], d1[512], d2[512], bare[512], hex[160], dbg[2048];
+	char alt[1024], src2[512], line[512], want[600], cmd[4096], log[512];
+	struct sym_ctx *c;
+	struct sym_image *im;
+	const char *name, *file;
+	uint64_t start;
+	char *out;
+	int ln, rc;
+
+	snprintf(fs, sizeof(fs), "%s/dwzfs", dir);
+	snprintf(d1, sizeof(d1), "%s/dwz1", dir);
+	snprintf(d2, sizeof(d2), "%s/dwz2", dir);
+	snprintf(bare, sizeof(bare), "%s/dwzbare", dir);
+	snprintf(alt, sizeof(alt), "%s%s", fs, alt_name);
+	sh("mkdir -p %s/usr/lib/debug/.dwz && cp %s %s && cp %s %s && "
+	   "dwz -m %s -M %s %s %s", fs, exe, d1, other, d2, alt, alt_name, d1,
+	   d2);
+	build_id(d1, hex, sizeof(hex));
+	snprintf(dbg, sizeof(dbg), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
+		 fs, hex, hex + 2);
+	sh("mkdir -p $(dirname %s) && objcopy --only-keep-debug %s %s && "
+	   "strip --strip-all -o %s %s", dbg, d1, dbg, bare, d1);
+	/* dwz did move DWARF out, which addr2line cannot follow here */
+	sh("readelf -S %s 2>/dev/null | grep -q gnu_debugaltlink", dbg);
+
+	c = sym_new();
+	REQUIRE(c && !sym_set_symfs(c, fs) && (im = sym_image_get(c, bare)),
+		"image");
+	name = sym_image_lookup(im, spin + 1);
+	CHECK(name && !strcmp(name, SPIN), "dwz: %s", name ? name : "NULL");
+	check_lines_as(im, exe, spin, size);
+	CHECK(!sym_nr_warnings(c), "warning: %s", sym_warning(c, 0));
+	sym_free(c);
+
+	/* the report, as Debian's packages would be read */
+	snprintf(log, sizeof(log), "%s/dwz.pmclog", dir);
+	write_log(log, bare, spin, &start);
+	snprintf(cmd, sizeof(cmd), "addr2line -e %s %" PRIx64 " | sed "
+		 "'s,.*/,,; s, .*,,'", exe, spin + 2);
+	sh_line(line, sizeof(line), cmd);
+	snprintf(want, sizeof(want), "%s\n", line);
+	out = run_report(&rc, "--symfs", fs, "--sort", "srcline", log, NULL);
+	CHECK(rc == 0 && strstr(out, want) && !strstr(out, "??") &&
+	      !strstr(out, "WARNING"), "dwz --sort srcline, want %s:\n%s",
+	      line, out);
+	printf("# dwz: --sort srcline gives %s through %s\n", line, alt_name);
+	free(out);
+
+	/* no dwz file: symbols, no lines, a warning naming it */
+	sh("mv %s %s.away", alt, alt);
+	c = sym_new();
+	REQUIRE(c && !sym_set_symfs(c, fs) && (im = sym_image_get(c, bare)),
+		"image");
+	name = sym_image_lookup(im, spin + 1);
+	CHECK(name && !strcmp(name, SPIN), "dwz missing: %s",
+	      name ? name : "NULL");
+	CHECK(!sym_image_srcline(im, spin + 1, &file, &ln),
+	      "a line without the dwz file: %s:%d", file, ln);
+	CHECK(sym_nr_warnings(c) == 1 && strstr(sym_warning(c, 0), alt_name) &&
+	      strstr(sym_warning(c, 0), "not found"), "%zu warnings: %s",
+	      sym_nr_warnings(c), sym_nr_warnings(c) ? sym_warning(c, 0) : "");
+	sym_free(c);
+
+	/* a dwz file of other programs under the same name */
+	snprintf(src2, sizeof(src2), "%s/o.cpp", dir);
+	write_file(src2, osrc, strlen(osrc));
+	sh("g++ -g -o %s/o1 %s && cp %s/o1 %s/o2 && dwz -m %s -M %s %s/o1 "
+	   "%s/o2", dir, src2, dir, dir, alt, alt_name, dir, dir);
+	c = sym_new();
+	REQUIRE(c && !sym_set_symfs(c, fs) && (im = sym_image_get(c, bare)),
+		"image");
+	CHECK(!sym_image_srcline(im, spin + 1, &file, &ln),
+	      "a line through another build's dwz file: %s:%d", file, ln);
+	CHECK(sym_nr_warnings(c) == 1 && strstr(sym_warning(c, 0), alt) &&
+	      strstr(sym_warning(c, 0), "another build"), "%zu warnings: %s",
+	      sym_nr_warnings(c), sym_nr_warnings(c) ? sym_warning(c, 0) : "");
+	sym_free(c);
+	out = run_report(&rc, "--symfs", fs, "--sort", "srcline", log, NULL);
+	CHECK(rc == 0 && strstr(out, "# WARNING: ") &&
+	      strstr(out, "a dwz file of another build") && strstr(out, "??"),
+	      "report with another build's dwz file:\n%s", out);
+	free(out);
+	unlink(log);
+	if (getenv("TEST_REPORT_KEEP"))
+		return;
+	sh("rm -rf %s %s %s %s %s/o1 %s/o2 %s", fs, d1, d2, bare, dir, dir,
+	   src2);
+}
+
+/*
+ * The build ids a recording keeps beside it (FILE.buildids, written as
+ * `pmcring record` does at its end): the recorded build gets its symbols
+ * without the age warning its mtime would give; the program rebuilt since
+ * gets none, and a warning; a list of another recording is not used.
+ */
+static void check_build_ids(const char *exe, const char *other,
+			    uint64_t spin)
+{
+	char prog[512], log[512], side[600], hex[160], want[2048], got[2048];
+	uint64_t start, rt = (uint64_t)time(NULL) - 3600;
+	unsigned int n = 0;
+	ssize_t len;
+	char *out;
+	int rc, fd;
+
+	snprintf(prog, sizeof(prog), "%s/bidprog", dir);
+	snprintf(log, sizeof(log), "%s/bid.pmclog", dir);
+	snprintf(side, sizeof(side), "%s.buildids", log);
+	sh("cp %s %s", exe, prog);
+	/* recorded "an hour before" the copy's mtime, but of this build */
+	write_log_rt(log, prog, spin + 2, &start, rt);
+	CHECK(!buildid_sidecar_write(log, &n) && n == 1, "%u entries", n);
+	build_id(prog, hex, sizeof(hex));
+	snprintf(want, sizeof(want), "pmcring-buildids 1 %" PRIu64 "000000000\n"
+		 "%s %s\n", rt, hex, prog);
+	fd = open(side, O_RDONLY);
+	REQUIRE(fd >= 0, "%s: %s", side, strerror(errno));
+	len = read(fd, got, sizeof(got) - 1);
+	close(fd);
+	got[len > 0 ? len : 0] = 0;
+	CHECK(!strcmp(got, want), "%s:\n%s, not\n%s", side, got, want);
+	out = run_report(&rc, log, NULL);
+	CHECK(rc == 0 && strstr(out, SPIN) && !strstr(out, "WARNING"),
+	      "recorded build:\n%s", out);
+	free(out);
+
+	/* rebuilt since the recording: same names, another build */
+	sh("cp %s %s", other, prog);
+	out = run_report(&rc, log, NULL);
+	CHECK(rc == 0 && strstr(out, "# WARNING: ") &&
+	      strstr(out, "rebuilt since the recording") && strstr(out, hex) &&
+	      !strstr(out, SPIN) && strstr(out, "[unknown] bidprog+0x"),
+	      "rebuilt program:\n%s", out);
+	free(out);
+	out = run_script(&rc, log, NULL);
+	CHECK(rc == 0 && !strstr(out, SPIN), "script, rebuilt:\n%s", out);
+	free(out);
+
+	/* a new recording of that name, the old list left beside it */
+	write_log_rt(log, prog, spin + 2, &start, rt + 7200);
+	out = run_report(&rc, log, NULL);
+	CHECK(rc == 0 && strstr(out, "build ids of a recording started at") &&
+	      strstr(out, SPIN), "another recording's list:\n%s", out);
+	free(out);
+
+	/* not a list: not used, the report goes on */
+	write_file(side, "pmcring-buildids 1 x\n", 21);
+	out = run_report(&rc, log, NULL);
+	CHECK(rc == 0 && strstr(out, SPIN), "malformed list:\n%s", out);
+	free(out);
+	buildid_sidecar_remove(log);
+	CHECK(access(side, F_OK), "%s not removed", side);
+	unlink(log);
+	unlink(prog);
+}
+
 int main(void)
 {
 	char src[512], exe[512], other[512], other_dbg[512], clang_exe[512];
@@ -434,6 +644,14 @@ int main(void)
 	check_inline(exe);
 	check_debuglink(exe, other_dbg, spin);
 	check_build_id_dir(exe, other_dbg, spin);
+	check_build_ids(exe, other, spin);
+	if (!system("dwz --version >/dev/null 2>&1"))
+		check_dwz(exe, other, spin, size);
+	else if (getenv("CI"))		/* make deps installs it */
+		CHECK(0, "no dwz in CI: make deps must install it");
+	else
+		printf("# no dwz (make deps installs it): dwz files not "
+		       "tested\n");
 
 	if (getenv("TEST_REPORT_KEEP")) {
 		fprintf(stderr, "kept %s\n", dir);

@@ -25,6 +25,7 @@
 #endif
 
 #include "../cmd.h"
+#include "../report/buildid.h"
 #include "consumer.h"
 #include "opts.h"
 
@@ -769,6 +770,9 @@ static int record_setup(struct recorder *r)
 	target_name(&r->o, r->target, sizeof(r->target));
 	r->fo.kind = r->o.kind;
 	r->fo.path = r->o.output ? r->o.output : default_output(r->o.kind);
+	/* a build id list left by an earlier recording of that name */
+	if (r->fo.kind == FMT_PMCLOG)
+		buildid_sidecar_remove(r->fo.path);
 	r->fo.nr_cpus = pmcring_nr_cpus(r->s);
 	r->fo.target = r->target;
 	cpuid_string(r->fo.cpuid, sizeof(r->fo.cpuid));
@@ -888,6 +892,7 @@ int cmd_record(int argc, char **argv)
 	struct sigaction sa = { .sa_sigaction = on_signal,
 				.sa_flags = SA_SIGINFO };
 	int child_sig = 0;
+	char *bid_log = NULL;
 	char err[256];
 	int ret;
 
@@ -945,6 +950,9 @@ int cmd_record(int argc, char **argv)
 				"their CPU: merged in order, written with their "
 				"own timestamp\n", back);
 	}
+	/* the build ids of the files it maps, once the module is let go */
+	if (!ret && r->fo.kind == FMT_PMCLOG)
+		bid_log = strdup(r->fo.path);
 	/* The exit status is the command's, as with time(1), unless we failed. */
 	if (r->ch.pid > 0 && r->ch.go_fd < 0) {
 		if (!child_sig && !child_poll(&r->ch)) {	/* we failed */
@@ -957,5 +965,8 @@ int cmd_record(int argc, char **argv)
 	}
 	record_cleanup(r);
 	free(r);
+	if (bid_log)
+		buildid_sidecar_record(bid_log);
+	free(bid_log);
 	return ret;
 }

@@ -294,6 +294,7 @@ int report_read(struct report *r, const char *path, const char *who)
 		fmt_unmap_file(im.p, im.len);
 		return -EINVAL;
 	}
+	sym_load_build_ids_of(report_sym(c.r), c.path, "pmcring report");
 	if (c.kind == FMT_PMCLOG)
 		err = report_cmd_pmclog(&c);
 	else
@@ -631,6 +632,7 @@ int cmd_report(int argc, char **argv)
 		err = -EINVAL;
 		goto out;
 	}
+	sym_load_build_ids_of(report_sym(c.r), c.path, "pmcring report");
 	if (c.kind == FMT_PMCLOG)
 		err = report_cmd_pmclog(&c);
 	else

@@ -285,8 +285,10 @@ int cmd_script(int argc, char **argv)
 				"read without privilege)" : strerror(-err));
 		err = ksyms_must && err != -ENODATA ? err : 0;
 	}
-	if (!err)
+	if (!err) {
+		sym_load_build_ids_of(report_sym(sc.r), path, "pmcring script");
 		err = report_read(sc.r, path, "pmcring script");
+	}
 	if (!err && sc.event && !sc.samples &&
 	    report_select_event(sc.r, sc.event)) {
 		fprintf(stderr, "pmcring script: %s: no samples of event '%s'\n",

@@ -3,8 +3,8 @@
  * Symbolization for `pmcring report`: address spaces rebuilt from
  * PROCEXEC/MAP_IN/MAP_OUT/PROCFORK records, ELF symbol tables and DWARF
  * line tables read with elfutils' libdwfl/libdw once per file (detached
- * debug files checked by build id), C++ names demangled, kernel symbols
- * from a kallsyms/System.map file, interned frames.  See sym.h for the
+ * debug files checked by build id), C++ and Rust names demangled, kernel
+ * symbols from a kallsyms/System.map file, interned frames.  See sym.h for the
  * model.
  */
 #define _GNU_SOURCE
@@ -26,6 +26,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "buildid.h"
+#include "rust_demangle.h"
 #include "sym.h"
 
 /* Mappings are page granular; the ELF gABI page size on x86-64/arm64. */
@@ -83,6 +85,9 @@ struct sym_ctx;
 static const char *sym_ctx_symfs(const struct sym_ctx *c);
 static void sym_check_age(struct sym_ctx *c, const char *path,
 			  const struct stat *st);
+static int sym_recorded_bid(struct sym_ctx *c, const char *path,
+			    const unsigned char **id, size_t *len);
+static void sym_bids_free(struct sym_ctx *c);
 
 /* ---- demangling ---- */
 
@@ -97,16 +102,22 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
 /* Longer names are left mangled: a bound on the demangler's work. */
 #define SYM_DEMANGLE_MAX	4096
 
-/* The demangled form of @name (malloc'd), or NULL if it is not mangled. */
+/*
+ * The demangled form of @name (malloc'd), or NULL if it is not mangled:
+ * C++ and Rust's legacy names (_Z) by libstdc++, Rust's v0 names (_R) by
+ * rust_demangle.c, whose work and output are bounded.
+ */
 static char *sym_demangle(const char *name)
 {
 	size_t n;
 	char *d;
 	int st;
 
-	if (name[0] != '_' || name[1] != 'Z' ||
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R') ||
 	    strnlen(name, SYM_DEMANGLE_MAX) == SYM_DEMANGLE_MAX)
 		return NULL;
+	if (name[1] == 'R')
+		return rust_demangle_v0(name);
 	d = __cxa_demangle(name, NULL, NULL, &st);
 	if (!d)
 		return NULL;
@@ -196,6 +207,12 @@ struct sym_image {
 	struct sym_line	*lines;		/* SYM_LINE_CACHE slots */
 	struct sym_inl	*inl;		/* SYM_INL_CACHE slots */
 	Dwarf		*dw;		/* once sym_image_dwarf() said yes */
+	/* dwz's shared file (.gnu_debugaltlink), opened and checked here */
+	char		*alt;
+	bool		alt_refused;	/* one of another build was found */
+	Dwarf		*alt_dw;
+	Elf		*alt_elf;
+	int		alt_fd;
 	struct sym_cu_fns *cus;		/* function indexes of units seen */
 	size_t		ncus, cus_cap;
 	struct sym_elf_sym *syms;
@@ -556,7 +573,10 @@ static int sym_image_read_syms(struct sym_image *im)
 
 static void sym_image_load(struct sym_image *im)
 {
+	const unsigned char *rid;
 	const void *id = NULL;
+	size_t rlen;
+	int rec;
 	struct stat st;
 	void **ud;
 	GElf_Ehdr eh;
@@ -572,9 +592,9 @@ static void sym_image_load(struct sym_image *im)
 		return;
 	im->dev = st.st_dev;
 	im->ino = st.st_ino;
-	sym_check_age(im->ctx, im->file, &st);
 	e = sym_elf_begin(fd);
 	if (!e) {
+		sym_check_age(im->ctx, im->file, &st);
 		close(fd);
 		return;
 	}
@@ -587,6 +607,26 @@ static void sym_image_load(struct sym_image *im)
 		im->bid_len = len;
 	}
 	elf_end(e);
+	/*
+	 * The build id recorded with the recording (FILE.buildids) says
+	 * for sure whether this is the recorded file: no need to guess from
+	 * its age, and a file of another build gives no symbols.
+	 */
+	rec = sym_recorded_bid(im->ctx, im->path, &rid, &rlen);
+	if (rec && (rlen != im->bid_len || memcmp(rid, im->bid, rlen))) {
+		char want[2 * SYM_BUILD_ID_MAX + 1], got[2 * SYM_BUILD_ID_MAX + 1];
+
+		sym_hex(want, sizeof(want), rid, rlen);
+		sym_hex(got, sizeof(got), im->bid, im->bid_len);
+		sym_warn(im->ctx, "%s: build id %s, not the %s recorded: "
+			 "rebuilt since the recording, its symbols are not "
+			 "used", im->file, im->bid_len ? got : "(none)", want);
+		im->has_syms = false;
+		close(fd);
+		return;
+	}
+	if (!rec)
+		sym_check_age(im->ctx, im->file, &st);
 	im->dwfl = dwfl_begin(&sym_dwfl_callbacks);
 	if (!im->dwfl) {
 		close(fd);
@@ -689,12 +729,136 @@ static bool sym_elf_has_section(Elf *e, const char *name)
 }
 
 /*
+ * Is @path the dwz file (.gnu_debugaltlink) @im's DWARF refers to, with
+ * build id @id?  If so it becomes im->alt_dw; a file of another build is
+ * refused with a warning.  A dwz file that itself refers to others is not
+ * used (libdw would open those itself).
+ */
+static bool sym_alt_try(struct sym_image *im, const char *path,
+			const void *id, size_t id_len)
+{
+	char want[2 * SYM_BUILD_ID_MAX + 1], got[2 * SYM_BUILD_ID_MAX + 1];
+	const void *fid = NULL;
+	struct stat st;
+	ssize_t len;
+	Dwarf *dw;
+	Elf *e;
+	int fd;
+
+	fd = sym_open_reg(path, &st);
+	if (fd < 0)
+		return false;
+	e = sym_elf_begin(fd);
+	if (!e) {
+		sym_warn(im->ctx, "%s: dwz file of %s is not an ELF file: "
+			 "not used", path, im->path);
+		goto err_fd;
+	}
+	len = dwelf_elf_gnu_build_id(e, &fid);
+	if (len <= 0 || (size_t)len != id_len || memcmp(fid, id, id_len)) {
+		sym_hex(want, sizeof(want), id, id_len);
+		sym_hex(got, sizeof(got), fid, len > 0 ? (size_t)len : 0);
+		sym_warn(im->ctx, "%s: build id %s, not the %s that %s's "
+			 ".gnu_debugaltlink names: a dwz file of another "
+			 "build, not used", path, len > 0 ? got : "(none)",
+			 want, im->path);
+		im->alt_refused = true;
+		goto err_elf;
+	}
+	if (sym_elf_has_section(e, ".gnu_debugaltlink") ||
+	    sym_elf_has_section(e, ".debug_sup"))
+		goto err_elf;
+	dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
+	if (!dw)
+		goto err_elf;
+	im->alt = strdup(path);
+	if (!im->alt) {
+		dwarf_end(dw);
+		goto err_elf;
+	}
+	im->alt_dw = dw;
+	im->alt_elf = e;
+	im->alt_fd = fd;
+	return true;
+err_elf:
+	elf_end(e);
+err_fd:
+	close(fd);
+	return false;
+}
+
+/* sym_alt_try() of --symfs DIR/@path, then of @path. */
+static bool sym_alt_try_fs(struct sym_image *im, const char *path,
+			   const void *id, size_t id_len)
+{
+	const char *symfs = sym_ctx_symfs(im->ctx);
+	char *p;
+	bool ok;
+
+	if (symfs && asprintf(&p, "%s%s", symfs, path) >= 0) {
+		ok = sym_alt_try(im, p, id, id_len);
+		free(p);
+		if (ok)
+			return true;
+	}
+	return sym_alt_try(im, path, id, id_len);
+}
+
+/*
+ * The dwz file of @dw, whose ELF file is @dwfile, found as libdw would
+ * look for it, but opened without blocking and checked by build id:
+ *	/usr/lib/debug/.build-id/xx/yyyy.debug	(its build id xxyyyy)
+ *	NAME, if absolute, else DIR/NAME	(.gnu_debugaltlink's NAME,
+ *						 DIR that of @dwfile)
+ * each under --symfs first.  On success, set as @dw's alternate.
+ */
+static bool sym_image_alt(struct sym_image *im, Dwarf *dw, const char *dwfile)
+{
+	char hex[2 * SYM_BUILD_ID_MAX + 1], *p = NULL;
+	const char *name, *slash;
+	const void *id;
+	ssize_t len;
+	bool ok = false;
+
+	len = dwelf_dwarf_gnu_debugaltlink(dw, &name, &id);
+	if (len <= 0 || len > SYM_BUILD_ID_MAX)
+		return false;
+	sym_hex(hex, sizeof(hex), id, (size_t)len);
+	if (asprintf(&p, "%s/%.2s/%s.debug", SYM_DEBUG_DIR, hex, hex + 2) >= 0) {
+		ok = sym_alt_try_fs(im, p, id, (size_t)len);
+		free(p);
+	}
+	if (!ok && name[0] == '/') {
+		ok = sym_alt_try_fs(im, name, id, (size_t)len);
+	} else if (!ok && name[0]) {
+		slash = strrchr(dwfile, '/');
+		if (asprintf(&p, "%.*s%s", slash ? (int)(slash - dwfile + 1) : 0,
+			     dwfile, name) >= 0) {
+			ok = sym_alt_try(im, p, id, (size_t)len);
+			free(p);
+		}
+	}
+	if (!ok) {
+		if (!im->alt_refused)
+			sym_warn(im->ctx, "%s: the dwz file %s (build id %s) its "
+				 "DWARF refers to is not found: no source "
+				 "lines", im->path, name, hex);
+		return false;
+	}
+	dwarf_setalt(dw, im->alt_dw);
+	return true;
+}
+
+/*
  * The image's DWARF, for source lines, once checked safe to use.  libdw
  * opens two kinds of files by names written in the DWARF itself, with a
  * blocking open(): split DWARF units (.dwo, DW_AT_dwo_name) and dwz's
  * shared file (.gnu_debugaltlink, .debug_sup).  A recording-named file may
- * be crafted to point them at a FIFO, so DWARF that needs either is not
- * used: its frames have symbols but no source lines.
+ * be crafted to point them at a FIFO.  dwz's .gnu_debugaltlink file is
+ * found and checked here (sym_image_alt()) and given to libdw before it
+ * reads any DIE, so that libdw never looks for it; DWARF that needs
+ * another such file is not used: its frames have symbols but no source
+ * lines.
  */
 static bool sym_image_dwarf(struct sym_image *im)
 {
@@ -716,8 +880,10 @@ static bool sym_image_dwarf(struct sym_image *im)
 	if (!dw || bias)
 		return false;
 	e = dwarf_getelf(dw);
-	if (!e || sym_elf_has_section(e, ".gnu_debugaltlink") ||
-	    sym_elf_has_section(e, ".debug_sup"))
+	if (!e || sym_elf_has_section(e, ".debug_sup"))
+		return false;
+	if (sym_elf_has_section(e, ".gnu_debugaltlink") &&
+	    !sym_image_alt(im, dw, im->debug ? im->debug : im->file))
 		return false;
 	while (dwarf_get_units(dw, cu, &next, &ver, &ut, NULL, NULL) == 0) {
 		if (ut == DW_UT_skeleton || ut == DW_UT_split_compile ||
@@ -862,6 +1028,16 @@ struct sym_ctx {
 	/* the recording's wall clock: rt_ns at ts0; now: the record's ts */
 	bool		has_clock;
 	uint64_t	ts0, rt0, now;
+	/* FILE.buildids: sorted by path, used once the start matched */
+	struct sym_bid {
+		char		*path;
+		unsigned char	id[SYM_BUILD_ID_MAX];
+		size_t		len;
+	}		*bids;
+	size_t		nbids, bids_cap;
+	char		*bids_file;
+	uint64_t	bids_start;
+	int8_t		bids_state;	/* 0 not checked, 1 ok, -1 not used */
 	/* warnings about the files read, each once */
 	char		**warns;
 	size_t		nwarns, warns_cap;
@@ -888,6 +1064,13 @@ struct sym_ctx *sym_new(void)
 static void sym_image_free(struct sym_image *im)
 {
 	dwfl_end(im->dwfl);
+	/* after the main Dwarf, which refers to it (dwarf_setalt) */
+	if (im->alt_dw) {
+		dwarf_end(im->alt_dw);
+		elf_end(im->alt_elf);
+		close(im->alt_fd);
+	}
+	free(im->alt);
 	while (im->ncus)
 		free(im->cus[--im->ncus].v);
 	free(im->cus);
@@ -908,6 +1091,7 @@ void sym_free(struct sym_ctx *c)
 
 	if (!c)
 		return;
+	sym_bids_free(c);
 	for (i = 0; i < c->nframes; i++)
 		free(c->frames[i]);
 	free(c->frames);
@@ -978,6 +1162,129 @@ void sym_set_clock(struct sym_ctx *c, uint64_t ts, uint64_t rt_ns)
 	c->ts0 = ts;
 	c->rt0 = rt_ns;
 	c->now = ts;
+	/* the build ids are of this recording only if it started then */
+	if (c->bids_file && !c->bids_state) {
+		c->bids_state = rt_ns && rt_ns == c->bids_start ? 1 : -1;
+		if (c->bids_state < 0)
+			sym_warn(c, "%s: build ids of a recording started at "
+				 "%" PRIu64 " ns, not this one's %" PRIu64
+				 ": not used", c->bids_file, c->bids_start,
+				 rt_ns);
+	}
+}
+
+static int sym_bid_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct sym_bid *)a)->path,
+		      ((const struct sym_bid *)b)->path);
+}
+
+static int sym_bid_add(void *arg, const char *path, size_t path_len,
+		       const unsigned char *id, size_t id_len)
+{
+	struct sym_ctx *c = arg;
+	struct sym_bid *v;
+
+	if (id_len > SYM_BUILD_ID_MAX)
+		return -EINVAL;
+	v = sym_grow(c->bids, &c->bids_cap, c->nbids + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	c->bids = v;
+	v += c->nbids;
+	v->path = strndup(path, path_len);
+	if (!v->path)
+		return -ENOMEM;
+	memcpy(v->id, id, id_len);
+	v->len = id_len;
+	c->nbids++;
+	return 0;
+}
+
+static void sym_bids_free(struct sym_ctx *c)
+{
+	while (c->nbids)
+		free(c->bids[--c->nbids].path);
+	free(c->bids);
+	c->bids = NULL;
+	c->bids_cap = 0;
+	free(c->bids_file);
+	c->bids_file = NULL;
+}
+
+int sym_load_build_ids(struct sym_ctx *c, const char *path)
+{
+	struct stat st;
+	uint64_t start = 0;
+	ssize_t got;
+	size_t len = 0;
+	char *buf;
+	int fd, err;
+
+	fd = sym_open_reg(path, &st);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -EINVAL;
+	if (st.st_size <= 0 || (uint64_t)st.st_size > BUILDID_FILE_MAX) {
+		close(fd);
+		return -EINVAL;
+	}
+	buf = malloc((size_t)st.st_size);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (len < (size_t)st.st_size &&
+	       (got = read(fd, buf + len, (size_t)st.st_size - len)) > 0)
+		len += (size_t)got;
+	close(fd);
+	sym_bids_free(c);
+	err = buildid_parse(buf, len, &start, sym_bid_add, c);
+	free(buf);
+	if (!err) {
+		c->bids_file = strdup(path);
+		if (!c->bids_file)
+			err = -ENOMEM;
+	}
+	if (err) {
+		sym_bids_free(c);
+		return err;
+	}
+	if (c->nbids)		/* qsort(NULL, 0, ...) is undefined */
+		qsort(c->bids, c->nbids, sizeof(*c->bids), sym_bid_cmp);
+	c->bids_start = start;
+	c->bids_state = 0;
+	return 0;
+}
+
+void sym_load_build_ids_of(struct sym_ctx *c, const char *log,
+			   const char *who)
+{
+	char *p;
+	int err;
+
+	if (asprintf(&p, "%s.buildids", log) < 0)
+		return;
+	err = sym_load_build_ids(c, p);
+	if (err && err != -ENOENT)
+		fprintf(stderr, "%s: %s: %s: not used\n", who, p,
+			err == -EINVAL ? "not a build id list" : strerror(-err));
+	free(p);
+}
+
+/* The build id recorded for @path, once known to be this recording's. */
+static int sym_recorded_bid(struct sym_ctx *c, const char *path,
+			    const unsigned char **id, size_t *len)
+{
+	struct sym_bid key = { .path = (char *)path }, *b;
+
+	if (c->bids_state <= 0 || !c->nbids)
+		return 0;
+	b = bsearch(&key, c->bids, c->nbids, sizeof(*c->bids), sym_bid_cmp);
+	if (!b)
+		return 0;
+	*id = b->id;
+	*len = b->len;
+	return 1;
 }
 
 void sym_set_time(struct sym_ctx *c, uint64_t ts)

@@ -71,9 +71,22 @@ int sym_set_symfs(struct sym_ctx *c, const char *dir);
  * (pmclog's INITIALIZE).  Then a file whose mtime is later than the wall
  * time of the record that first maps it (sym_set_time() before each
  * record) was changed since: a warning says its symbols may not be the
- * recorded program's (a recording holds no build ids to be sure).
+ * recorded program's, unless the build ids of the recording say for sure
+ * (sym_load_build_ids()).
  */
 void sym_set_clock(struct sym_ctx *c, uint64_t ts, uint64_t rt_ns);
+
+/*
+ * The recording's FILE.buildids (buildid.h), before the first record.
+ * Used once sym_set_clock() gives the start it names (else a warning):
+ * a file whose build id is not the recorded one gives no symbols (a
+ * warning says so) and one that matches gets no age warning.  0, -ENOENT,
+ * -EINVAL (malformed, not a regular file) or -ENOMEM.
+ */
+int sym_load_build_ids(struct sym_ctx *c, const char *path);
+/* sym_load_build_ids() of @log.buildids if there is one; errors to stderr */
+void sym_load_build_ids_of(struct sym_ctx *c, const char *log,
+			   const char *who);
 void sym_set_time(struct sym_ctx *c, uint64_t ts);
 
 /* Record handlers, to be called in timestamp order. */

@@ -23,7 +23,7 @@
  * updates them with single non-locked instructions a reader never sees torn.
  */
 struct pmcring_prod {
-	u64	pending_ts;	/* cmpxchg_local(), see pmcring_ring_pending() */
+	u64	pending_ts;	/* see pmcring_ring_pending(), _exit() */
 	local_t	lost;
 	local_t	records;
 	local_t	bytes;
@@ -64,20 +64,6 @@ struct pmcring_ring {
 };
 
 /*
- * Announce a writer: pending_ts = t0 if no writer is in flight, else lower
- * the current value by one.  t0 is the timestamp of the last reservation on
- * this ring, not a fresh clock read: the records of a ring are in timestamp
- * order, so it bounds every record reserved from now on, at the price of
- * one clock read less per record (the bound is staler only while a writer
- * is in flight).  A nested writer thus always changes a non-zero
- * pending_ts and never raises it, so the outermost writer's clearing
- * cmpxchg_local() in pmcring_ring_exit() fails whenever a nested writer came
- * in after it read the value (no ABA).  The value stays a lower bound: a
- * nested writer's records are stamped after the outer writer's t0.
- * last_ts starts from the clock (pmcring_ring_alloc()), which is far above
- * the depth of any nesting, so neither branch produces 0.
- */
-/*
  * The record clock, never below the ring's last timestamp.
  * ktime_get_mono_fast_ns() is NMI-safe at a price (kernel/time/
  * timekeeping.c): an NMI that hits the timekeeper's update may read a time
@@ -112,6 +98,20 @@ static __always_inline void pmcring_ring_last_ts(struct pmcring_ring *rb,
 	}
 }
 
+/*
+ * Announce a writer: pending_ts = t0 if no writer is in flight, else lower
+ * the current value by one.  t0 is the timestamp of the last reservation on
+ * this ring, not a fresh clock read: the records of a ring are in timestamp
+ * order, so it bounds every record reserved from now on, at the price of
+ * one clock read less per record (the bound is staler only while a writer
+ * is in flight).  A nested writer thus always changes a non-zero
+ * pending_ts and never raises it, so the outermost writer's clearing
+ * cmpxchg_local() in pmcring_ring_exit() fails whenever a nested writer came
+ * in after it read the value (no ABA).  The value stays a lower bound: a
+ * nested writer's records are stamped after the outer writer's t0.
+ * last_ts starts from the clock (pmcring_ring_alloc()), which is far above
+ * the depth of any nesting, so neither branch produces 0.
+ */
 static __always_inline void pmcring_ring_pending(struct pmcring_prod *prod,
 						 u64 t0)
 {

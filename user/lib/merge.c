@@ -360,7 +360,7 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts,
 	}
 	/* (F): T before pending_ts; pairs with (E), the fully ordered
 	 * cmpxchg() of pending_ts before the producer's clock read
-	 * (pmcring_ring_pending() in kmod/ring.c).
+	 * (pmcring_ring_pending() in kmod/ring_prod.h).
 	 */
 	smp_mb(); /* (F), pairs with (E) */
 	pending = smp_load_acquire(&mr->b->prod->pending_ts);

@@ -228,6 +228,13 @@ again:
 	if (unlikely(local_read(&rb->head) != head ||
 		     READ_ONCE(rb->prod->pending_ts))) {
 		local_inc(&rb->nest);
+		/*
+		 * nest before the loads of the next round (local_inc() has no
+		 * "memory" clobber): reading head first could publish a head
+		 * older than a nested writer's, as perf's barrier() after its
+		 * "again:" in perf_output_put_handle() prevents.
+		 */
+		barrier();
 		goto again;
 	}
 }

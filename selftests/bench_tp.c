@@ -6,9 +6,9 @@
  * task and hard-IRQ context with each peer attached in turn - nothing, an
  * empty probe, the minimal ring, pmcring
  * (pmcring_emit_generated_probe()), perf's ring (perf_event_open), the BPF
- * ring buffer (libbpf) and ftrace (tracefs) - and every peer must hold exactly the events fired; then the offered-rate
- * mode (hard-IRQ hrtimer) must fire its count in about the time the rate
- * says.
+ * ring buffer (libbpf) and ftrace (tracefs) - and every peer must hold
+ * exactly the events fired; then the offered-rate mode (hard-IRQ hrtimer)
+ * must fire its count in about the time the rate says.
  *
  * NEEDS_LIBPMCRING NEEDS_LIBBPF
  */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Ring core internals shared by ring.c, dev.c and gen.c only.  The record
- * sources (src*.c) use kmod/pmcring.h and nothing from here.
+ * sources (src*.c) use kmod/pmcring.h and nothing from here, but for
+ * src_emit.c, which includes the inline producer (ring_prod.h).
  */
 #ifndef _PMCRING_CORE_H
 #define _PMCRING_CORE_H

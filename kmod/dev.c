@@ -586,7 +586,7 @@ static long pmcring_dev_clock(u64 __user *arg)
 	 * caller's later load of pending_ts.
 	 */
 	rmb(); /* lfence: the TSC read does not pass later loads */
-	smp_mb(); /* (F) pairs with (E) in pmcring_ring_reserve() */
+	smp_mb(); /* (F) pairs with (E) in pmcring_ring_pending() */
 	return put_user(now, arg);
 }
 

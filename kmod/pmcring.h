@@ -12,6 +12,7 @@
 #include <linux/mutex.h>
 #include <linux/wait.h>
 #include <linux/rcupdate.h>
+#include <linux/smp.h>
 #include <linux/pmcring.h>	/* uapi/, via ccflags in Kbuild */
 
 struct pmcring_ring;		/* one CPU's ring, ring.c */
@@ -92,8 +93,18 @@ struct pmcring_session {
 	struct pmcring_src_state *src;		/* owned by the sources */
 };
 
-/* This CPU's ring of @s; caller has preemption (or IRQs) disabled. */
-struct pmcring_ring *pmcring_session_ring(struct pmcring_session *s);
+/*
+ * This CPU's ring of @s; caller has preemption (or IRQs) disabled.  Inline:
+ * it is on every record's path (perf's this_cpu_ptr() of a per-CPU event
+ * context is inline too).
+ */
+static inline struct pmcring_ring *
+pmcring_session_ring(struct pmcring_session *s)
+{
+	struct pmcring_ring **rings = READ_ONCE(s->rings);
+
+	return rings ? rings[smp_processor_id()] : NULL;
+}
 
 static inline bool pmcring_session_wants(const struct pmcring_session *s,
 					 unsigned int type)

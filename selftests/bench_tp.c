@@ -4,11 +4,11 @@
  * (selftests/bench/tpbench.c, compiled in here): with
  * pmcring_ftrace_bench.ko loaded, pmcring_bench:pfb_event is fired from
  * task and hard-IRQ context with each peer attached in turn - nothing, an
- * empty probe, the minimal ring, pmcring (pmcring_emit_generated()), perf's
- * ring (perf_event_open), the BPF ring buffer (libbpf) and ftrace (tracefs) -
- * and every peer must hold exactly the events fired; then the offered-rate
- * mode (hard-IRQ hrtimer) must fire its count in about the time the rate
- * says.
+ * empty probe, the minimal ring, pmcring
+ * (pmcring_emit_generated_probe()), perf's ring (perf_event_open), the BPF
+ * ring buffer (libbpf) and ftrace (tracefs) - and every peer must hold
+ * exactly the events fired; then the offered-rate mode (hard-IRQ hrtimer)
+ * must fire its count in about the time the rate says.
  *
  * NEEDS_LIBPMCRING NEEDS_LIBBPF
  */

@@ -57,6 +57,7 @@ struct rt_stats {
 	uint64_t	bytes;
 	uint64_t	wrapped;	/* records crossing the end of the data */
 	uint64_t	interleaved;	/* ctx changes between records */
+	uint64_t	irq_in_task;	/* runs of other ctx between task ones */
 	uint64_t	last_ts;
 	uint32_t	last_ctx;
 	uint32_t	size;		/* expected GENERATED length, 0: any */
@@ -280,8 +281,12 @@ static inline int rt_check_generated(const struct rt_ring *r,
 			return -1;
 		}
 	}
-	if (s->records > 1 && ctx != s->last_ctx)
+	if (s->records > 1 && ctx != s->last_ctx) {
 		s->interleaved++;
+		/* Back to the task stream after another context's records. */
+		if (ctx == PMCRING_GEN_CTX_TASK && s->gen[ctx])
+			s->irq_in_task++;
+	}
 	s->last_ctx = ctx;
 	s->gen[ctx]++;
 	if (len < 24)

@@ -24,8 +24,9 @@
  * attached: none (perf, BPF or ftrace attached from user space), an empty
  * one (the floor of the tracepoint itself), a minimal ring (the floor of a
  * ring: one writer per CPU, no nesting, no ordering support, no wrap) or
- * pmcring's pmcring_emit_generated() (looked up with symbol_get(), so this
- * module loads without pmcring.ko).  Benchmark only: not part of
+ * pmcring's pmcring_emit_generated_probe() (looked up with symbol_get(), so
+ * this module loads without pmcring.ko, and registered as the probe itself:
+ * no indirect call that the other probes do not pay).  Benchmark only: not part of
  * pmcring.ko, not an ABI.
  */
 #include <linux/module.h>
@@ -278,8 +279,9 @@ struct pfb_mr {
 
 static DEFINE_PER_CPU(struct pfb_mr, pfb_mr);
 
-/* pmcring's producer while a PFB_PROBE_PMCRING run holds it */
-static int (*pfb_emit)(u64 seq, u32 ctx, const void *data, u32 len);
+/* pmcring's probe while a PFB_PROBE_PMCRING run holds it */
+static void (*pfb_emit)(void *data, u64 seq, u32 cpu, u32 ctx, const u8 *fill,
+			u32 len);
 
 static void pfb_probe_empty(void *data, u64 seq, u32 cpu, u32 ctx,
 			    const u8 *fill, u32 len)
@@ -312,12 +314,6 @@ static void pfb_probe_minring(void *data, u64 seq, u32 cpu, u32 ctx,
 	 * run, from the ioctl).
 	 */
 	smp_store_release(&mr->head, head + size);
-}
-
-static void pfb_probe_pmcring(void *data, u64 seq, u32 cpu, u32 ctx,
-			      const u8 *fill, u32 len)
-{
-	pfb_emit(seq, ctx, fill, len);
 }
 
 struct pfb_tpc {
@@ -474,12 +470,12 @@ static int pfb_tp_attach(struct pfb_tp *req, const struct cpumask *mask)
 			pfb_mr_free(mask);
 		return err;
 	case PFB_PROBE_PMCRING:
-		pfb_emit = symbol_get(pmcring_emit_generated);
+		pfb_emit = symbol_get(pmcring_emit_generated_probe);
 		if (!pfb_emit)
 			return -ENOENT;
-		err = register_trace_pfb_event(pfb_probe_pmcring, NULL);
+		err = register_trace_pfb_event(pfb_emit, NULL);
 		if (err) {
-			symbol_put(pmcring_emit_generated);
+			symbol_put(pmcring_emit_generated_probe);
 			pfb_emit = NULL;
 		}
 		return err;
@@ -499,7 +495,7 @@ static void pfb_tp_detach(struct pfb_tp *req, const struct cpumask *mask)
 		unregister_trace_pfb_event(pfb_probe_minring, NULL);
 		break;
 	case PFB_PROBE_PMCRING:
-		unregister_trace_pfb_event(pfb_probe_pmcring, NULL);
+		unregister_trace_pfb_event(pfb_emit, NULL);
 		break;
 	default:
 		return;
@@ -511,7 +507,7 @@ static void pfb_tp_detach(struct pfb_tp *req, const struct cpumask *mask)
 			req->failed += per_cpu_ptr(&pfb_mr, cpu)->failed;
 		pfb_mr_free(mask);
 	} else if (req->probe == PFB_PROBE_PMCRING) {
-		symbol_put(pmcring_emit_generated);
+		symbol_put(pmcring_emit_generated_probe);
 		pfb_emit = NULL;
 	}
 }

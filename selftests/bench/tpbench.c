@@ -13,7 +13,7 @@
  *	  off      the tracepoint with nothing attached (the loop alone)
  *	  empty    an empty probe (the tracepoint's floor)
  *	  minring  a minimal single-writer ring (the ring's floor)
- *	  pmcring  pmcring_emit_generated() into a pmcring session's ring
+ *	  pmcring  pmcring_emit_generated_probe() into a pmcring session's ring
  *	  perf     perf_event_open() of the tracepoint, its mmap ring (what
  *	           `perf record -e pmcring_bench:pfb_event` maps)
  *	  bpf      a BPF program on the tracepoint, bpf_ringbuf_reserve/submit

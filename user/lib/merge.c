@@ -358,9 +358,9 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts,
 			return ret < 0 ? ret : -EIO;
 		m->T_round = true;
 	}
-	/* (F): T before pending_ts; pairs with (E), the smp_mb() between
-	 * the producer's store of pending_ts and its clock read in
-	 * pmcring_ring_reserve().
+	/* (F): T before pending_ts; pairs with (E), the fully ordered
+	 * cmpxchg() of pending_ts before the producer's clock read
+	 * (pmcring_ring_pending() in kmod/ring_prod.h).
 	 */
 	smp_mb(); /* (F), pairs with (E) */
 	pending = smp_load_acquire(&mr->b->prod->pending_ts);

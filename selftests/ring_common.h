@@ -135,7 +135,8 @@ static inline void rt_unmap(struct rt_ring *r)
 
 /*
  * Open a session configured as @cfg (copied to s->cfg, where CONFIGURE
- * fills in region_size); map every CPU's region if @map.
+ * fills in region_size); map every CPU's region if @map, but for the CPUs
+ * without a ring (offline since CONFIGURE: ENODEV, rings[cpu].base NULL).
  */
 static inline int rt_open_cfg(struct rt_sess *s,
 			      const struct pmcring_config *cfg, int map)
@@ -161,9 +162,11 @@ static inline int rt_open_cfg(struct rt_sess *s,
 	}
 	for (cpu = 0; map && cpu < s->nr_cpus; cpu++) {
 		err = rt_map(s, cpu);
-		if (err)
+		/* no ring: the CPU was not online since CONFIGURE (base NULL) */
+		if (err && err != -ENODEV)
 			goto err_close;
 	}
+	err = 0;
 	return 0;
 
 err_close:

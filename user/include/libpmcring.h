@@ -109,13 +109,19 @@ PMCRING_API int pmcring_clock(struct pmcring *s, uint64_t *now);
 PMCRING_API int pmcring_add_counter(struct pmcring *s, struct pmcring_counter *c);
 /* PMCRING_IOC_GENERATE (tests, benchmarks; CAP_SYS_ADMIN). */
 PMCRING_API int pmcring_generate(struct pmcring *s, const struct pmcring_generate *g);
-/* Number of CPU rings (possible CPUs); rings are 0..n-1. */
+/*
+ * Number of possible CPUs; rings are 0..n-1, but only the CPUs online
+ * since CONFIGURE have one (the others: an empty stand-in, see
+ * pmcring_cpu_buffer()).
+ */
 PMCRING_API unsigned int pmcring_nr_cpus(const struct pmcring *s);
 /*
  * The raw mapping of @cpu's ring: *base is the control page
  * (struct pmcring_mmap_page), *size the bytes mapped (region_size), like
  * libbpf's perf_buffer__buffer().  For consumers of their own; they must
- * follow the ordering contract of <linux/pmcring.h>.
+ * follow the ordering contract of <linux/pmcring.h>.  -ENODEV for a CPU
+ * without a ring (not online since CONFIGURE); a ring the kernel added
+ * since is mapped first.  The merge of a session maps new rings itself.
  */
 PMCRING_API int pmcring_cpu_buffer(struct pmcring *s, unsigned int cpu,
 				   void **base, size_t *size);
@@ -204,8 +210,9 @@ struct pmcring_cpu_stats {
 					 */
 	uint64_t	prod_flags;	/* the producer page's flags:
 					 * PMCRING_PROD_F_DATA once the ring
-					 * has its data pages (its CPU has
-					 * been online since CONFIGURE)
+					 * has its data pages; 0 for a CPU
+					 * without a ring (not online since
+					 * CONFIGURE)
 					 */
 };
 

@@ -211,9 +211,18 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	return m;
 }
 
+/*
+ * T, then the rings that appeared (RINGS AND CPU HOTPLUG in
+ * <linux/pmcring.h>): a ring still absent after T holds nothing below it.
+ */
 static int session_clock(void *ctx, uint64_t *now)
 {
-	return pmcring_clock(ctx, now);
+	int err = pmcring_clock(ctx, now);
+
+	if (err)
+		return err;
+	err = pmcring_session_refresh(ctx);
+	return err < 0 ? err : 0;
 }
 
 struct pmcring_merge *

@@ -88,7 +88,9 @@ struct pmcring_opts {
 
 /*
  * Open the device, PMCRING_IOC_CONFIGURE it from @opts (NULL: defaults) and
- * map the ring of every possible CPU.  The session starts disabled.
+ * map the ring of every CPU that has one (the online CPUs; see
+ * pmcring_cpu_buffer() for those that come later).  The session starts
+ * disabled.
  */
 PMCRING_API struct pmcring *pmcring_new(const struct pmcring_opts *opts);
 /* Unmap, close.  Accepts NULL. */

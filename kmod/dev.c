@@ -505,7 +505,9 @@ static int pmcring_dev_check_config(const struct pmcring_config *cfg)
 	for (i = 0; i < ARRAY_SIZE(cfg->__reserved); i++)
 		if (cfg->__reserved[i])
 			return -EINVAL;
-	if (cfg->__reserved0)
+	/* A pidfd is only the proof of a per-pid target's number. */
+	if (cfg->flags & PMCRING_CFG_F_PIDFD ?
+	    !(cfg->flags & PMCRING_CFG_F_PID) || cfg->pidfd < 0 : cfg->pidfd)
 		return -EINVAL;
 	if (cfg->flags & ~PMCRING_CFG_F_ALL)
 		return -EINVAL;

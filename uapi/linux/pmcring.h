@@ -94,7 +94,8 @@
  * counter types (version 2 refuses them with EINVAL; version 2 callers are
  * unaffected).
  * 4: rings only for CPUs online since CONFIGURE (mmap() of another CPU's
- * region: ENODEV) and pmcring_prod_page.nr_rings.  Layout, records and
+ * region: ENODEV) and pmcring_prod_page.nr_rings; PMCRING_CFG_F_PIDFD and
+ * config.pidfd (was __reserved0, which had to be 0).  Layout, records and
  * ioctls are unchanged: a version 2 or 3 consumer works as before where
  * every possible CPU is online at CONFIGURE, and elsewhere fails cleanly
  * with ENODEV when it maps an absent ring.
@@ -458,7 +459,9 @@ struct pmcring_config {
 	__u32	cpus_size;		/* in: bytes of the bitmap, multiple
 					 * of 8
 					 */
-	__u32	__reserved0;		/* in: must be 0 */
+	__s32	pidfd;			/* in: with PMCRING_CFG_F_PIDFD (ABI
+					 * 4), a pidfd of config.pid; else 0
+					 */
 	__u64	__reserved[2];		/* in: must be 0 */
 };
 
@@ -477,9 +480,18 @@ struct pmcring_config {
  * the processes it creates.
  */
 #define PMCRING_CFG_F_TID		(1u << 4)
+/*
+ * ABI 4.  With PID: config.pidfd is a pidfd (pidfd_open(2), clone3's
+ * CLONE_PIDFD) of the process, or with TID the thread, that config.pid
+ * names in the opener's pid namespace.  CONFIGURE fails with EBADF if it
+ * is not a pidfd and with ESRCH if it is one of another process: the
+ * number was reused since the caller took the pidfd.  Without the flag
+ * config.pidfd must be 0.
+ */
+#define PMCRING_CFG_F_PIDFD		(1u << 5)
 #define PMCRING_CFG_F_ALL \
 	(PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_PID | PMCRING_CFG_F_NO_SYNTH | \
-	 PMCRING_CFG_F_CPUS | PMCRING_CFG_F_TID)
+	 PMCRING_CFG_F_CPUS | PMCRING_CFG_F_TID | PMCRING_CFG_F_PIDFD)
 
 /* A sampling counter (PMCALLOCATE on allocation, CALLCHAIN on overflow). */
 struct pmcring_counter {

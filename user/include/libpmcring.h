@@ -84,6 +84,12 @@ struct pmcring_opts {
 	/* With PMCRING_CFG_F_CPUS (ABI 3): bit n of cpus[n / 64] = CPU n. */
 	const uint64_t	*cpus;
 	uint32_t	cpus_size;	/* bytes of cpus, a multiple of 8 */
+	/*
+	 * With PMCRING_CFG_F_PIDFD (ABI 4): a pidfd of the process (thread
+	 * with _TID) that pid names; CONFIGURE fails with ESRCH if pid now
+	 * names another one.
+	 */
+	int32_t		pidfd;
 };
 
 /*

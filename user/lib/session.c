@@ -161,6 +161,7 @@ struct pmcring *pmcring_new(const struct pmcring_opts *opts)
 	cfg.callchain_depth = OPTS_GET(opts, callchain_depth, 0);
 	cfg.cpus = (uintptr_t)OPTS_GET(opts, cpus, NULL);
 	cfg.cpus_size = OPTS_GET(opts, cpus_size, 0);
+	cfg.pidfd = OPTS_GET(opts, pidfd, 0);
 	err = xioctl(s->fd, PMCRING_IOC_CONFIGURE, &cfg);
 	if (err)
 		goto err_close;

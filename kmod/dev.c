@@ -354,6 +354,7 @@ static int pmcring_dev_rings_online(struct pmcring_session *s,
 	int err;
 
 	s->hp_rings = rings;
+	s->nr_rings = 0;	/* a failed CONFIGURE may have counted some */
 	err = cpuhp_state_add_instance_nocalls(pmcring_dev_cpuhp,
 					       &s->cpuhp_node);
 	if (err)

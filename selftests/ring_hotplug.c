@@ -15,6 +15,9 @@
  * GENERATE load: the library maps the CPU's ring when it appears, every
  * record committed on every CPU is handed out in timestamp order, none
  * lost, and the CPU that came online contributed records.
+ * reader_maps_a_ring_alone: records GENERATEd only on a CPU that came
+ * online after pmcring_new(), all other rings idle, all reach the reader
+ * (nothing else triggers the merge's clock read).
  *
  * NEEDS_LIBPMCRING
  */
@@ -362,6 +365,53 @@ TEST_F(hp, reader_across_hotplug)
 		(unsigned long long)g.calls, (unsigned long long)g.einval);
 	pmcring_reader_free(rd);
 	pmcring_free(g.s);
+	free(hs.seen);
+}
+
+TEST_F(hp, reader_maps_a_ring_alone)
+{
+	struct pmcring_opts opts = {
+		.sz = sizeof(opts),
+		.data_pages = 64,
+		.flags = PMCRING_CFG_F_NO_SYNTH,
+		.types = PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
+			 PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY),
+	};
+	const unsigned int count = 300;
+	struct pmcring_reader *rd;
+	struct hp_seen hs = { 0 };
+	struct pmcring *s;
+	uint64_t end;
+	int n;
+
+	PMCRING_REQUIRE_DEV();
+	if (!self->cpu || rt_online_cpus() < 2)
+		SKIP(return, "needs 2+ online CPUs with hotplug");
+	ASSERT_EQ(0, set_online(self->cpu, 0));
+	s = pmcring_new(&opts);
+	ASSERT_NE(NULL, s) TH_LOG("pmcring_new: %s", strerror(errno));
+	hs.ncpu = pmcring_nr_cpus(s);
+	hs.seen = calloc(hs.ncpu, sizeof(*hs.seen));
+	ASSERT_NE(NULL, hs.seen);
+	rd = pmcring_reader_new(s, hp_cb, &hs, NULL);
+	ASSERT_NE(NULL, rd);
+	ASSERT_EQ(0, pmcring_enable(s));
+	ASSERT_LE(0, pmcring_reader_poll(rd, 10));
+	ASSERT_EQ(0, set_online(self->cpu, 1));
+	ASSERT_EQ(0, rt_generate_on(pmcring_fd(s), self->cpu, count, GEN_SIZE,
+				    PMCRING_GEN_F_TASK | PMCRING_GEN_F_HARDIRQ));
+	end = pmcring_now_ns() + 5000000000ull;
+	while (hs.total < 2 * count && pmcring_now_ns() < end) {
+		n = pmcring_reader_poll(rd, 100);
+		ASSERT_LE(0, n) TH_LOG("poll: %s", strerror(-n));
+	}
+	EXPECT_EQ(0, hs.bad);
+	EXPECT_EQ(2 * count, hs.seen[self->cpu]);
+	EXPECT_EQ(2 * count, hs.total);
+	rt_info("reader: %llu records of cpu %u, onlined after pmcring_new(), others idle\n",
+		(unsigned long long)hs.seen[self->cpu], self->cpu);
+	pmcring_reader_free(rd);
+	pmcring_free(s);
 	free(hs.seen);
 }
 

@@ -68,6 +68,7 @@ struct pmcring_merge {
 	struct merge_ring	*rings;
 	pmcring_clock_fn	clock;
 	void			*clock_ctx;
+	struct pmcring		*sess;	/* of _new_session(): maps new rings */
 	uint64_t		T;	/* last clock read, 0: none */
 	bool			T_round; /* T read in this round */
 	uint64_t		max_delay_ns;
@@ -256,6 +257,8 @@ pmcring_merge_new_session(struct pmcring *s,
 		bufs[i] = pmcring_cpu_buf(s, i);
 	m = pmcring_merge_new(bufs, n, &o);
 	free(bufs);
+	if (m)
+		m->sess = s;
 	return m;
 }
 
@@ -533,6 +536,16 @@ none:
 	give_back_all(m);
 	if (m->stg.limit) {
 		ret = stage_full(m);
+		if (ret < 0)
+			return m->err = ret;
+	}
+	/*
+	 * A ring that appeared holds records nobody may wait for: those of
+	 * a CPU brought online while the others are idle would otherwise
+	 * wait for a clock read (session_clock()) that nothing triggers.
+	 */
+	if (m->sess) {
+		ret = pmcring_session_refresh(m->sess);
 		if (ret < 0)
 			return m->err = ret;
 	}

@@ -164,11 +164,7 @@ TEST(fresh_region)
 
 		/* No ring (mmap ENODEV) only for a CPU offline since CONFIGURE */
 		if (!r->base) {
-			char path[96];
-
-			snprintf(path, sizeof(path),
-				 "/sys/devices/system/cpu/cpu%u/online", cpu);
-			EXPECT_EQ(0, pmcring_read_long(path, 1))
+			EXPECT_EQ(0, rt_cpu_online(cpu))
 				TH_LOG("cpu %u online without a ring", cpu);
 			continue;
 		}

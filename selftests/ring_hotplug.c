@@ -53,23 +53,6 @@ static int set_online(unsigned int cpu, int on)
 	return pmcring_write_int(path, on);
 }
 
-/*
- * 1 if @cpu is online: a CPU without an online file is online if present
- * (cpu0), a possible CPU that is not present (possible_cpus=) has no
- * directory.
- */
-static int cpu_is_online(unsigned int cpu)
-{
-	char path[96];
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u", cpu);
-	if (access(path, F_OK))
-		return 0;
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/online",
-		 cpu);
-	return (int)pmcring_read_long(path, 1);
-}
-
 /* mmap() of the control page of @cpu's region: 0 or -errno. */
 static int map_ctl(struct rt_sess *s, unsigned int cpu)
 {
@@ -123,9 +106,9 @@ TEST_F(hp, ring_when_cpu_comes_online)
 
 	/* A ring for each online CPU only. */
 	for (c = 0; c < s.nr_cpus; c++)
-		online += cpu_is_online(c);
+		online += rt_cpu_online(c);
 	for (c = 0; c < s.nr_cpus; c++) {
-		if (!cpu_is_online(c)) {
+		if (!rt_cpu_online(c)) {
 			EXPECT_EQ(NULL, s.rings[c].base) TH_LOG("cpu %u", c);
 			EXPECT_EQ(-ENODEV, map_ctl(&s, c)) TH_LOG("cpu %u", c);
 			continue;
@@ -194,9 +177,9 @@ TEST(rings_only_for_online_cpus)
 	cfg.data_pages = 4;
 	ASSERT_EQ(0, rt_open_cfg(&s, &cfg, 1));
 	for (c = 0; c < s.nr_cpus; c++) {
-		online += cpu_is_online(c);
+		online += rt_cpu_online(c);
 		mapped += s.rings[c].base != NULL;
-		EXPECT_EQ(cpu_is_online(c), s.rings[c].base != NULL)
+		EXPECT_EQ(rt_cpu_online(c), s.rings[c].base != NULL)
 			TH_LOG("cpu %u", c);
 		if (!s.rings[c].base)
 			EXPECT_EQ(-ENODEV, map_ctl(&s, c));

@@ -37,6 +37,7 @@ struct pmcring_ring *pmcring_ring_alloc(struct pmcring_session *s,
 					unsigned int cpu);
 int pmcring_ring_alloc_data(struct pmcring_ring *rb);
 bool pmcring_ring_has_data(struct pmcring_ring *rb);
+void pmcring_ring_set_nr_rings(struct pmcring_ring *rb, unsigned int nr);
 void pmcring_ring_free(struct pmcring_ring *rb);
 struct page *pmcring_ring_page(struct pmcring_ring *rb, unsigned long pgoff);
 bool pmcring_ring_ready(struct pmcring_ring *rb);

@@ -2,10 +2,11 @@
 /*
  * /dev/pmcring: the misc device; each open() is an independent session.
  *
- * Session life: open -> CONFIGURE (once: one ring per possible CPU, with
- * data pages for the online ones) -> ENABLE/DISABLE (any number of times)
- * -> release.  A CPU that comes online later gets its ring's data pages
- * from a CPU hotplug callback; a CPU that goes offline keeps its ring.  A
+ * Session life: open -> CONFIGURE (once: one ring per online CPU) ->
+ * ENABLE/DISABLE (any number of times) -> release.  A CPU that comes online
+ * later gets its ring from a CPU hotplug callback; a CPU that goes offline
+ * keeps its ring and its records.  A possible CPU that was never online
+ * since CONFIGURE has no ring: mmap() of its region is ENODEV.  A
  * VMA of a mapped ring holds a reference on the struct file, so release (which frees
  * the rings) runs only after the last mapping is gone; the file operations'
  * .owner pins the module for as long as a session or mapping lives, which
@@ -47,22 +48,16 @@ static DEFINE_MUTEX(pmcring_active_lock);
  */
 static atomic_long_t pmcring_pages_used = ATOMIC_LONG_INIT(0);
 
-/* Pages of a session whose every possible CPU has its data pages. */
+/* Pages of a session whose every possible CPU has a ring. */
 static unsigned long pmcring_session_pages(u32 data_pages)
 {
 	return (unsigned long)nr_cpu_ids * (PMCRING_META_PAGES + data_pages);
 }
 
-/*
- * Pages CONFIGURE charges: the meta pages of every possible CPU, the data
- * pages of @online CPUs.  A CPU beyond those gets its data pages charged
- * when they are allocated (pmcring_dev_charge_late()).
- */
-static unsigned long pmcring_configure_pages(u32 data_pages,
-					     unsigned int online)
+/* Pages of the rings of @nr CPUs. */
+static unsigned long pmcring_rings_pages(u32 data_pages, unsigned int nr)
 {
-	return (unsigned long)nr_cpu_ids * PMCRING_META_PAGES +
-	       (unsigned long)online * data_pages;
+	return (unsigned long)nr * (PMCRING_META_PAGES + data_pages);
 }
 
 static int pmcring_pages_charge(unsigned long pages)
@@ -165,6 +160,18 @@ static struct pmcring_ring **pmcring_dev_rings(struct pmcring_session *s)
 	return smp_load_acquire(&s->rings);
 }
 
+/*
+ * The ring of @cpu (< nr_cpu_ids) in @rings, NULL if the CPU has not been
+ * online since CONFIGURE.  Any CPU; a ring never goes away before the
+ * session does.
+ */
+static struct pmcring_ring *pmcring_dev_ring(struct pmcring_ring **rings,
+					     unsigned int cpu)
+{
+	/* Pairs with smp_store_release() in pmcring_dev_ring_add(). */
+	return smp_load_acquire(&rings[cpu]);
+}
+
 /* ---- session allocation ---- */
 
 static void pmcring_dev_free_rings(struct pmcring_ring **rings)
@@ -178,81 +185,138 @@ static void pmcring_dev_free_rings(struct pmcring_ring **rings)
 	kfree(rings);
 }
 
-/* The rings of every possible CPU, without their data pages yet. */
-static struct pmcring_ring **pmcring_dev_alloc_rings(struct pmcring_session *s)
-{
-	struct pmcring_ring **rings;
-	unsigned int cpu;
-
-	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL_ACCOUNT);
-	if (!rings)
-		return NULL;
-	for_each_possible_cpu(cpu) {
-		rings[cpu] = pmcring_ring_alloc(s, cpu);
-		if (!rings[cpu])
-			goto err_rings;
-		cond_resched();
-	}
-	return rings;
-
-err_rings:
-	pmcring_dev_free_rings(rings);
-	return NULL;
-}
-
-/* ---- CPU hotplug: data pages for a CPU that comes online ---- */
+/* ---- rings: one per CPU online since CONFIGURE ---- */
 
 static int pmcring_dev_cpuhp = -1;
 
 /*
- * Charge the data pages of one more CPU: the global budget, and the
- * opener's user->locked_vm.  No RLIMIT_MEMLOCK check here: the CPU came
- * online by the administrator's hand, not the session's, and refusing
- * would only lose the CPU's records; the global budget still bounds it.
+ * Charge @pages more ring pages: the global budget, and the opener's
+ * user->locked_vm.  No RLIMIT_MEMLOCK check here: a CPU that comes online
+ * after CONFIGURE (or during it) does so by the administrator's hand, not
+ * the session's, and refusing would only lose the CPU's records; the
+ * global budget still bounds it.
  */
-static int pmcring_dev_charge_late(struct pmcring_session *s)
+static int pmcring_dev_charge_late(struct pmcring_session *s,
+				   unsigned long pages)
 {
 	int err;
 
-	err = pmcring_pages_charge(s->data_pages);
+	err = pmcring_pages_charge(pages);
 	if (err)
 		return err;
-	s->ring_pages += s->data_pages;
+	s->ring_pages += pages;
 	if (s->user) {
-		atomic_long_add(s->data_pages, &s->user->locked_vm);
-		s->user_pages += s->data_pages;
+		atomic_long_add(pages, &s->user->locked_vm);
+		s->user_pages += pages;
 	}
 	return 0;
 }
 
-static void pmcring_dev_uncharge_late(struct pmcring_session *s)
+static void pmcring_dev_uncharge_late(struct pmcring_session *s,
+				      unsigned long pages)
 {
-	pmcring_pages_uncharge(s->data_pages);
-	s->ring_pages -= s->data_pages;
+	pmcring_pages_uncharge(pages);
+	s->ring_pages -= pages;
 	if (s->user) {
-		atomic_long_sub(s->data_pages, &s->user->locked_vm);
-		s->user_pages -= s->data_pages;
+		atomic_long_sub(pages, &s->user->locked_vm);
+		s->user_pages -= pages;
 	}
 }
 
-/* Data pages for @rb, charged to the opener's memory cgroup. */
+/*
+ * Tell every ring's producer page how many rings the session has
+ * (PMCRING_PROD_F_DATA's neighbour nr_rings): a consumer that mapped fewer
+ * looks for the new one.  Hotplug lock held.
+ */
+static void pmcring_dev_nr_rings(struct pmcring_session *s,
+				 struct pmcring_ring **rings)
+{
+	unsigned int cpu;
+
+	s->nr_rings++;
+	for_each_possible_cpu(cpu)
+		if (rings[cpu])
+			pmcring_ring_set_nr_rings(rings[cpu], s->nr_rings);
+}
+
+/*
+ * Data pages for @rb, charged to the opener's memory cgroup; with @late
+ * also to the budgets here (else CONFIGURE charged them).  Hotplug lock
+ * held.
+ */
 static int pmcring_dev_ring_data(struct pmcring_session *s,
-				 struct pmcring_ring *rb)
+				 struct pmcring_ring *rb, bool late)
 {
 	struct mem_cgroup *old = set_active_memcg(s->memcg);
-	int err = pmcring_ring_alloc_data(rb);
+	int err = 0;
 
+	if (late)
+		err = pmcring_dev_charge_late(s, s->data_pages);
+	if (!err) {
+		err = pmcring_ring_alloc_data(rb);
+		if (err && late)
+			pmcring_dev_uncharge_late(s, s->data_pages);
+	}
 	set_active_memcg(old);
 	return err;
 }
 
 /*
+ * A ring for @cpu in @rings, as pmcring_dev_ring_data() charges it.  With
+ * @keep_meta, a ring whose data pages could not be allocated is kept
+ * without them (its records are counted lost, pmcring_ring_reserve()) and
+ * 0 is returned.  The hotplug lock is held (read or write), which
+ * serializes the callers.
+ */
+static int pmcring_dev_ring_add(struct pmcring_session *s,
+				struct pmcring_ring **rings, unsigned int cpu,
+				bool late, bool keep_meta)
+{
+	struct mem_cgroup *old;
+	struct pmcring_ring *rb;
+	int err;
+
+	if (late) {
+		err = pmcring_dev_charge_late(s, PMCRING_META_PAGES);
+		if (err)
+			return err;
+	}
+	old = set_active_memcg(s->memcg);
+	rb = pmcring_ring_alloc(s, cpu);
+	set_active_memcg(old);
+	err = -ENOMEM;
+	if (!rb)
+		goto err_charge;
+	err = pmcring_dev_ring_data(s, rb, late);
+	if (err && !keep_meta)
+		goto err_ring;
+	/*
+	 * The ring initialized before the pointer; pairs with
+	 * smp_load_acquire() in pmcring_dev_ring() (mmap, fault, poll).  The
+	 * producer on @cpu reads it only once @cpu is online, which orders
+	 * it after this store.
+	 */
+	smp_store_release(&rings[cpu], rb);
+	pmcring_dev_nr_rings(s, rings);
+	return 0;
+
+err_ring:
+	pmcring_ring_free(rb);
+err_charge:
+	if (late)
+		pmcring_dev_uncharge_late(s, PMCRING_META_PAGES);
+	return err;
+}
+
+/*
  * CPUHP_BP_PREPARE_DYN, on the control CPU before @cpu runs anything, with
- * the hotplug lock held for writing: give @cpu's ring its data pages, as
- * perf allocates per-CPU state in its prepare step.  Never fails the
- * bring-up: without memory the CPU comes online and its records are
- * counted lost (pmcring_ring_reserve()).  Nothing to do when a CPU goes
- * offline: its ring stays, with its records, until the session ends.
+ * the hotplug lock held for writing: give @cpu a ring if it has none (or
+ * the data pages an earlier bring-up could not get), as perf allocates
+ * per-CPU state in its prepare step.  Never fails the bring-up: without
+ * memory for the data pages the CPU comes online and its records are
+ * counted lost (pmcring_ring_reserve()); without even the two meta pages
+ * it has no ring and records nothing (warned).  Nothing to do when a CPU
+ * goes offline: its ring stays, with its records, until the session ends.
  */
 static int pmcring_dev_cpu_prepare(unsigned int cpu, struct hlist_node *node)
 {
@@ -261,22 +325,23 @@ static int pmcring_dev_cpu_prepare(unsigned int cpu, struct hlist_node *node)
 	struct pmcring_ring *rb = s->hp_rings[cpu];
 	int err;
 
-	if (pmcring_ring_has_data(rb))
+	if (!rb)
+		err = pmcring_dev_ring_add(s, s->hp_rings, cpu, true, true);
+	else if (!pmcring_ring_has_data(rb))
+		err = pmcring_dev_ring_data(s, rb, true);
+	else
 		return 0;
-	err = pmcring_dev_charge_late(s);
-	if (!err) {
-		err = pmcring_dev_ring_data(s, rb);
-		if (err)
-			pmcring_dev_uncharge_late(s);
-	}
+	rb = s->hp_rings[cpu];
+	if (!err && !pmcring_ring_has_data(rb))
+		err = -ENOMEM;
 	if (err)
-		pr_warn_ratelimited("pmcring: no ring data for CPU %u (%d): its records are counted lost\n",
-				    cpu, err);
+		pr_warn_ratelimited("pmcring: no ring data for CPU %u (%d): its records are %s\n",
+				    cpu, err, rb ? "counted lost" : "not recorded");
 	return 0;
 }
 
 /*
- * Data pages for every online CPU (@prepaid of them are charged), and the
+ * Rings for every online CPU (@prepaid of them are charged), and the
  * hotplug instance for those to come.  The instance goes in first, so a
  * CPU that comes online meanwhile is served by the callback; the loop
  * runs with the hotplug lock held for reading, so never at the same time.
@@ -289,25 +354,19 @@ static int pmcring_dev_rings_online(struct pmcring_session *s,
 	int err;
 
 	s->hp_rings = rings;
+	s->nr_rings = 0;	/* a failed CONFIGURE may have counted some */
 	err = cpuhp_state_add_instance_nocalls(pmcring_dev_cpuhp,
 					       &s->cpuhp_node);
 	if (err)
 		return err;
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
-		if (pmcring_ring_has_data(rings[cpu]))
+		if (rings[cpu])
 			continue;
-		if (done >= prepaid) {
-			err = pmcring_dev_charge_late(s);
-			if (err)
-				break;
-		}
-		err = pmcring_dev_ring_data(s, rings[cpu]);
-		if (err) {
-			if (done >= prepaid)
-				pmcring_dev_uncharge_late(s);
+		err = pmcring_dev_ring_add(s, rings, cpu, done >= prepaid,
+					   false);
+		if (err)
 			break;
-		}
 		done++;
 		cond_resched();
 	}
@@ -447,7 +506,9 @@ static int pmcring_dev_check_config(const struct pmcring_config *cfg)
 	for (i = 0; i < ARRAY_SIZE(cfg->__reserved); i++)
 		if (cfg->__reserved[i])
 			return -EINVAL;
-	if (cfg->__reserved0)
+	/* A pidfd is only the proof of a per-pid target's number. */
+	if (cfg->flags & PMCRING_CFG_F_PIDFD ?
+	    !(cfg->flags & PMCRING_CFG_F_PID) || cfg->pidfd < 0 : cfg->pidfd)
 		return -EINVAL;
 	if (cfg->flags & ~PMCRING_CFG_F_ALL)
 		return -EINVAL;
@@ -502,7 +563,7 @@ static long pmcring_dev_configure(struct pmcring_session *s,
 		goto out_unlock;
 
 	online = num_online_cpus();
-	pages = pmcring_configure_pages(s->data_pages, online);
+	pages = pmcring_rings_pages(s->data_pages, online);
 	err = pmcring_mlock_charge(s, pages);
 	if (err)
 		goto err_src;
@@ -512,7 +573,7 @@ static long pmcring_dev_configure(struct pmcring_session *s,
 	s->ring_pages = pages;
 	s->memcg = get_mem_cgroup_from_mm(current->mm);
 	err = -ENOMEM;
-	rings = pmcring_dev_alloc_rings(s);
+	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL_ACCOUNT);
 	if (!rings)
 		goto err_uncharge;
 	err = pmcring_dev_rings_online(s, rings, online);
@@ -564,7 +625,7 @@ static long pmcring_dev_writelog(struct pmcring_session *s, u32 __user *arg)
 		return 0;
 
 	preempt_disable();
-	rec = pmcring_ring_reserve(rings[smp_processor_id()],
+	rec = pmcring_ring_reserve(READ_ONCE(rings[smp_processor_id()]),
 				   PMCRING_TYPE_USERDATA,
 				   PMCRING_SIZE_USERDATA, &wr);
 	if (rec) {
@@ -665,7 +726,9 @@ static __poll_t pmcring_dev_poll(struct file *file, poll_table *wait)
 	if (!rings || (mask & EPOLLIN))
 		return mask;
 	for_each_possible_cpu(cpu) {
-		if (pmcring_ring_ready(rings[cpu]))
+		struct pmcring_ring *rb = pmcring_dev_ring(rings, cpu);
+
+		if (rb && pmcring_ring_ready(rb))
 			return mask | EPOLLIN | EPOLLRDNORM;
 	}
 	return mask;
@@ -683,15 +746,18 @@ static vm_fault_t pmcring_vm_fault(struct vm_fault *vmf)
 	struct pmcring_session *s = vmf->vma->vm_file->private_data;
 	struct pmcring_ring **rings = pmcring_dev_rings(s);
 	unsigned long region_pages, cpu;
+	struct pmcring_ring *rb;
 	struct page *page;
 
 	if (!rings)
 		return VM_FAULT_SIGBUS;
 	region_pages = pmcring_region_size(s->data_pages) >> PAGE_SHIFT;
 	cpu = vmf->pgoff / region_pages;
-	if (cpu >= nr_cpu_ids || !rings[cpu])
+	/* mmap() checked the ring exists; it stays until release. */
+	rb = cpu < nr_cpu_ids ? pmcring_dev_ring(rings, cpu) : NULL;
+	if (!rb)
 		return VM_FAULT_SIGBUS;
-	page = pmcring_ring_page(rings[cpu], vmf->pgoff % region_pages);
+	page = pmcring_ring_page(rb, vmf->pgoff % region_pages);
 	if (!page)
 		return VM_FAULT_SIGBUS;
 	/* The page table holds its own reference, dropped on unmap. */
@@ -725,9 +791,11 @@ static int pmcring_dev_mmap(struct file *file, struct vm_area_struct *vma)
 	region_pages = pmcring_region_size(s->data_pages) >> PAGE_SHIFT;
 	cpu = vma->vm_pgoff / region_pages;
 	first = vma->vm_pgoff % region_pages;
-	if (cpu >= nr_cpu_ids || !rings[cpu] ||
-	    vma_pages(vma) > region_pages - first)
+	if (cpu >= nr_cpu_ids || vma_pages(vma) > region_pages - first)
 		return -EINVAL;
+	/* A CPU not online since CONFIGURE: no ring (yet). */
+	if (!pmcring_dev_ring(rings, cpu))
+		return -ENODEV;
 
 	if (first + vma_pages(vma) > 1) {
 		/* Covers the producer or data pages: read-only for good. */

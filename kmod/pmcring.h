@@ -47,14 +47,20 @@ struct pmcring_session {
 	struct mutex		lock;		/* ioctl state changes */
 	struct list_head	active_node;	/* on pmcring_active, RCU */
 	wait_queue_head_t	wq;		/* poll() */
-	struct pmcring_ring	**rings;	/* [nr_cpu_ids], NULL if !configured */
+	/*
+	 * [nr_cpu_ids], NULL if !configured; rings[cpu] NULL until @cpu was
+	 * online since CONFIGURE, then set once (dev.c).
+	 */
+	struct pmcring_ring	**rings;
 	/*
 	 * The CPU hotplug instance (dev.c): a CPU that comes online gets its
-	 * ring's data pages, charged to the opener's memory cgroup (memcg,
-	 * referenced) and user (ring_pages counts what the session holds).
+	 * ring, charged to the opener's memory cgroup (memcg, referenced) and
+	 * user (ring_pages counts what the session holds).  nr_rings counts
+	 * the rings, under the CPU hotplug lock.
 	 */
 	struct hlist_node	cpuhp_node;
 	struct pmcring_ring	**hp_rings;	/* rings, for the callback */
+	unsigned int		nr_rings;
 	struct mem_cgroup	*memcg;
 	unsigned long		ring_pages;
 	u32			data_pages;

@@ -4,13 +4,14 @@
  * lockless producer (pmcring_ring_reserve() / pmcring_ring_commit(), whose
  * inline bodies and struct pmcring_ring are in ring_prod.h).
  *
- * Each session owns one ring per possible CPU, but the data pages of a ring
- * exist only once its CPU has been online: a ring starts as its two meta
- * pages (pmcring_ring_alloc()) and gets its data from
- * pmcring_ring_alloc_data(), at CONFIGURE for the online CPUs and from a
- * CPU hotplug prepare callback (dev.c) for a CPU that comes online later.
- * Nothing is freed before the session is: an offline CPU's records stay
- * until the consumer drains them.  A ring is
+ * A session owns one ring per CPU that has been online since CONFIGURE:
+ * dev.c allocates them at CONFIGURE for the online CPUs and from a CPU
+ * hotplug prepare callback for a CPU that comes online later, each as its
+ * two meta pages (pmcring_ring_alloc()) and then its data
+ * (pmcring_ring_alloc_data(); a ring whose data could not be allocated in
+ * the callback stays without and counts its records lost).  Nothing is
+ * freed before the session is: an offline CPU's records stay until the
+ * consumer drains them.  A ring is
  *
  *	control page	struct pmcring_mmap_page, mapped read-write: the
  *			consumer owns data_tail; the kernel reads nothing else
@@ -122,8 +123,7 @@ static void pmcring_ring_init_ctl(struct pmcring_ring *rb)
 
 /*
  * Ring of @cpu for session @s, sized by s->data_pages (a power of two,
- * checked by the caller): the control and producer pages only, which every
- * possible CPU has so that the region layout never changes; the data
+ * checked by the caller): the control and producer pages only; the data
  * pages come with pmcring_ring_alloc_data().  Process context.
  */
 struct pmcring_ring *pmcring_ring_alloc(struct pmcring_session *s,
@@ -167,6 +167,15 @@ err_pages:
 	pmcring_ring_put_pages(rb);
 	kfree(rb);
 	return NULL;
+}
+
+/*
+ * The session has @nr rings now (prod->nr_rings, a hint to the consumer).
+ * Process context, CPU hotplug lock held; the producer never touches it.
+ */
+void pmcring_ring_set_nr_rings(struct pmcring_ring *rb, unsigned int nr)
+{
+	WRITE_ONCE(rb->prod->nr_rings, nr);
 }
 
 /* True once the ring has its data pages. */
@@ -344,6 +353,8 @@ void pmcring_ring_check_abi(void)
 		     offsetof(struct pmcring_prod_page, bytes));
 	BUILD_BUG_ON(offsetof(struct pmcring_prod, flags) !=
 		     offsetof(struct pmcring_prod_page, flags));
+	BUILD_BUG_ON(offsetof(struct pmcring_prod, nr_rings) !=
+		     offsetof(struct pmcring_prod_page, nr_rings));
 	BUILD_BUG_ON(sizeof(struct pmcring_prod) >
 		     sizeof(struct pmcring_prod_page));
 	BUILD_BUG_ON(sizeof(struct pmcring_info) != 80);

@@ -28,6 +28,7 @@ struct pmcring_prod {
 	local_t	records;
 	local_t	bytes;
 	u64	flags;		/* PMCRING_PROD_F_*, process context only */
+	u64	nr_rings;	/* rings of the session, process context */
 };
 
 /*

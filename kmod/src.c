@@ -18,6 +18,7 @@
 #include <linux/fs.h>
 #include <linux/fs_struct.h>
 #include <linux/kernel.h>
+#include <linux/magic.h>
 #include <linux/path.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
@@ -221,32 +222,77 @@ static int pmcring_src_target_check(const struct pmcring_session *s,
 }
 
 /*
+ * PMCRING_CFG_F_PIDFD: is @fd a pidfd of @pid (referenced by the caller)?
+ * 0, -EBADF (not a pidfd) or -ESRCH (a pidfd of another process: the
+ * number was reused after the caller took the pidfd).
+ *
+ * No helper that reads a pidfd is exported to modules: neither
+ * pidfd_get_pid() nor pidfd_pid(), nor pidfd_fops (6.1) or pidfs's file
+ * operations (6.12) to compare f_op with (Module.symvers of both).  So the
+ * file is never read as a pid.  It must carry the marks of a pidfd -- up
+ * to 6.8 an anonymous inode file named "[pidfd]" (pidfd_create()'s
+ * anon_inode_getfile(), the struct pid in private_data); from 6.9 a pidfs
+ * inode (PID_FS_MAGIC, the struct pid in i_private) -- and that pointer
+ * must equal @pid.  It is compared, never dereferenced: a file that only
+ * looked like a pidfd could at worst fail the comparison, and equality
+ * means the file holds the very struct pid the number resolved to.
+ */
+static int pmcring_src_pidfd_is(int fd, struct pid *pid)
+{
+	struct file *f = fget(fd);
+	struct inode *inode;
+	int err = -EBADF;
+
+	if (!f)
+		return -EBADF;
+	inode = file_inode(f);
+#ifdef PID_FS_MAGIC
+	if (inode->i_sb->s_magic == PID_FS_MAGIC)
+		err = READ_ONCE(inode->i_private) == pid ? 0 : -ESRCH;
+#endif
+	/* An anonymous inode's pseudo dentry is never renamed. */
+	if (err == -EBADF && inode->i_sb->s_magic == ANON_INODE_FS_MAGIC &&
+	    !strcmp(f->f_path.dentry->d_name.name, "[pidfd]"))
+		err = READ_ONCE(f->private_data) == pid ? 0 : -ESRCH;
+	fput(f);
+	return err;
+}
+
+/*
  * config.pid, a number in the opener's pid namespace (not the caller's), to
- * the struct pid of its process, with the checks.
+ * the struct pid of its process, with the checks; with @pidfd >= 0 the
+ * pidfd must name the same struct pid as the number.
  */
 static int pmcring_src_target(const struct pmcring_session *s, pid_t nr,
-			      int paranoid, bool privileged, struct pid **tpid,
-			      struct pid **ttid)
+			      int pidfd, int paranoid, bool privileged,
+			      struct pid **tpid, struct pid **ttid)
 {
 	struct task_struct *task;
+	struct pid *npid;
 	int err;
 
 	if (nr <= 0)
 		return -EINVAL;
 	rcu_read_lock();
-	task = pid_task(find_pid_ns(nr, s->pid_ns), PIDTYPE_PID);
-	if (task)
-		get_task_struct(task);
+	npid = get_pid(find_pid_ns(nr, s->pid_ns));
 	rcu_read_unlock();
+	task = get_pid_task(npid, PIDTYPE_PID);
+	err = -ESRCH;
 	if (!task)
-		return -ESRCH;
-	err = pmcring_src_target_check(s, task, paranoid, privileged);
+		goto out_pid;
+	err = 0;
+	if (pidfd >= 0)
+		err = pmcring_src_pidfd_is(pidfd, npid);
+	if (!err)
+		err = pmcring_src_target_check(s, task, paranoid, privileged);
 	if (!err) {
 		*tpid = get_task_pid(task, PIDTYPE_TGID);
 		if (ttid)
 			*ttid = get_task_pid(task, PIDTYPE_PID);
 	}
 	put_task_struct(task);
+out_pid:
+	put_pid(npid);
 	return err;
 }
 
@@ -349,7 +395,9 @@ int pmcring_src_configure(struct pmcring_session *s,
 			goto err_cpus;
 	}
 	if (cfg->flags & PMCRING_CFG_F_PID) {
-		err = pmcring_src_target(s, cfg->pid, paranoid, privileged,
+		err = pmcring_src_target(s, cfg->pid,
+					 cfg->flags & PMCRING_CFG_F_PIDFD ?
+					 cfg->pidfd : -1, paranoid, privileged,
 					 &tpid, cfg->flags & PMCRING_CFG_F_TID ?
 					 &ttid : NULL);
 		if (err)

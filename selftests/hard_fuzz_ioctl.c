@@ -275,7 +275,7 @@ static void op_configure(uint64_t *s, int i, int fd)
 		c.data_pages = rnd_pages(s);
 		if (one_in(s, 3))
 			c.flags = rnd_below(s, 2) ? (uint32_t)rnd(s) :
-				  (uint32_t)rnd_below(s, 32);
+				  (uint32_t)rnd_below(s, 64);
 		if (one_in(s, 3))
 			c.watermark = rnd_below(s, 2) ? rnd(s) :
 				      rnd_below(s, 65536);
@@ -296,8 +296,10 @@ static void op_configure(uint64_t *s, int i, int fd)
 		}
 		if (one_in(s, 16))
 			c.__reserved[rnd_below(s, 2)] = rnd(s) | 1;
-		if (one_in(s, 16))
-			c.__reserved0 = (uint32_t)rnd(s) | 1;
+		/* any fd: ours (sessions, /dev/null), closed or absurd */
+		if (one_in(s, 8))
+			c.pidfd = one_in(s, 2) ? (int32_t)rnd(s) :
+				  (int32_t)rnd_below(s, 64);
 	}
 	/* Keep the VM alive: big rings only now and then. */
 	if (c.data_pages > 256 && c.data_pages <= 8192 && !one_in(s, 8))

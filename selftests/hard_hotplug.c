@@ -15,9 +15,9 @@
  * once it is back, and again after another offline/online cycle.
  * counters_churn_during_hotplug: sessions with counters come and go while
  * a CPU goes offline and online.  rings_for_cpus_onlined_later: with every
- * hot-pluggable CPU offline, sessions get no data pages for them
- * (PMCRING_PROD_F_DATA clear); each CPU brought online gets them in every
- * session, its records all drain, none lost; sessions opened and closed
+ * hot-pluggable CPU offline, sessions get no rings for them (mmap ENODEV);
+ * each CPU brought online gets one in every session, its records all
+ * drain, none lost; sessions opened and closed
  * while CPUs come and go leave nothing behind (the module still unloads).
  */
 #include <errno.h>
@@ -404,8 +404,8 @@ TEST(counters_churn_during_hotplug)
 }
 
 /*
- * Rings of CPUs that were offline at CONFIGURE: no data pages until the
- * CPU comes online, then every session has them; records drain exactly.
+ * CPUs that were offline at CONFIGURE: no ring until the CPU comes
+ * online, then every session has one; records drain exactly.
  * Sessions configured and closed meanwhile race the hotplug callbacks.
  */
 TEST(rings_for_cpus_onlined_later)
@@ -438,10 +438,11 @@ TEST(rings_for_cpus_onlined_later)
 	for (i = 0; i < nr_hp; i++) {
 		c = hp[i];
 		for (j = 0; j < 2; j++)
-			EXPECT_EQ(0, rt_prod(&s[j].rings[c].prod->flags))
-				TH_LOG("cpu %u offline at CONFIGURE", c);
+			EXPECT_EQ(NULL, s[j].rings[c].base)
+				TH_LOG("cpu %u offline at CONFIGURE: no ring", c);
 		ASSERT_EQ(0, set_online(c, 1));
 		for (j = 0; j < 2; j++) {
+			ASSERT_EQ(0, rt_map(&s[j], c)) TH_LOG("cpu %u", c);
 			EXPECT_EQ(PMCRING_PROD_F_DATA,
 				  rt_prod(&s[j].rings[c].prod->flags));
 			ASSERT_EQ(0, rt_generate_on(s[j].fd, c, GEN_COUNT,
@@ -473,7 +474,7 @@ TEST(rings_for_cpus_onlined_later)
 	pthread_join(th, NULL);
 	EXPECT_EQ(0, ch.err);
 	set_online(ch.cpu, 1);
-	rt_info("rings: %u CPUs got data pages when onlined in 2 sessions; %u sessions while cpu %u toggled %u times\n",
+	rt_info("rings: %u CPUs got a ring when onlined in 2 sessions; %u sessions while cpu %u toggled %u times\n",
 		nr_hp, opened, ch.cpu, ch.toggles);
 }
 

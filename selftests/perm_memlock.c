@@ -24,16 +24,10 @@ static long page_size(void)
 	return sysconf(_SC_PAGESIZE);
 }
 
+/* CPUs that get a ring at CONFIGURE: the online ones, not every possible. */
 static int nr_cpus(void)
 {
-	struct pmcring_info info;
-	int fd = open(PMCRING_DEV_PATH, O_RDWR), n = -1;
-
-	if (fd >= 0 && !rt_ioctl(fd, PMCRING_IOC_GET_INFO, &info))
-		n = info.nr_cpus;
-	if (fd >= 0)
-		close(fd);
-	return n;
+	return rt_online_cpus();
 }
 
 /* A session of @pages data pages per CPU: its fd, or -errno. */

@@ -7,9 +7,18 @@
  * initial namespace's.  A target is a process, not a number: when it exits
  * and another process gets its number (forced with ns_last_pid), ENABLE and
  * ADD_COUNTER fail with ESRCH instead of following the newcomer.
+ * pidfd_of_a_reused_pid_is_esrch: a target given with a pidfd
+ * (PMCRING_CFG_F_PIDFD) taken before the number was reused is refused at
+ * CONFIGURE with ESRCH; the newcomer's own pidfd is accepted.
+ * pidfd_names_the_target: a pidfd of the target is accepted, one of
+ * another process is ESRCH, a file that is not a pidfd (an eventfd, also
+ * an anonymous inode, /dev/null) or a closed fd is EBADF, and the flag
+ * without PMCRING_CFG_F_PID or with a negative fd is EINVAL.
  */
 #include <errno.h>
 #include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <linux/perf_event.h>
 #define PMCRING_TEST_LINE_BUFFERED
 #include "ring_common.h"
@@ -219,6 +228,94 @@ out:
 	return ret;
 }
 
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+
+static int pidfd_open(pid_t pid)
+{
+	return (int)syscall(__NR_pidfd_open, pid, 0);
+}
+
+/* CONFIGURE a per-pid session on @pid proven by @pidfd: 0 or -errno. */
+static int configure_pidfd(pid_t pid, int pidfd, uint32_t flags)
+{
+	struct pmcring_config cfg = { 0 };
+	struct rt_sess s;
+	int err;
+
+	cfg.data_pages = 2;
+	cfg.flags = flags;
+	cfg.pid = pid;
+	cfg.pidfd = pidfd;
+	err = rt_open_cfg(&s, &cfg, 0);
+	if (!err)
+		rt_close(&s);
+	return err;
+}
+
+static pid_t pause_child(void)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+/* A pidfd taken before the number went to another process: ESRCH. */
+static int ns_reuse_pidfd(void)
+{
+	const uint32_t f = PMCRING_CFG_F_PID | PMCRING_CFG_F_PIDFD;
+	int vfd, hfd = -1, err, ret = 0;
+	pid_t victim, heir;
+
+	victim = pause_child();
+	if (victim < 0)
+		FAIL(1, "fork");
+	vfd = pidfd_open(victim);
+	if (vfd < 0)
+		FAIL(201, "pidfd_open: %s", strerror(errno));
+	err = configure_pidfd(victim, vfd, f);
+	if (err)
+		FAIL(2, "CONFIGURE with its pidfd on live pid %d: %d", victim,
+		     err);
+	kill(victim, SIGKILL);
+	waitpid(victim, NULL, 0);
+	if (pmcring_write_int(NS_LAST_PID, victim - 1))
+		FAIL(3, "cannot write %s", NS_LAST_PID);
+	heir = pause_child();
+	if (heir != victim) {
+		printf("#   in the namespace: heir got pid %d, not %d\n", heir,
+		       victim);
+		ret = 4;
+		goto out;
+	}
+	err = configure_pidfd(victim, vfd, f);
+	if (err != -ESRCH) {
+		printf("#   in the namespace: CONFIGURE with the old pidfd of reused pid %d: %d, want -ESRCH\n",
+		       victim, err);
+		ret = 5;
+		goto out;
+	}
+	hfd = pidfd_open(heir);
+	err = configure_pidfd(heir, hfd, f);
+	if (err) {
+		printf("#   in the namespace: CONFIGURE with the heir's pidfd: %d\n",
+		       err);
+		ret = 6;
+	}
+out:
+	kill(heir, SIGKILL);
+	waitpid(heir, NULL, 0);
+	close(vfd);
+	if (hfd >= 0)
+		close(hfd);
+	return ret;
+}
+
 PMCRING_FIXTURE_EMPTY(pidns);
 
 TEST_F_TIMEOUT(pidns, pids_of_the_openers_namespace, 60)
@@ -245,6 +342,67 @@ TEST_F_TIMEOUT(pidns, reused_pid_is_esrch, 60)
 	if (ret == 200)
 		SKIP(return, "unshare(CLONE_NEWPID): %s", strerror(errno));
 	EXPECT_EQ(0, ret);
+}
+
+TEST_F_TIMEOUT(pidns, pidfd_of_a_reused_pid_is_esrch, 60)
+{
+	int ret;
+
+	PMCRING_REQUIRE_DEV();
+	if (access(NS_LAST_PID, F_OK))
+		SKIP(return, "%s: %s (CONFIG_CHECKPOINT_RESTORE not set)",
+		     NS_LAST_PID, strerror(errno));
+	ret = in_new_pidns(ns_reuse_pidfd);
+	if (ret == 200)
+		SKIP(return, "unshare(CLONE_NEWPID): %s", strerror(errno));
+	if (ret == 201)
+		SKIP(return, "no pidfd_open(2)");
+	EXPECT_EQ(0, ret);
+}
+
+TEST_F(pidns, pidfd_names_the_target)
+{
+	const uint32_t f = PMCRING_CFG_F_PID | PMCRING_CFG_F_PIDFD;
+	int pfd, selffd, efd, nfd;
+	pid_t child;
+
+	PMCRING_REQUIRE_DEV();
+	child = pause_child();
+	ASSERT_LT(0, child);
+	pfd = pidfd_open(child);
+	if (pfd < 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		SKIP(return, "pidfd_open: %s", strerror(errno));
+	}
+	selffd = pidfd_open(getpid());
+	efd = eventfd(0, EFD_CLOEXEC);
+	nfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, selffd);
+	ASSERT_LE(0, efd);
+	ASSERT_LE(0, nfd);
+
+	EXPECT_EQ(0, configure_pidfd(child, pfd, f));
+	EXPECT_EQ(0, configure_pidfd(getpid(), selffd, f));
+	/* a pidfd, of another process than the number */
+	EXPECT_EQ(-ESRCH, configure_pidfd(child, selffd, f));
+	EXPECT_EQ(-ESRCH, configure_pidfd(getpid(), pfd, f));
+	/* not a pidfd: never read as one */
+	EXPECT_EQ(-EBADF, configure_pidfd(child, efd, f));
+	EXPECT_EQ(-EBADF, configure_pidfd(child, nfd, f));
+	EXPECT_EQ(-EBADF, configure_pidfd(child, 1000, f));
+	/* the flag needs a per-pid target and an fd; no fd without it */
+	EXPECT_EQ(-EINVAL, configure_pidfd(child, pfd, PMCRING_CFG_F_PIDFD));
+	EXPECT_EQ(-EINVAL, configure_pidfd(child, -1, f));
+	EXPECT_EQ(-EINVAL, configure_pidfd(child, pfd, PMCRING_CFG_F_PID));
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	/* the target is gone: its pidfd names nobody the number resolves to */
+	EXPECT_EQ(-ESRCH, configure_pidfd(child, pfd, f));
+	close(pfd);
+	close(selffd);
+	close(efd);
+	close(nfd);
 }
 
 TEST_HARNESS_MAIN

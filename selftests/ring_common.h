@@ -127,6 +127,52 @@ static inline int rt_map(struct rt_sess *s, unsigned int cpu)
 	return 0;
 }
 
+/*
+ * Stand-in for a CPU without a ring (mmap ENODEV: not online since
+ * CONFIGURE): an empty ring, base NULL, so loops over every CPU read
+ * data_head 0 and zero counters.  Never written (tail stays 0).
+ */
+static struct pmcring_mmap_page rt_absent_ctl;
+static struct pmcring_prod_page rt_absent_prod;
+
+static inline void rt_absent(struct rt_sess *s, unsigned int cpu)
+{
+	struct rt_ring *r = &s->rings[cpu];
+
+	memset(r, 0, sizeof(*r));
+	r->ctl = &rt_absent_ctl;
+	r->prod = &rt_absent_prod;
+	r->size = (s->cfg.region_size - 2 * s->info.page_size) / 2;
+	r->cpu = cpu;
+}
+
+/*
+ * 1 if @cpu is online: a CPU without an online file is online if present
+ * (cpu0); a possible CPU that is not present (possible_cpus=) has no
+ * directory.
+ */
+static inline int rt_cpu_online(unsigned int cpu)
+{
+	char path[96];
+	long v = 1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u", cpu);
+	if (access(path, F_OK))
+		return 0;
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/online",
+		 cpu);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		char buf[8] = "";
+
+		if (read(fd, buf, sizeof(buf) - 1) > 0)
+			v = strtol(buf, NULL, 10);
+		close(fd);
+	}
+	return v != 0;
+}
+
 static inline void rt_unmap(struct rt_ring *r)
 {
 	if (r->base)
@@ -136,7 +182,8 @@ static inline void rt_unmap(struct rt_ring *r)
 
 /*
  * Open a session configured as @cfg (copied to s->cfg, where CONFIGURE
- * fills in region_size); map every CPU's region if @map.
+ * fills in region_size); map every CPU's region if @map, but for the CPUs
+ * without a ring (offline since CONFIGURE: ENODEV), which get rt_absent().
  */
 static inline int rt_open_cfg(struct rt_sess *s,
 			      const struct pmcring_config *cfg, int map)
@@ -162,9 +209,13 @@ static inline int rt_open_cfg(struct rt_sess *s,
 	}
 	for (cpu = 0; map && cpu < s->nr_cpus; cpu++) {
 		err = rt_map(s, cpu);
-		if (err)
+		/* no ring: the CPU was not online since CONFIGURE (base NULL) */
+		if (err == -ENODEV)
+			rt_absent(s, cpu);
+		else if (err)
 			goto err_close;
 	}
+	err = 0;
 	return 0;
 
 err_close:

@@ -109,7 +109,7 @@ TEST(configure_args)
 	BAD(EINVAL, callchain_depth, PMCRING_CALLCHAIN_DEPTH_MAX + 1);
 	BAD(EINVAL, __reserved[0], 1);
 	BAD(EINVAL, __reserved[1], 1ull << 63);
-	BAD(EINVAL, __reserved0, 1);
+	BAD(EINVAL, pidfd, 1);
 	/* A CPU list (ABI 3) only with its flag, the flag only system-wide. */
 	BAD(EINVAL, cpus, 4096);
 	BAD(EINVAL, cpus_size, 8);

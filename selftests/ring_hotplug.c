@@ -1,23 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Description: rings follow CPU hotplug (runs with 2 vCPUs, uses the
- * highest hot-pluggable CPU).  data_when_cpu_comes_online: a session
- * configured while the CPU is offline has its region but no data pages
- * (producer page flags without PMCRING_PROD_F_DATA, a read of its data
- * pages is SIGBUS); once the CPU comes online the flag is set and records
- * GENERATEd on it are all drained, none lost; after it goes offline again
- * its ring, flag and records stay.  reader_across_hotplug: libpmcring's
- * reader drains a session configured with the CPU offline while the CPU
- * goes online and offline under a GENERATE load: every record committed
- * on every CPU is handed out in timestamp order, none lost, and the CPU
- * that came online contributed records.
+ * highest hot-pluggable CPU).  ring_when_cpu_comes_online: a session
+ * configured while the CPU is offline has no ring for it (mmap of its
+ * region is ENODEV, nr_rings counts the online CPUs); once the CPU comes
+ * online its ring appears (nr_rings + 1 in every ring, mmap works, data
+ * pages present) and records GENERATEd on it are all drained, none lost;
+ * after it goes offline again its ring and records stay, and a second
+ * online adds no ring.  rings_only_for_online_cpus: every CPU online at
+ * CONFIGURE has a ring and no other does (meaningful when booted with more
+ * possible than online CPUs, vmrun --append possible_cpus=4).
+ * reader_across_hotplug: libpmcring's reader drains a session configured
+ * with the CPU offline while the CPU goes online and offline under a
+ * GENERATE load: the library maps the CPU's ring when it appears, every
+ * record committed on every CPU is handed out in timestamp order, none
+ * lost, and the CPU that came online contributed records.
+ * reader_maps_a_ring_alone: records GENERATEd only on a CPU that came
+ * online after pmcring_new(), all other rings idle, all reach the reader
+ * (nothing else triggers the merge's clock read).
  *
  * NEEDS_LIBPMCRING
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
-#include <setjmp.h>
 #include "ring_common.h"
 #include "libpmcring.h"
 
@@ -48,30 +53,16 @@ static int set_online(unsigned int cpu, int on)
 	return pmcring_write_int(path, on);
 }
 
-static sigjmp_buf bus_jmp;
-
-static void on_sigbus(int sig)
+/* mmap() of the control page of @cpu's region: 0 or -errno. */
+static int map_ctl(struct rt_sess *s, unsigned int cpu)
 {
-	siglongjmp(bus_jmp, sig);
-}
+	void *p = mmap(NULL, s->info.page_size, PROT_READ, MAP_SHARED, s->fd,
+		       (off_t)cpu * s->cfg.region_size);
 
-/*
- * 1 if reading @p raises SIGBUS, else 0.  In this process: the ring
- * mappings are VM_DONTCOPY, a child would not have them.
- */
-static int read_is_sigbus(const volatile uint8_t *p)
-{
-	struct sigaction sa = { .sa_handler = on_sigbus }, old;
-	volatile int bus = 0;
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, &old);
-	if (!sigsetjmp(bus_jmp, 1))
-		(void)*p;
-	else
-		bus = 1;
-	sigaction(SIGBUS, &old, NULL);
-	return bus;
+	if (p == MAP_FAILED)
+		return -errno;
+	munmap(p, s->info.page_size);
+	return 0;
 }
 
 FIXTURE(hp) {
@@ -90,11 +81,11 @@ FIXTURE_TEARDOWN(hp)
 		set_online(self->cpu, 1);
 }
 
-TEST_F(hp, data_when_cpu_comes_online)
+TEST_F(hp, ring_when_cpu_comes_online)
 {
 	const unsigned int count = 500;
 	struct pmcring_config cfg = { 0 };
-	unsigned int cpu = self->cpu, c;
+	unsigned int cpu = self->cpu, c, online = 0;
 	struct rt_stats st;
 	struct rt_sess s;
 	struct rt_ring *r;
@@ -113,29 +104,32 @@ TEST_F(hp, data_when_cpu_comes_online)
 	ASSERT_LT(cpu, s.nr_cpus);
 	r = &s.rings[cpu];
 
-	/* Every region exists; only the online CPUs have data pages. */
+	/* A ring for each online CPU only. */
+	for (c = 0; c < s.nr_cpus; c++)
+		online += rt_cpu_online(c);
 	for (c = 0; c < s.nr_cpus; c++) {
-		char path[96];
-		int on;
-
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/cpu/cpu%u/online", c);
-		on = c == 0 ? 1 : (int)pmcring_read_long(path, 1);
+		if (!rt_cpu_online(c)) {
+			EXPECT_EQ(NULL, s.rings[c].base) TH_LOG("cpu %u", c);
+			EXPECT_EQ(-ENODEV, map_ctl(&s, c)) TH_LOG("cpu %u", c);
+			continue;
+		}
+		ASSERT_NE(NULL, s.rings[c].base) TH_LOG("cpu %u", c);
 		EXPECT_EQ(c, s.rings[c].ctl->cpu);
-		EXPECT_EQ(on ? PMCRING_PROD_F_DATA : 0,
-			  rt_prod(&s.rings[c].prod->flags))
-			TH_LOG("cpu %u online %d", c, on);
+		EXPECT_EQ(PMCRING_PROD_F_DATA, rt_prod(&s.rings[c].prod->flags));
+		EXPECT_EQ(online, rt_prod(&s.rings[c].prod->nr_rings));
 	}
-	EXPECT_EQ(0, rt_head(r));
-	EXPECT_EQ(0, rt_prod(&r->prod->pending_ts));
-	EXPECT_EQ(1, read_is_sigbus(r->data))
-		TH_LOG("cpu %u: its data pages do not exist yet", cpu);
+	/* Past the last possible CPU: outside the layout. */
+	EXPECT_EQ(-EINVAL, map_ctl(&s, s.nr_cpus));
 	EXPECT_EQ(-EINVAL, rt_generate_on(s.fd, cpu, 1, GEN_SIZE,
 					  PMCRING_GEN_F_TASK));
 
 	ASSERT_EQ(0, set_online(cpu, 1));
+	EXPECT_EQ(online + 1, rt_prod(&s.rings[0].prod->nr_rings));
+	ASSERT_EQ(0, rt_map(&s, cpu));
+	EXPECT_EQ(cpu, r->ctl->cpu);
 	EXPECT_EQ(PMCRING_PROD_F_DATA, rt_prod(&r->prod->flags));
-	EXPECT_EQ(0, read_is_sigbus(r->data));
+	EXPECT_EQ(online + 1, rt_prod(&r->prod->nr_rings));
+	EXPECT_EQ(0, rt_head(r));
 	ASSERT_EQ(0, rt_generate_on(s.fd, cpu, count, GEN_SIZE,
 				    PMCRING_GEN_F_TASK | PMCRING_GEN_F_HARDIRQ));
 	memset(&st, 0, sizeof(st));
@@ -150,6 +144,7 @@ TEST_F(hp, data_when_cpu_comes_online)
 	ASSERT_EQ(0, rt_generate_on(s.fd, cpu, count, GEN_SIZE,
 				    PMCRING_GEN_F_TASK));
 	ASSERT_EQ(0, set_online(cpu, 0));
+	EXPECT_EQ(0, map_ctl(&s, cpu));
 	EXPECT_EQ(PMCRING_PROD_F_DATA, rt_prod(&r->prod->flags));
 	memset(&st, 0, sizeof(st));
 	st.size = GEN_SIZE;
@@ -158,9 +153,41 @@ TEST_F(hp, data_when_cpu_comes_online)
 	EXPECT_EQ(count, st.gen[PMCRING_GEN_CTX_TASK]);
 	EXPECT_EQ(3 * count, rt_prod(&r->prod->records));
 	EXPECT_EQ(0, rt_prod(&r->prod->lost));
-	rt_info("cpu %u: region without data while offline at CONFIGURE, %u records after online, %u drained after offline\n",
-		cpu, 2 * count, count);
+	/* Online once more: the same ring, none added. */
 	ASSERT_EQ(0, set_online(cpu, 1));
+	EXPECT_EQ(online + 1, rt_prod(&r->prod->nr_rings));
+	EXPECT_EQ(3 * count, rt_prod(&r->prod->records));
+	rt_info("cpu %u: no ring while offline at CONFIGURE (%u rings for %u possible CPUs), %u records after online, %u drained after offline\n",
+		cpu, online, s.nr_cpus, 2 * count, count);
+	rt_close(&s);
+}
+
+/*
+ * Rings exist for the CPUs online at CONFIGURE and for no other: with
+ * more possible than online CPUs (possible_cpus=), the others cost
+ * nothing.
+ */
+TEST(rings_only_for_online_cpus)
+{
+	unsigned int c, online = 0, mapped = 0;
+	struct pmcring_config cfg = { 0 };
+	struct rt_sess s;
+
+	PMCRING_REQUIRE_DEV();
+	cfg.data_pages = 4;
+	ASSERT_EQ(0, rt_open_cfg(&s, &cfg, 1));
+	for (c = 0; c < s.nr_cpus; c++) {
+		online += rt_cpu_online(c);
+		mapped += s.rings[c].base != NULL;
+		EXPECT_EQ(rt_cpu_online(c), s.rings[c].base != NULL)
+			TH_LOG("cpu %u", c);
+		if (!s.rings[c].base)
+			EXPECT_EQ(-ENODEV, map_ctl(&s, c));
+	}
+	EXPECT_EQ(online, mapped);
+	EXPECT_EQ(online, rt_prod(&s.rings[0].prod->nr_rings));
+	rt_info("%u possible CPUs, %u online, %u rings\n", s.nr_cpus, online,
+		mapped);
 	rt_close(&s);
 }
 
@@ -260,6 +287,17 @@ TEST_F(hp, reader_across_hotplug)
 	ASSERT_EQ(0, set_online(self->cpu, 0));
 	g.s = pmcring_new(&opts);
 	ASSERT_NE(NULL, g.s) TH_LOG("pmcring_new: %s", strerror(errno));
+	{
+		struct pmcring_cpu_stats st = { .sz = sizeof(st) };
+		void *base;
+		size_t size;
+
+		/* No ring yet: a stand-in, idle to the merge. */
+		EXPECT_EQ(-ENODEV, pmcring_cpu_buffer(g.s, self->cpu, &base,
+						      &size));
+		ASSERT_EQ(0, pmcring_cpu_stats(g.s, self->cpu, &st));
+		EXPECT_EQ(0, st.prod_flags);
+	}
 	hs.ncpu = pmcring_nr_cpus(g.s);
 	hs.seen = calloc(hs.ncpu, sizeof(*hs.seen));
 	ASSERT_NE(NULL, hs.seen);
@@ -295,8 +333,14 @@ TEST_F(hp, reader_across_hotplug)
 	{
 		struct pmcring_cpu_stats st = { .sz = sizeof(st) };
 
+		void *base;
+		size_t size;
+
 		ASSERT_EQ(0, pmcring_cpu_stats(g.s, self->cpu, &st));
-		EXPECT_EQ(PMCRING_PROD_F_DATA, st.prod_flags);
+		EXPECT_EQ(PMCRING_PROD_F_DATA, st.prod_flags)
+			TH_LOG("the library mapped the ring of cpu %u",
+			       self->cpu);
+		EXPECT_EQ(0, pmcring_cpu_buffer(g.s, self->cpu, &base, &size));
 	}
 	rt_info("reader: %llu records in order over %u online/offline cycles of cpu %u (%llu from it), %llu GENERATE calls (%llu EINVAL at a CPU change), none lost\n",
 		(unsigned long long)hs.total, t.done, self->cpu,
@@ -304,6 +348,53 @@ TEST_F(hp, reader_across_hotplug)
 		(unsigned long long)g.calls, (unsigned long long)g.einval);
 	pmcring_reader_free(rd);
 	pmcring_free(g.s);
+	free(hs.seen);
+}
+
+TEST_F(hp, reader_maps_a_ring_alone)
+{
+	struct pmcring_opts opts = {
+		.sz = sizeof(opts),
+		.data_pages = 64,
+		.flags = PMCRING_CFG_F_NO_SYNTH,
+		.types = PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
+			 PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY),
+	};
+	const unsigned int count = 300;
+	struct pmcring_reader *rd;
+	struct hp_seen hs = { 0 };
+	struct pmcring *s;
+	uint64_t end;
+	int n;
+
+	PMCRING_REQUIRE_DEV();
+	if (!self->cpu || rt_online_cpus() < 2)
+		SKIP(return, "needs 2+ online CPUs with hotplug");
+	ASSERT_EQ(0, set_online(self->cpu, 0));
+	s = pmcring_new(&opts);
+	ASSERT_NE(NULL, s) TH_LOG("pmcring_new: %s", strerror(errno));
+	hs.ncpu = pmcring_nr_cpus(s);
+	hs.seen = calloc(hs.ncpu, sizeof(*hs.seen));
+	ASSERT_NE(NULL, hs.seen);
+	rd = pmcring_reader_new(s, hp_cb, &hs, NULL);
+	ASSERT_NE(NULL, rd);
+	ASSERT_EQ(0, pmcring_enable(s));
+	ASSERT_LE(0, pmcring_reader_poll(rd, 10));
+	ASSERT_EQ(0, set_online(self->cpu, 1));
+	ASSERT_EQ(0, rt_generate_on(pmcring_fd(s), self->cpu, count, GEN_SIZE,
+				    PMCRING_GEN_F_TASK | PMCRING_GEN_F_HARDIRQ));
+	end = pmcring_now_ns() + 5000000000ull;
+	while (hs.total < 2 * count && pmcring_now_ns() < end) {
+		n = pmcring_reader_poll(rd, 100);
+		ASSERT_LE(0, n) TH_LOG("poll: %s", strerror(-n));
+	}
+	EXPECT_EQ(0, hs.bad);
+	EXPECT_EQ(2 * count, hs.seen[self->cpu]);
+	EXPECT_EQ(2 * count, hs.total);
+	rt_info("reader: %llu records of cpu %u, onlined after pmcring_new(), others idle\n",
+		(unsigned long long)hs.seen[self->cpu], self->cpu);
+	pmcring_reader_free(rd);
+	pmcring_free(s);
 	free(hs.seen);
 }
 

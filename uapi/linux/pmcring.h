@@ -3,11 +3,14 @@
  * pmcring: hwpmc-style records in per-CPU rings mapped by user space.
  *
  * Opening /dev/pmcring creates a session.  After PMCRING_IOC_CONFIGURE each
- * possible CPU owns one ring, mapped by user space at
+ * CPU online then owns one ring, mapped by user space at
  *
  *	offset = cpu * region_size	(region_size from struct pmcring_config)
  *
- * (its data pages exist once the CPU has been online: PMCRING_PROD_F_DATA)
+ * for cpu < info.nr_cpus (the possible CPUs).  A CPU that comes online
+ * later gets its ring then; until it does, mmap() of its region fails with
+ * ENODEV.  The producer page's nr_rings says how many rings exist.  A CPU
+ * that goes offline keeps its ring and its records.
  *
  * Region of one CPU (all offsets in pages of info.page_size):
  *
@@ -90,8 +93,14 @@
  * PMCRING_CTR_F_EXCLUDE_KERNEL/_USER and HW_CACHE, RAW and dynamic PMU
  * counter types (version 2 refuses them with EINVAL; version 2 callers are
  * unaffected).
+ * 4: rings only for CPUs online since CONFIGURE (mmap() of another CPU's
+ * region: ENODEV) and pmcring_prod_page.nr_rings; PMCRING_CFG_F_PIDFD and
+ * config.pidfd (was __reserved0, which had to be 0).  Layout, records and
+ * ioctls are unchanged: a version 2 or 3 consumer works as before where
+ * every possible CPU is online at CONFIGURE, and elsewhere fails cleanly
+ * with ENODEV when it maps an absent ring.
  */
-#define PMCRING_ABI_VERSION		3
+#define PMCRING_ABI_VERSION		4
 #define PMCRING_ABI_COMPAT_VERSION	2
 
 /* ---- pmclog records (FreeBSD sys/sys/pmclog.h) ---- */
@@ -373,17 +382,37 @@ struct pmcring_prod_page {
 					 */
 	__u64	bytes;			/* ring bytes committed (with padding) */
 	__u64	flags;			/* PMCRING_PROD_F_* */
-	__u64	__reserved[59];		/* 0; pads to 512 bytes */
+	__u64	nr_rings;		/* ABI 4: rings of the session now,
+					 * only grows; see RINGS AND CPU
+					 * HOTPLUG below
+					 */
+	__u64	__reserved[58];		/* 0; pads to 512 bytes */
 };
 
 /*
- * The ring has its data pages.  Every possible CPU's region exists from
- * CONFIGURE (control and producer pages), but its data pages are allocated
- * only when the CPU is online: at CONFIGURE for the CPUs online then, when
- * it comes online for the others.  Until then the ring stays empty
- * (data_head 0, pending_ts 0) and a fault on its data pages is SIGBUS; a
- * consumer that reads only below data_head never takes one.  Once set the
- * flag stays: a CPU that goes offline keeps its ring and its records.
+ * RINGS AND CPU HOTPLUG.  A ring exists for each CPU online at CONFIGURE
+ * and is added for a CPU that comes online later, before that CPU runs
+ * anything (a CPU hotplug prepare step, kmod/dev.c).  A CPU that goes
+ * offline keeps its ring and the records in it until the session ends.
+ * mmap() of the region of a possible CPU without a ring fails with
+ * ENODEV; a consumer maps the others and treats an absent ring as an idle
+ * CPU.  Each time a ring is added, every ring's nr_rings is raised to the
+ * new count.  A consumer that mapped fewer rings than nr_rings says tries
+ * the absent CPUs again.  For the exact merge it does so in step (F):
+ *
+ *	T = PMCRING_IOC_CLOCK; smp_mb(); LOAD nr_rings (acquire)
+ *
+ * If nr_rings equals the rings it mapped, a ring added later holds only
+ * records with timestamps after T (the ring is created before its CPU
+ * runs, and the CPU reads the clock after), so the absent CPUs bound
+ * nothing below T.
+ *
+ * PMCRING_PROD_F_DATA: the ring has its data pages, set before the ring
+ * can be mapped.  Should they fail to be allocated for a CPU coming online
+ * (no memory), the ring exists without them: it stays empty (data_head 0,
+ * pending_ts 0), a fault on its data pages is SIGBUS (a consumer reading
+ * only below data_head never takes one), and each record of that CPU is
+ * counted in lost.  Once set the flag stays.
  */
 #define PMCRING_PROD_F_DATA		(1ull << 0)
 
@@ -434,7 +463,9 @@ struct pmcring_config {
 	__u32	cpus_size;		/* in: bytes of the bitmap, multiple
 					 * of 8
 					 */
-	__u32	__reserved0;		/* in: must be 0 */
+	__s32	pidfd;			/* in: with PMCRING_CFG_F_PIDFD (ABI
+					 * 4), a pidfd of config.pid; else 0
+					 */
 	__u64	__reserved[2];		/* in: must be 0 */
 };
 
@@ -453,9 +484,18 @@ struct pmcring_config {
  * the processes it creates.
  */
 #define PMCRING_CFG_F_TID		(1u << 4)
+/*
+ * ABI 4.  With PID: config.pidfd is a pidfd (pidfd_open(2), clone3's
+ * CLONE_PIDFD) of the process, or with TID the thread, that config.pid
+ * names in the opener's pid namespace.  CONFIGURE fails with EBADF if it
+ * is not a pidfd and with ESRCH if it is one of another process: the
+ * number was reused since the caller took the pidfd.  Without the flag
+ * config.pidfd must be 0.
+ */
+#define PMCRING_CFG_F_PIDFD		(1u << 5)
 #define PMCRING_CFG_F_ALL \
 	(PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_PID | PMCRING_CFG_F_NO_SYNTH | \
-	 PMCRING_CFG_F_CPUS | PMCRING_CFG_F_TID)
+	 PMCRING_CFG_F_CPUS | PMCRING_CFG_F_TID | PMCRING_CFG_F_PIDFD)
 
 /* A sampling counter (PMCALLOCATE on allocation, CALLCHAIN on overflow). */
 struct pmcring_counter {

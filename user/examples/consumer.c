@@ -13,7 +13,10 @@
  *   3. PMCRING_IOC_CONFIGURE: ring size, record types, target;
  *   4. map every CPU's region: reserve region_size bytes of address space,
  *      map the control page read-write and the rest read-only over it with
- *      MAP_FIXED, so one contiguous view starts at the control page;
+ *      MAP_FIXED, so one contiguous view starts at the control page.  A
+ *      CPU not online since CONFIGURE has no ring yet (ENODEV): it counts
+ *      as an idle CPU until the producer pages' nr_rings says a ring was
+ *      added, then we map it (map_new_rings());
  *   5. PMCRING_IOC_ENABLE, then poll() the session fd and merge the rings
  *      in exact (timestamp, CPU) order with the producer pages' pending_ts
  *      and PMCRING_IOC_CLOCK (see merge_round());
@@ -97,6 +100,8 @@ struct consumer {
 	struct pmcring_info info;
 	struct ring	*rings;
 	unsigned int	nr;
+	unsigned int	mapped;		/* rings with a mapping */
+	unsigned int	first;		/* one of them */
 	bool		quiet;
 	uint64_t	records, bytes;
 	uint64_t	last_ts;	/* of the last record out, */
@@ -115,7 +120,16 @@ static int die(const char *what)
 }
 
 /*
- * Map CPU @cpu's region.  Its layout (see <linux/pmcring.h>):
+ * Stand-ins for a CPU without a ring: empty, no writer in flight.  Only
+ * read (its pos stays 0, so ring_release() never stores).
+ */
+static struct pmcring_mmap_page absent_ctl;
+static const struct pmcring_prod_page absent_prod;
+
+/*
+ * Map CPU @cpu's region, or leave the stand-in if the CPU has no ring
+ * yet (ENODEV: not online since CONFIGURE).  Its layout (see
+ * <linux/pmcring.h>):
  *
  *	page 0		control page, the only page we may write (data_tail)
  *	page 1		producer page (pending_ts, lost, records, bytes)
@@ -131,6 +145,8 @@ static void ring_map(struct consumer *c, struct ring *r, unsigned int cpu)
 	void *p;
 
 	r->cpu = cpu;
+	r->ctl = &absent_ctl;
+	r->prod = &absent_prod;
 	/* reserve the whole region so the two maps below are contiguous */
 	r->base = mmap(NULL, region, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
 		       -1, 0);
@@ -138,6 +154,11 @@ static void ring_map(struct consumer *c, struct ring *r, unsigned int cpu)
 		die("mmap reserve");
 	p = mmap(r->base, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 		 c->fd, off);
+	if (p == MAP_FAILED && errno == ENODEV) {
+		munmap(r->base, region);
+		r->base = NULL;
+		return;
+	}
 	if (p == MAP_FAILED)
 		die("mmap control page");
 	p = mmap((char *)r->base + page, region - page, PROT_READ,
@@ -154,6 +175,27 @@ static void ring_map(struct consumer *c, struct ring *r, unsigned int cpu)
 		fprintf(stderr, "consumer: cpu %u: unexpected control page\n", cpu);
 		exit(1);
 	}
+	if (!c->mapped++)
+		c->first = cpu;
+}
+
+/*
+ * After T: the rings added since we mapped (RINGS AND CPU HOTPLUG in
+ * <linux/pmcring.h>).  A ring still absent now holds no record below T:
+ * it is created before its CPU runs, and the CPU reads the clock after.
+ */
+static void map_new_rings(struct consumer *c)
+{
+	uint64_t nr;
+	unsigned int i;
+
+	if (c->mapped == c->nr)
+		return;
+	nr = __atomic_load_n(&c->rings[c->first].prod->nr_rings,
+			     __ATOMIC_ACQUIRE);
+	for (i = 0; i < c->nr && c->mapped < nr; i++)
+		if (!c->rings[i].base)
+			ring_map(c, &c->rings[i], i);
 }
 
 /* Print one record; the typed structs of <linux/pmcring.h> overlay it. */
@@ -292,6 +334,7 @@ static int merge_round(struct consumer *c)
 	if (ioctl(c->fd, PMCRING_IOC_CLOCK, &T))
 		die("PMCRING_IOC_CLOCK");
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);			/* (F) */
+	map_new_rings(c);
 	for (i = 0; i < c->nr; i++) {
 		struct ring *r = &c->rings[i];
 
@@ -429,6 +472,10 @@ int main(int argc, char **argv)
 		die("calloc");
 	for (i = 0; i < c.nr; i++)
 		ring_map(&c, &c.rings[i], i);
+	if (!c.mapped) {
+		fprintf(stderr, "consumer: no CPU has a ring\n");
+		return 1;
+	}
 
 	/* 5: record, waking up when a ring passes its watermark */
 	if (ioctl(c.fd, PMCRING_IOC_ENABLE))
@@ -478,12 +525,14 @@ int main(int argc, char **argv)
 		lost += r->prod->lost;
 		if (krec != r->records || kbytes != r->bytes)
 			mismatch++;
-		munmap(r->base, c.info.region_size);
+		if (r->base)
+			munmap(r->base, c.info.region_size);
 	}
 	close(c.fd);
 	free(c.rings);
 	printf("consumer: %" PRIu64 " records, %" PRIu64 " bytes, %" PRIu64
-	       " lost, %u CPUs\n", c.records, c.bytes, lost, c.nr);
+	       " lost, %u CPUs, %u rings\n", c.records, c.bytes, lost, c.nr,
+	       c.mapped);
 	printf("consumer: %s, %s\n",
 	       c.out_of_order ? "OUT OF ORDER" : "in timestamp order",
 	       mismatch ? "counters DIFFER from the kernel's" :

@@ -86,11 +86,19 @@ struct pmcring_opts {
 	/* With PMCRING_CFG_F_CPUS (ABI 3): bit n of cpus[n / 64] = CPU n. */
 	const uint64_t	*cpus;
 	uint32_t	cpus_size;	/* bytes of cpus, a multiple of 8 */
+	/*
+	 * With PMCRING_CFG_F_PIDFD (ABI 4): a pidfd of the process (thread
+	 * with _TID) that pid names; CONFIGURE fails with ESRCH if pid now
+	 * names another one.
+	 */
+	int32_t		pidfd;
 };
 
 /*
  * Open the device, PMCRING_IOC_CONFIGURE it from @opts (NULL: defaults) and
- * map the ring of every possible CPU.  The session starts disabled.
+ * map the ring of every CPU that has one (the online CPUs; see
+ * pmcring_cpu_buffer() for those that come later).  The session starts
+ * disabled.
  */
 PMCRING_API struct pmcring *pmcring_new(const struct pmcring_opts *opts);
 /* Unmap, close.  Accepts NULL. */
@@ -111,13 +119,19 @@ PMCRING_API int pmcring_clock(struct pmcring *s, uint64_t *now);
 PMCRING_API int pmcring_add_counter(struct pmcring *s, struct pmcring_counter *c);
 /* PMCRING_IOC_GENERATE (tests, benchmarks; CAP_SYS_ADMIN). */
 PMCRING_API int pmcring_generate(struct pmcring *s, const struct pmcring_generate *g);
-/* Number of CPU rings (possible CPUs); rings are 0..n-1. */
+/*
+ * Number of possible CPUs; rings are 0..n-1, but only the CPUs online
+ * since CONFIGURE have one (the others: an empty stand-in, see
+ * pmcring_cpu_buffer()).
+ */
 PMCRING_API unsigned int pmcring_nr_cpus(const struct pmcring *s);
 /*
  * The raw mapping of @cpu's ring: *base is the control page
  * (struct pmcring_mmap_page), *size the bytes mapped (region_size), like
  * libbpf's perf_buffer__buffer().  For consumers of their own; they must
- * follow the ordering contract of <linux/pmcring.h>.
+ * follow the ordering contract of <linux/pmcring.h>.  -ENODEV for a CPU
+ * without a ring (not online since CONFIGURE); a ring the kernel added
+ * since is mapped first.  The merge of a session maps new rings itself.
  */
 PMCRING_API int pmcring_cpu_buffer(struct pmcring *s, unsigned int cpu,
 				   void **base, size_t *size);
@@ -206,8 +220,9 @@ struct pmcring_cpu_stats {
 					 */
 	uint64_t	prod_flags;	/* the producer page's flags:
 					 * PMCRING_PROD_F_DATA once the ring
-					 * has its data pages (its CPU has
-					 * been online since CONFIGURE)
+					 * has its data pages; 0 for a CPU
+					 * without a ring (not online since
+					 * CONFIGURE)
 					 */
 };
 

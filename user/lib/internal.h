@@ -232,6 +232,24 @@ int pmcring_cpu_buf_init(struct pmcring_cpu_buf *b, void *base, size_t size,
 			 unsigned int cpu);
 
 /*
+ * @b stands for a CPU that has no ring (yet): empty, nothing in flight,
+ * base NULL.  @data_size is the session's, for the merge's sizing.
+ */
+void pmcring_cpu_buf_init_absent(struct pmcring_cpu_buf *b, unsigned int cpu,
+				 uint64_t data_size);
+/*
+ * The ring of stand-in @b appeared, mapped at @base: @b becomes its
+ * iterator (the merge's staging budget kept).  0 or -EPROTO.
+ */
+int pmcring_cpu_buf_adopt(struct pmcring_cpu_buf *b, void *base, size_t size);
+/*
+ * Map the rings that appeared since the session mapped its rings (the
+ * producer pages' nr_rings is above what is mapped).  Consumer thread.
+ * The number mapped, or a negative errno.
+ */
+int pmcring_session_refresh(struct pmcring *s);
+
+/*
  * Map one CPU region of @fd at @off: reserve @region_size bytes, control
  * page read-write, the rest read-only, all MAP_SHARED|MAP_FIXED.
  */

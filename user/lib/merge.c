@@ -68,6 +68,7 @@ struct pmcring_merge {
 	struct merge_ring	*rings;
 	pmcring_clock_fn	clock;
 	void			*clock_ctx;
+	struct pmcring		*sess;	/* of _new_session(): maps new rings */
 	uint64_t		T;	/* last clock read, 0: none */
 	bool			T_round; /* T read in this round */
 	uint64_t		max_delay_ns;
@@ -211,9 +212,18 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	return m;
 }
 
+/*
+ * T, then the rings that appeared (RINGS AND CPU HOTPLUG in
+ * <linux/pmcring.h>): a ring still absent after T holds nothing below it.
+ */
 static int session_clock(void *ctx, uint64_t *now)
 {
-	return pmcring_clock(ctx, now);
+	int err = pmcring_clock(ctx, now);
+
+	if (err)
+		return err;
+	err = pmcring_session_refresh(ctx);
+	return err < 0 ? err : 0;
 }
 
 struct pmcring_merge *
@@ -247,6 +257,8 @@ pmcring_merge_new_session(struct pmcring *s,
 		bufs[i] = pmcring_cpu_buf(s, i);
 	m = pmcring_merge_new(bufs, n, &o);
 	free(bufs);
+	if (m)
+		m->sess = s;
 	return m;
 }
 
@@ -524,6 +536,16 @@ none:
 	give_back_all(m);
 	if (m->stg.limit) {
 		ret = stage_full(m);
+		if (ret < 0)
+			return m->err = ret;
+	}
+	/*
+	 * A ring that appeared holds records nobody may wait for: those of
+	 * a CPU brought online while the others are idle would otherwise
+	 * wait for a clock read (session_clock()) that nothing triggers.
+	 */
+	if (m->sess) {
+		ret = pmcring_session_refresh(m->sess);
 		if (ret < 0)
 			return m->err = ret;
 	}

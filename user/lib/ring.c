@@ -74,6 +74,50 @@ void pmcring_cpu_buf_next(struct pmcring_cpu_buf *b)
 	cpu_buf_next(b);
 }
 
+/*
+ * Stand-ins for the pages of a CPU without a ring (no CPU of that number
+ * was online since CONFIGURE): an empty ring with nothing in flight, which
+ * the merge treats as an idle CPU.  Only read: the cursor of such a ring
+ * stays at 0, so nothing ever stores a data_tail here.
+ */
+static struct pmcring_mmap_page absent_ctl;
+static const struct pmcring_prod_page absent_prod;
+
+void pmcring_cpu_buf_init_absent(struct pmcring_cpu_buf *b, unsigned int cpu,
+				 uint64_t data_size)
+{
+	memset(b, 0, sizeof(*b));
+	b->ctl = &absent_ctl;
+	b->prod = &absent_prod;
+	b->mask = data_size - 1;
+	b->cpu = cpu;
+}
+
+int pmcring_cpu_buf_adopt(struct pmcring_cpu_buf *b, void *base, size_t size)
+{
+	struct pmcring_cpu_buf nb;
+	int err;
+
+	err = pmcring_cpu_buf_init(&nb, base, size, b->cpu);
+	if (err)
+		return err;
+	if (nb.mask != b->mask)
+		return -EPROTO;
+	/* Nothing was read from the stand-in: only the cursor moves. */
+	b->ctl = nb.ctl;
+	b->data = nb.data;
+	b->base = base;
+	b->size = size;
+	b->head = nb.head;
+	b->tail = nb.tail;
+	b->rel = nb.rel;
+	WRITE_ONCE(&b->start, nb.start);
+	WRITE_ONCE(&b->pos, nb.pos);
+	/* pmcring_cpu_buf_stats() may read it in another thread */
+	__atomic_store_n(&b->prod, nb.prod, __ATOMIC_RELEASE);
+	return 0;
+}
+
 uint64_t pmcring_cpu_buf_pos(const struct pmcring_cpu_buf *b)
 {
 	return b->pos;
@@ -221,16 +265,19 @@ uint64_t pmcring_cpu_buf_data_size(const struct pmcring_cpu_buf *b)
 int pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
 			  struct pmcring_cpu_stats *st)
 {
+	/* replaced once when a ring appears, pmcring_cpu_buf_adopt() */
+	const struct pmcring_prod_page *prod =
+		__atomic_load_n(&b->prod, __ATOMIC_ACQUIRE);
 	struct pmcring_cpu_stats all = {
 		.sz = st ? st->sz : 0,
 		.records = READ_ONCE(&b->records),
-		.bytes = READ_ONCE(&b->pos) - b->start,
+		.bytes = READ_ONCE(&b->pos) - READ_ONCE(&b->start),
 		.staged = READ_ONCE(&b->staged),
-		.lost = READ_ONCE(&b->prod->lost),
+		.lost = READ_ONCE(&prod->lost),
 		.backwards = READ_ONCE(&b->backwards),
-		.prod_records = READ_ONCE(&b->prod->records),
-		.prod_bytes = READ_ONCE(&b->prod->bytes),
-		.prod_flags = READ_ONCE(&b->prod->flags),
+		.prod_records = READ_ONCE(&prod->records),
+		.prod_bytes = READ_ONCE(&prod->bytes),
+		.prod_flags = READ_ONCE(&prod->flags),
 	};
 
 	if (!st || st->sz < offsetof(struct pmcring_cpu_stats, bytes))

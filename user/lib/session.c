@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * A session on /dev/pmcring: open, configure, map every possible CPU's
- * region (control page read-write, the rest read-only, one contiguous view
- * per CPU), and the ioctl wrappers.
+ * A session on /dev/pmcring: open, configure, map the region of every CPU
+ * that has a ring (control page read-write, the rest read-only, one
+ * contiguous view per CPU), and the ioctl wrappers.  A possible CPU that
+ * has no ring yet (mmap() says ENODEV: not online since CONFIGURE) gets a
+ * stand-in iterator, an idle CPU to the merge, until its ring appears:
+ * pmcring_session_refresh() maps it when the producer pages' nr_rings
+ * grows, from the merge's clock read and from pmcring_cpu_buffer().
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -19,6 +23,8 @@ struct pmcring {
 	struct pmcring_info	info;
 	uint64_t		region_size;
 	unsigned int		nr_cpus;
+	unsigned int		nr_mapped;	/* rings mapped */
+	unsigned int		first;		/* a CPU with a ring mapped */
 	struct pmcring_cpu_buf	*bufs;		/* [nr_cpus] */
 };
 
@@ -44,30 +50,77 @@ static uint32_t pick_data_pages(const struct pmcring_info *info, uint32_t want)
 	return want;
 }
 
+/* Map @cpu's ring into its stand-in: 0, -ENODEV (no ring yet), -errno. */
+static int map_cpu(struct pmcring *s, unsigned int cpu)
+{
+	void *base = pmcring_map_region(s->fd, (off_t)(cpu * s->region_size),
+					s->region_size, s->info.page_size);
+	int err;
+
+	if (!base)
+		return -errno;
+	err = pmcring_cpu_buf_adopt(&s->bufs[cpu], base, s->region_size);
+	if (err) {
+		munmap(base, s->region_size);
+		return err;
+	}
+	s->nr_mapped++;
+	return 0;
+}
+
 static int map_all(struct pmcring *s)
 {
+	/* the layout: region = 2 pages + the data mapped twice */
+	uint64_t data_size = (s->region_size - 2 * s->info.page_size) / 2;
 	unsigned int cpu;
 	int err;
 
+	if (s->region_size <= 2 * s->info.page_size ||
+	    data_size & (data_size - 1))
+		return -EPROTO;
 	s->bufs = calloc(s->nr_cpus, sizeof(*s->bufs));
 	if (!s->bufs)
 		return -ENOMEM;
+	for (cpu = 0; cpu < s->nr_cpus; cpu++)
+		pmcring_cpu_buf_init_absent(&s->bufs[cpu], cpu, data_size);
 	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-		void *base = pmcring_map_region(s->fd,
-						(off_t)(cpu * s->region_size),
-						s->region_size,
-						s->info.page_size);
-
-		if (!base)
-			return -errno;
-		err = pmcring_cpu_buf_init(&s->bufs[cpu], base,
-					   s->region_size, cpu);
-		if (err) {
-			munmap(base, s->region_size);
+		err = map_cpu(s, cpu);
+		if (err == -ENODEV)
+			continue;
+		if (err)
 			return err;
-		}
+		if (s->nr_mapped == 1)
+			s->first = cpu;
 	}
-	return 0;
+	/* CONFIGURE gave the CPU that called it a ring at least */
+	return s->nr_mapped ? 0 : -EPROTO;
+}
+
+int pmcring_session_refresh(struct pmcring *s)
+{
+	const struct pmcring_prod_page *prod;
+	unsigned int cpu, n = 0;
+	uint64_t nr;
+	int err;
+
+	if (s->nr_mapped == s->nr_cpus)
+		return 0;
+	prod = s->bufs[s->first].prod;
+	/* after T: pairs with the kernel's raise in pmcring_dev_nr_rings() */
+	nr = smp_load_acquire(&prod->nr_rings);
+	if (nr <= s->nr_mapped)
+		return 0;
+	for (cpu = 0; cpu < s->nr_cpus && s->nr_mapped < nr; cpu++) {
+		if (s->bufs[cpu].base)
+			continue;
+		err = map_cpu(s, cpu);
+		if (err == -ENODEV)
+			continue;
+		if (err)
+			return err;
+		n++;
+	}
+	return (int)n;
 }
 
 struct pmcring *pmcring_new(const struct pmcring_opts *opts)
@@ -111,6 +164,7 @@ struct pmcring *pmcring_new(const struct pmcring_opts *opts)
 	cfg.callchain_depth = OPTS_GET(opts, callchain_depth, 0);
 	cfg.cpus = (uintptr_t)OPTS_GET(opts, cpus, NULL);
 	cfg.cpus_size = OPTS_GET(opts, cpus_size, 0);
+	cfg.pidfd = OPTS_GET(opts, pidfd, 0);
 	err = xioctl(s->fd, PMCRING_IOC_CONFIGURE, &cfg);
 	if (err)
 		goto err_close;
@@ -210,8 +264,17 @@ unsigned int pmcring_nr_cpus(const struct pmcring *s)
 int pmcring_cpu_buffer(struct pmcring *s, unsigned int cpu, void **base,
 		       size_t *size)
 {
+	int err;
+
 	if (cpu >= s->nr_cpus)
 		return -EINVAL;
+	if (!s->bufs[cpu].base) {
+		err = pmcring_session_refresh(s);
+		if (err < 0)
+			return err;
+		if (!s->bufs[cpu].base)
+			return -ENODEV;
+	}
 	*base = s->bufs[cpu].base;
 	*size = s->bufs[cpu].size;
 	return 0;

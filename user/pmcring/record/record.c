@@ -129,7 +129,8 @@ static bool module_info(struct pmcring_info *info)
 static void memlock_error(const struct rec_opts *o)
 {
 	uint32_t pages = o->buffer_pages ? o->buffer_pages : REC_LIB_DATA_PAGES;
-	long cpus = sysconf(_SC_NPROCESSORS_CONF), page = sysconf(_SC_PAGESIZE);
+	/* a ring per online CPU at CONFIGURE (ABI 4), not per possible CPU */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), page = sysconf(_SC_PAGESIZE);
 	char kb[32] = "?";
 	struct rlimit rl;
 	FILE *f;

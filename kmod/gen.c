@@ -254,7 +254,8 @@ static enum hrtimer_restart pmcring_gen_tick(struct hrtimer *timer)
 	struct pmcring_gen_cpu *gc = container_of(timer, struct pmcring_gen_cpu,
 						  timer);
 	struct pmcring_gen *g = gc->g;
-	u32 i, irq_count = g->flags & PMCRING_GEN_F_HARDIRQ ? g->count : 0;
+	u64 irq_count = g->flags & PMCRING_GEN_F_HARDIRQ ? g->count : 0;
+	u32 i;
 
 	for (i = 0; i < g->irq_batch && gc->irq_seq < irq_count; i++)
 		pmcring_gen_record(gc, gc->irq_seq++, PMCRING_GEN_CTX_HARDIRQ,

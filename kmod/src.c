@@ -105,7 +105,7 @@ void pmcring_src_emit_path(struct pmcring_session *s, unsigned int type,
  * addresses (the hard_perm selftest does exactly that).  @fallback, the
  * strictest value, whenever the file is not reachable or not a number.
  */
-static int pmcring_src_sysctl(const char *path, int fallback)
+int pmcring_src_sysctl(const char *path, int fallback)
 {
 	struct task_struct *init;
 	bool have_root = false;
@@ -167,39 +167,81 @@ static bool pmcring_src_perfmon(const struct pmcring_session *s)
 	       pmcring_src_capable(s, CAP_SYS_ADMIN);
 }
 
+/* The opener's real uid and gid are all of @tcred's ids. */
+static bool pmcring_src_same_ids(const struct cred *cred,
+				 const struct cred *tcred)
+{
+	return uid_eq(cred->uid, tcred->euid) &&
+	       uid_eq(cred->uid, tcred->suid) &&
+	       uid_eq(cred->uid, tcred->uid) &&
+	       gid_eq(cred->gid, tcred->egid) &&
+	       gid_eq(cred->gid, tcred->sgid) &&
+	       gid_eq(cred->gid, tcred->gid);
+}
+
 /*
  * __ptrace_may_access(task, PTRACE_MODE_READ_REALCREDS) as far as a module
- * can reproduce it (ptrace_may_access() is not exported): the opener's real
- * uid/gid match all of the target's ids and the target is dumpable, or the
- * opener has CAP_SYS_PTRACE in the target's user namespace
- * (ptrace_has_cap()).
+ * can reproduce it (ptrace_may_access() is not exported), with the
+ * opener's credentials:
+ *  - the opener's real uid/gid match all of the target's ids, or it has
+ *    CAP_SYS_PTRACE in the target's user namespace (ptrace_has_cap());
+ *  - and the target has no mm, or it is dumpable, or the opener has
+ *    CAP_SYS_PTRACE in the user namespace of that mm (which an exec of an
+ *    unreadable or setuid image moves up to the initial namespace).
+ * The LSM hook (security_ptrace_access_check()) cannot be called from a
+ * module; Documentation/permissions.rst lists that gap.
  */
-static bool pmcring_src_may_trace(const struct pmcring_session *s,
-				  struct task_struct *task)
+bool pmcring_src_may_trace(const struct pmcring_session *s,
+			   struct task_struct *task)
 {
-	const struct cred *cred = s->cred;
-	struct user_namespace *tns;
-	const struct cred *tcred;
+	struct user_namespace *tns, *mns = NULL;
 	struct mm_struct *mm;
 	bool ok;
 
 	rcu_read_lock();
-	tcred = __task_cred(task);
-	ok = uid_eq(cred->uid, tcred->euid) && uid_eq(cred->uid, tcred->suid) &&
-	     uid_eq(cred->uid, tcred->uid) && gid_eq(cred->gid, tcred->egid) &&
-	     gid_eq(cred->gid, tcred->sgid) && gid_eq(cred->gid, tcred->gid);
-	tns = get_user_ns(tcred->user_ns);
+	ok = pmcring_src_same_ids(s->cred, __task_cred(task));
+	tns = get_user_ns(__task_cred(task)->user_ns);
 	rcu_read_unlock();
-	if (ok) {
-		task_lock(task);
-		mm = task->mm;
-		if (!mm || get_dumpable(mm) != SUID_DUMP_USER)
-			ok = false;
-		task_unlock(task);
-	}
 	if (!ok)
 		ok = pmcring_src_capable_ns(s, tns, CAP_SYS_PTRACE);
 	put_user_ns(tns);
+	if (!ok)
+		return false;
+	task_lock(task);
+	mm = task->mm;
+	if (mm && get_dumpable(mm) != SUID_DUMP_USER)
+		mns = get_user_ns(mm->user_ns);
+	task_unlock(task);
+	if (mns) {
+		ok = pmcring_src_capable_ns(s, mns, CAP_SYS_PTRACE);
+		put_user_ns(mns);
+	}
+	return ok;
+}
+
+/*
+ * May a session without CAP_PERFMON follow @p, a live process below its
+ * target that the tree walk of ENABLE and ADD_COUNTER found?  Only if it
+ * runs with the opener's ids and is dumpable: the part of
+ * pmcring_src_may_trace() that needs no capability check, which the walk
+ * cannot make (it holds rcu_read_lock(), and an LSM's capable hook may
+ * audit or sleep).  So a root shell that sudo left below the target, or a
+ * setuid child, is not followed, and nor is anything below it; perf's
+ * inherited events reach only children forked after perf_event_open(),
+ * and leave them at a setuid exec.  Under RCU.
+ */
+bool pmcring_src_may_follow(const struct pmcring_session *s,
+			    struct task_struct *p)
+{
+	struct mm_struct *mm;
+	bool ok;
+
+	if (!pmcring_src_same_ids(s->cred, __task_cred(p)))
+		return false;
+	task_lock(p);
+	mm = p->mm;
+	ok = mm && get_dumpable(mm) == SUID_DUMP_USER;
+	task_unlock(p);
 	return ok;
 }
 

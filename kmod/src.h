@@ -178,6 +178,14 @@ void pmcring_src_emit_task(struct pmcring_session *s, unsigned int type,
 void pmcring_src_emit_path(struct pmcring_session *s, unsigned int type,
 			   const void *fixed, u32 fixed_len, const char *path);
 
+/* src.c: an integer sysctl, read through init's root; @fallback if not */
+int pmcring_src_sysctl(const char *path, int fallback);
+/* src.c: ptrace_may_access(@task, PTRACE_MODE_READ_REALCREDS) of the opener */
+bool pmcring_src_may_trace(const struct pmcring_session *s,
+			   struct task_struct *task);
+/* src.c: may a session without CAP_PERFMON follow @p?  Under RCU. */
+bool pmcring_src_may_follow(const struct pmcring_session *s,
+			    struct task_struct *p);
 /* src.c: a followed task exec'd a non-dumpable image; true if dropped. */
 bool pmcring_src_exec_revoke(struct pmcring_session *s, struct task_struct *p);
 

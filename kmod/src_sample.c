@@ -254,6 +254,9 @@ static int pmcring_src_counter_check(const struct pmcring_counter *c)
 		return -EINVAL;
 	if ((c->flags & PMCRING_CTR_F_FREQ) && c->rate > PMCRING_SRC_MAX_FREQ)
 		return -EINVAL;
+	/* perf_event_open(): a period is a positive s64 */
+	if (!(c->flags & PMCRING_CTR_F_FREQ) && (c->rate & BIT_ULL(63)))
+		return -EINVAL;
 	/* excluding both modes counts nothing */
 	if ((c->flags & PMCRING_CTR_F_EXCLUDE_KERNEL) &&
 	    (c->flags & PMCRING_CTR_F_EXCLUDE_USER))
@@ -303,7 +306,8 @@ static void pmcring_src_counter_records(struct pmcring_session *s,
 				      PMCRING_SIZE_PMCALLOCATEDYN, &dyn);
 }
 
-static void pmcring_src_counter_free(struct pmcring_src_counter *ctr)
+/* Release @ctr's events; pmcring_src_counter_kfree() after an RCU wait. */
+static void pmcring_src_counter_release(struct pmcring_src_counter *ctr)
 {
 	unsigned int i;
 
@@ -316,9 +320,29 @@ static void pmcring_src_counter_free(struct pmcring_src_counter *ctr)
 	for (i = 0; i < ctr->nr_ev; i++)
 		if (ctr->ev[i])
 			perf_event_release_kernel(ctr->ev[i]);
+}
+
+static void pmcring_src_counter_kfree(struct pmcring_src_counter *ctr)
+{
 	kvfree(ctr->ev);
 	kvfree(ctr->seq);
 	kfree(ctr);
+}
+
+/*
+ * A released event's handler may still be running on another CPU:
+ * __perf_sw_event() calls it under rcu_read_lock() with IRQs on (a page
+ * fault), and the IPI that takes the event off that CPU can land in the
+ * middle; perf frees its own events with call_rcu() for that reason.  The
+ * handler reads the counter (and through it the session), so wait out
+ * every such reader before either is freed.  NMI and hard-IRQ handlers are
+ * RCU readers too.
+ */
+static void pmcring_src_counter_free(struct pmcring_src_counter *ctr)
+{
+	pmcring_src_counter_release(ctr);
+	synchronize_rcu();
+	pmcring_src_counter_kfree(ctr);
 }
 
 /*
@@ -473,11 +497,42 @@ static struct task_struct **pmcring_src_threads(struct pmcring_session *s,
 	return tasks;
 }
 
+/*
+ * The event of one thread @t, made as perf_event_open() makes it: under
+ * @t's exec_update_lock, so that an exec that changes its credentials
+ * either came first (and the check sees the new ones) or comes after (and
+ * begin_new_exec() takes the event off @t with perf_event_exit_task()).
+ * Without CAP_PERFMON the session must still be allowed to trace @t; a
+ * thread it may not trace, or one that exited meanwhile, gets no event and
+ * is no error.
+ */
+static int pmcring_src_counter_task(struct pmcring_src_counter *ctr,
+				    struct perf_event_attr *attr,
+				    struct task_struct *t)
+{
+	struct perf_event *ev;
+	int err;
+
+	err = down_read_interruptible(&t->signal->exec_update_lock);
+	if (err)
+		return err;
+	if (!ctr->s->src->perfmon && !pmcring_src_may_trace(ctr->s, t))
+		goto out;
+	ev = perf_event_create_kernel_counter(attr, -1, t,
+					      pmcring_src_overflow, ctr);
+	if (!IS_ERR(ev))
+		ctr->ev[ctr->nr_ev++] = ev;
+	else if (PTR_ERR(ev) != -ESRCH)
+		err = PTR_ERR(ev);
+out:
+	up_read(&t->signal->exec_update_lock);
+	return err;
+}
+
 static int pmcring_src_counter_tasks(struct pmcring_src_counter *ctr,
 				     struct perf_event_attr *attr)
 {
 	struct task_struct **tasks;
-	struct perf_event *ev;
 	unsigned int i, n;
 	int err = 0;
 
@@ -489,17 +544,8 @@ static int pmcring_src_counter_tasks(struct pmcring_src_counter *ctr,
 	if (!ctr->ev)
 		err = -ENOMEM;
 	for (i = 0; i < n; i++) {
-		if (!err) {
-			ev = perf_event_create_kernel_counter(attr, -1,
-							      tasks[i],
-							      pmcring_src_overflow,
-							      ctr);
-			/* A thread that exited meanwhile is not an error. */
-			if (!IS_ERR(ev))
-				ctr->ev[ctr->nr_ev++] = ev;
-			else if (PTR_ERR(ev) != -ESRCH)
-				err = PTR_ERR(ev);
-		}
+		if (!err)
+			err = pmcring_src_counter_task(ctr, attr, tasks[i]);
 		put_task_struct(tasks[i]);
 	}
 	kvfree(tasks);
@@ -550,6 +596,14 @@ struct pmcring_src_counter *pmcring_src_counter_new(struct pmcring_session *s,
 	err = pmcring_src_counter_check(c);
 	if (err)
 		return ERR_PTR(err);
+	/*
+	 * perf_event_open(): no frequency over perf_event_max_sample_rate,
+	 * which perf lowers itself when sampling takes too long.
+	 */
+	if ((c->flags & PMCRING_CTR_F_FREQ) &&
+	    c->rate > (u64)pmcring_src_sysctl("/proc/sys/kernel/perf_event_max_sample_rate",
+					      PMCRING_SRC_MAX_FREQ))
+		return ERR_PTR(-EINVAL);
 	/*
 	 * Kernel mode only, from a session that may not see the kernel:
 	 * perf_event_open() refuses it with EACCES (perf_allow_kernel()).
@@ -625,7 +679,12 @@ void pmcring_src_counters_free(struct pmcring_session *s)
 	unsigned int i;
 
 	for (i = 0; i < st->nr_counters; i++)
-		pmcring_src_counter_free(st->counters[i]);
+		pmcring_src_counter_release(st->counters[i]);
+	/* No handler still reads a counter: see pmcring_src_counter_free() */
+	if (st->nr_counters)
+		synchronize_rcu();
+	for (i = 0; i < st->nr_counters; i++)
+		pmcring_src_counter_kfree(st->counters[i]);
 	st->nr_counters = 0;
 }
 

@@ -280,14 +280,21 @@ static void pmcring_src_probe_exit(void *data, struct task_struct *p,
 static void pmcring_src_probe_exit(void *data, struct task_struct *p)
 {
 	bool group_dead = !atomic_read(&p->signal->live);
+	bool proc = pmcring_src_wanted(PMCRING_TYPE_PROCEXIT) ||
+		    pmcring_src_wanted(PMCRING_TYPE_SYSEXIT);
 
+	/* No session wants exit records: no claim, no lock taken. */
+	if (!proc && !pmcring_src_wanted(PMCRING_TYPE_THR_EXIT))
+		return;
 	/*
 	 * A thread whose decrement did not reach 0 may read 0 too: only the
-	 * first claimant is the last thread.  Not following @p, nothing to
-	 * claim (and a later follower claims on its own).
+	 * first claimant is the last thread.  A claim is made only while a
+	 * session wants PROCEXIT or SYSEXIT; a process whose last thread
+	 * exited before that is claimed by the next of its exiting threads,
+	 * which then writes them once, as the last.
 	 */
 	if (group_dead)
-		group_dead = pmcring_src_exit_claim(p->signal);
+		group_dead = proc && pmcring_src_exit_claim(p->signal);
 	pmcring_src_exit_task(p, group_dead);
 }
 #endif
@@ -447,9 +454,31 @@ static bool pmcring_src_descends(struct task_struct *p, struct pid *target)
 }
 
 /*
+ * Without CAP_PERFMON, may the session follow @p, found below its target:
+ * may it follow @p and every process between @p and the target (the
+ * target itself was checked with the capabilities)?  Under RCU.
+ */
+static bool pmcring_src_chain_ok(const struct pmcring_session *s,
+				 struct task_struct *p, struct pid *target)
+{
+	unsigned int depth = 0;
+
+	for (; p && task_tgid(p) != target && depth < 4096; depth++) {
+		if (!pmcring_src_may_follow(s, p))
+			return false;
+		p = rcu_dereference(p->real_parent);
+	}
+	return p && task_tgid(p) == target;
+}
+
+/*
  * Add the live process tree of the target to the set of a per-pid session.
  * Called with the fork probe attached: a process forked after the walk
- * passed its parent is added by the probe.
+ * passed its parent is added by the probe.  A session without CAP_PERFMON
+ * gets only the processes it may follow (pmcring_src_may_follow()): at a
+ * later ENABLE or ADD_COUNTER the walk runs again, and it must not bring
+ * back a process revoked at a setuid exec, or take in a root shell that
+ * sudo left below the target.
  */
 void pmcring_src_targets_fill(struct pmcring_session *s)
 {
@@ -463,7 +492,9 @@ void pmcring_src_targets_fill(struct pmcring_session *s)
 	}
 	rcu_read_lock();
 	for_each_process(p)
-		if (pmcring_src_descends(p, st->target_pid))
+		if (pmcring_src_descends(p, st->target_pid) &&
+		    (st->perfmon || task_tgid(p) == st->target_pid ||
+		     pmcring_src_chain_ok(s, p, st->target_pid)))
 			pmcring_src_target_add(st, task_tgid_nr(p));
 	rcu_read_unlock();
 }

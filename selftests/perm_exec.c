@@ -8,7 +8,9 @@
  * switch, no exit) but one PMCDETACH record with its pid; a session of
  * root, following a child that dropped to nobody before the same exec,
  * keeps its PROCEXEC, switches and exit (samples end for both: perf removes
- * the inherited counter from a task turned non-dumpable).
+ * the inherited counter from a task turned non-dumpable).  And a child that
+ * already runs the helper as root when nobody's session of its parent is
+ * enabled (twice) is not followed at all.
  */
 #include <errno.h>
 #include <sys/stat.h>
@@ -26,10 +28,13 @@ struct exec_seen {
 	unsigned int	cc_after;	/* of which CALLCHAIN */
 };
 
-/* Records of @child: the drop notice, the exec, and what follows them. */
-static void scan(struct rt_sess *s, uint32_t child, struct exec_seen *n)
+/*
+ * Records of @child: the drop notice, the exec, and what follows them (or
+ * follows @mark, if earlier).
+ */
+static void scan(struct rt_sess *s, uint32_t child, struct exec_seen *n,
+		 uint64_t mark)
 {
-	uint64_t mark = UINT64_MAX;
 	unsigned int cpu, pass;
 
 	for (pass = 0; pass < 2; pass++) {
@@ -141,11 +146,85 @@ static int record_exec(int drop, struct exec_seen *n)
 		printf("#   helper: status %#x (not setuid root?)\n", status);
 		return 7;
 	}
-	scan(&s, child, n);
+	scan(&s, child, n, UINT64_MAX);
 	rt_close(&s);
 	printf("#   %s: PMCDETACH %u, PROCEXEC %u, after it %u records (%u CALLCHAIN)\n",
 	       drop ? "root session" : "nobody session", n->detach, n->exec,
 	       n->after, n->cc_after);
+	return 0;
+}
+
+/* Does @pid run with effective uid 0 (the helper's setuid took)? */
+static int euid_root(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned int uid, euid;
+	int root = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u", &uid, &euid) == 2)
+			root = euid == 0;
+	fclose(f);
+	return root;
+}
+
+/*
+ * This process (nobody) has a child that already runs the setuid helper,
+ * as root, when a session of this process is enabled, disabled and enabled
+ * again: each ENABLE walks the live tree below the target.  Every record of
+ * the child goes in @n->after.  0, or the failing step.
+ */
+static int record_setuid_child(struct exec_seen *n)
+{
+	struct pmcring_counter c = { 0 };
+	struct pmcring_config cfg = { 0 };
+	struct rt_sess s;
+	int status, i;
+	pid_t child;
+
+	memset(n, 0, sizeof(*n));
+	child = fork();
+	if (!child) {
+		execl(HELPER, HELPER, "1500", NULL);
+		_exit(122);
+	}
+	if (child < 0)
+		return 1;
+	for (i = 0; i < 500 && !euid_root(child); i++)
+		usleep(10000);
+	if (!euid_root(child))
+		return 2;
+	cfg.data_pages = 64;
+	cfg.flags = PMCRING_CFG_F_PID | PMCRING_CFG_F_NO_SYNTH;
+	cfg.pid = getpid();
+	if (rt_open_cfg(&s, &cfg, 1))
+		return 3;
+	c.type = PERF_TYPE_SOFTWARE;
+	c.config = PERF_COUNT_SW_CPU_CLOCK;
+	c.rate = 200000;
+	if (rt_ioctl(s.fd, PMCRING_IOC_ADD_COUNTER, &c))
+		return 4;
+	for (i = 0; i < 2; i++) {
+		if (rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL))
+			return 5;
+		usleep(300000);
+		rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL);
+	}
+	if (waitpid(child, &status, 0) != child)
+		return 6;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		printf("#   helper: status %#x (not setuid root?)\n", status);
+		return 7;
+	}
+	scan(&s, child, n, 0);
+	rt_close(&s);
+	printf("#   nobody session, root child %d: %u records of it (%u CALLCHAIN)\n",
+	       (int)child, n->after, n->cc_after);
 	return 0;
 }
 
@@ -198,6 +277,38 @@ TEST_F_TIMEOUT(exec, unprivileged_session_drops_setuid_exec, 60)
 	EXPECT_EQ(1, nobody_seen.detach);
 	EXPECT_EQ(0, nobody_seen.exec);
 	EXPECT_EQ(0, nobody_seen.after);
+}
+
+/*
+ * A root process below the target (as sudo leaves one below a user's
+ * shell) is not taken in by the tree walk of ENABLE, the first or a later
+ * one: the old module followed it and sampled it.
+ */
+TEST_F_TIMEOUT(exec, unprivileged_session_skips_a_root_descendant, 60)
+{
+	struct exec_seen n;
+	int p[2], status;
+	pid_t pid;
+
+	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
+	ASSERT_EQ(0, pmcring_write_int(PARANOID, 2));
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (pmcring_drop_privileges())
+			_exit(100);
+		status = record_setuid_child(&n);
+		if (write(p[1], &n, sizeof(n)) < 0)
+			_exit(101);
+		_exit(status);
+	}
+	close(p[1]);
+	ASSERT_EQ(sizeof(n), read(p[0], &n, sizeof(n)));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, n.after);
+	EXPECT_EQ(0, n.detach);
 }
 
 TEST_F_TIMEOUT(exec, privileged_session_keeps_following, 60)

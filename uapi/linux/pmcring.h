@@ -280,7 +280,11 @@ struct pmcring_rec_pmcallocatedyn {		/* 96 bytes */
 	char	pl_evname[PMCRING_NAME_MAX];
 };
 
-/* THR_CREATE is 52 bytes and PROC_CREATE 44: sizeof() rounds them to 8. */
+/*
+ * THR_CREATE is 52 bytes and PROC_CREATE 44: sizeof() rounds them to 56 and
+ * 48 where a __u64 is 8-aligned (x86-64), not on i386.  Use the
+ * PMCRING_SIZE_* lengths below, never sizeof().
+ */
 struct pmcring_rec_thr_create {
 	struct pmcring_rec_header h;
 	__u32	pl_tid;

@@ -42,11 +42,18 @@ struct pmcring_src_csw {
 
 static DEFINE_PER_CPU(struct pmcring_src_csw, pmcring_src_csw);
 
+/*
+ * @t's name, NUL padded: a memcpy() of t->comm would also copy what an
+ * earlier, longer name left after the NUL.  strscpy_pad() as
+ * __get_task_comm() does, without its task_lock(): the fork probe's child
+ * cannot rename itself yet and the exec probe's task is current, and a
+ * racing prctl(PR_SET_NAME) gives a torn name at worst, as perf's
+ * perf_event_comm() accepts.
+ */
 static void pmcring_src_comm(char *dst, struct task_struct *t)
 {
 	BUILD_BUG_ON(TASK_COMM_LEN > PMCRING_COMM_LEN);
-	memcpy(dst, t->comm, TASK_COMM_LEN);
-	dst[TASK_COMM_LEN - 1] = '\0';
+	strscpy_pad(dst, t->comm, TASK_COMM_LEN);
 }
 
 static void pmcring_src_probe_switch(void *data, bool preempt,

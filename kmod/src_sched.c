@@ -26,6 +26,7 @@
  * Tracepoint probes run with preemption disabled (RCU-sched), never in NMI.
  */
 #include <linux/binfmts.h>
+#include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/sched/signal.h>
 #include <linux/string.h>
@@ -479,29 +480,112 @@ static bool pmcring_src_chain_ok(const struct pmcring_session *s,
 }
 
 /*
+ * Check and add one process @p (referenced) found by the walk, under its
+ * exec_update_lock as perf_event_open() attaches an event: an exec that
+ * changes its credentials either came first, and the check sees the new
+ * image, or comes after, and then the exec probe, which runs after
+ * begin_new_exec() released the lock, finds @p followed and revokes it
+ * (pmcring_src_exec_revoke()).  Checked without the lock, a setuid exec
+ * between the check and xa_store() would find nothing to revoke and the
+ * store would bring the process back.  The rwsem orders the store before
+ * the probe's xa_load().  The target is checked as at CONFIGURE
+ * (pmcring_src_may_trace(), which may sleep), a descendant with
+ * pmcring_src_chain_ok().  True if @p was added.
+ */
+static bool pmcring_src_fill_one(struct pmcring_session *s,
+				 struct task_struct *p)
+{
+	struct pmcring_src_state *st = s->src;
+	bool ok = st->perfmon;
+
+	if (down_read_killable(&p->signal->exec_update_lock))
+		return false;
+	if (!ok && task_tgid(p) == st->target_pid) {
+		ok = pmcring_src_may_trace(s, p);
+	} else if (!ok) {
+		rcu_read_lock();
+		ok = pmcring_src_chain_ok(s, p, st->target_pid);
+		rcu_read_unlock();
+	}
+	if (ok)
+		pmcring_src_target_add(st, task_tgid_nr(p));
+	up_read(&p->signal->exec_update_lock);
+	return ok;
+}
+
+/*
+ * Processes below the target (itself included) not in the set yet, each
+ * referenced, into a kvmalloc()ed array; NULL with *@nr 0 when there are
+ * none or no memory.
+ */
+static struct task_struct **pmcring_src_fill_list(struct pmcring_session *s,
+						  unsigned int *nr)
+{
+	struct pmcring_src_state *st = s->src;
+	struct task_struct **tasks, *p;
+	unsigned int n = 0, max = 0;
+
+	*nr = 0;
+	rcu_read_lock();
+	for_each_process(p)
+		max += pmcring_src_descends(p, st->target_pid) &&
+		       !xa_load(st->targets, task_tgid_nr(p));
+	rcu_read_unlock();
+	if (!max)
+		return NULL;
+	tasks = kvmalloc_array(max, sizeof(*tasks), GFP_KERNEL);
+	if (!tasks)
+		return NULL;
+	rcu_read_lock();
+	for_each_process(p) {
+		if (n < max && pmcring_src_descends(p, st->target_pid) &&
+		    !xa_load(st->targets, task_tgid_nr(p))) {
+			get_task_struct(p);
+			tasks[n++] = p;
+		}
+	}
+	rcu_read_unlock();
+	*nr = n;
+	return tasks;
+}
+
+/*
  * Add the live process tree of the target to the set of a per-pid session.
- * Called with the fork probe attached: a process forked after the walk
- * passed its parent is added by the probe.  A session without CAP_PERFMON
- * gets only the processes it may follow (pmcring_src_may_follow()): at a
- * later ENABLE or ADD_COUNTER the walk runs again, and it must not bring
- * back a process revoked at a setuid exec, or take in a root shell that
- * sudo left below the target.
+ * Called with the fork probe attached: a process forked by one already in
+ * the set is added by the probe.  The walk sleeps (pmcring_src_fill_one()),
+ * so a process forked meanwhile by one not yet added is in neither; the
+ * walk is repeated, in rounds, until a round adds nothing new (bounded).
+ * A session without CAP_PERFMON gets only the processes it may follow
+ * (pmcring_src_may_follow()): at a later ENABLE or ADD_COUNTER the walk
+ * runs again, and it must not bring back a process revoked at a setuid
+ * exec, or take in a root shell that sudo left below the target.
+ * Process context.
  */
 void pmcring_src_targets_fill(struct pmcring_session *s)
 {
 	struct pmcring_src_state *st = s->src;
-	struct task_struct *p;
+	struct task_struct **tasks, *p;
+	unsigned int i, n, round;
+	bool added;
 
 	if (st->target_tid) {
 		/* One thread: its process, none of the processes it made. */
-		pmcring_src_target_add(st, pid_nr(st->target_pid));
+		p = get_pid_task(st->target_pid, PIDTYPE_TGID);
+		if (p) {
+			pmcring_src_fill_one(s, p);
+			put_task_struct(p);
+		}
 		return;
 	}
-	rcu_read_lock();
-	for_each_process(p)
-		if (pmcring_src_descends(p, st->target_pid) &&
-		    (st->perfmon || task_tgid(p) == st->target_pid ||
-		     pmcring_src_chain_ok(s, p, st->target_pid)))
-			pmcring_src_target_add(st, task_tgid_nr(p));
-	rcu_read_unlock();
+	for (round = 0; round < 8; round++) {
+		tasks = pmcring_src_fill_list(s, &n);
+		added = false;
+		for (i = 0; i < n; i++) {
+			added |= pmcring_src_fill_one(s, tasks[i]);
+			put_task_struct(tasks[i]);
+		}
+		kvfree(tasks);
+		if (!added)
+			break;
+	}
 }

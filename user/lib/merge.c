@@ -368,6 +368,19 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts,
 		ret = m->clock(m->clock_ctx, &m->T);
 		if (ret)
 			return ret < 0 ? ret : -EIO;
+		/*
+		 * A caller's clock on a session's merge: the rings added
+		 * before T are mapped here, as session_clock() does, or a
+		 * CPU brought online would bound nothing and its older
+		 * records would come after younger ones.  smp_mb(): T
+		 * before nr_rings (step (F) of uapi/linux/pmcring.h).
+		 */
+		if (m->sess && m->clock != session_clock) {
+			smp_mb();
+			ret = pmcring_session_refresh(m->sess);
+			if (ret < 0)
+				return ret;
+		}
 		m->T_round = true;
 	}
 	/* (F): T before pending_ts; pairs with (E), the fully ordered

@@ -172,10 +172,16 @@ err_pages:
 /*
  * The session has @nr rings now (prod->nr_rings, a hint to the consumer).
  * Process context, CPU hotplug lock held; the producer never touches it.
+ * Release: the new ring's smp_store_release() into the session's rings[]
+ * (pmcring_dev_ring_add()) comes before this store, so a consumer that
+ * reads the new count with smp_load_acquire() (libpmcring's
+ * pmcring_session_refresh(), step (F) in uapi/linux/pmcring.h) and then
+ * mmap()s finds the ring published, never ENODEV.
  */
 void pmcring_ring_set_nr_rings(struct pmcring_ring *rb, unsigned int nr)
 {
-	WRITE_ONCE(rb->prod->nr_rings, nr);
+	/* pairs with the consumer's smp_load_acquire() of nr_rings */
+	smp_store_release(&rb->prod->nr_rings, nr);
 }
 
 /* True once the ring has its data pages. */

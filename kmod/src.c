@@ -325,6 +325,13 @@ static int pmcring_src_target(const struct pmcring_session *s, pid_t nr,
 	err = 0;
 	if (pidfd >= 0)
 		err = pmcring_src_pidfd_is(pidfd, npid);
+	/*
+	 * With TID the number is a thread's, but pidfd_open() before 6.9
+	 * takes only a process (its leader): a pidfd of the thread's process
+	 * proves the number too.  Compared, never dereferenced.
+	 */
+	if (err == -ESRCH && ttid)
+		err = pmcring_src_pidfd_is(pidfd, task_tgid(task));
 	if (!err)
 		err = pmcring_src_target_check(s, task, paranoid, privileged);
 	if (!err) {

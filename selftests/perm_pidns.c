@@ -13,9 +13,11 @@
  * pidfd_names_the_target: a pidfd of the target is accepted, one of
  * another process is ESRCH, a file that is not a pidfd (an eventfd, also
  * an anonymous inode, /dev/null) or a closed fd is EBADF, and the flag
- * without PMCRING_CFG_F_PID or with a negative fd is EINVAL.
+ * without PMCRING_CFG_F_PID or with a negative fd is EINVAL; with
+ * PMCRING_CFG_F_TID a thread's number is proven by its process's pidfd.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -360,6 +362,18 @@ TEST_F_TIMEOUT(pidns, pidfd_of_a_reused_pid_is_esrch, 60)
 	EXPECT_EQ(0, ret);
 }
 
+static int park_stop;
+
+/* A thread that publishes its tid and waits for park_stop. */
+static void *park_thread(void *arg)
+{
+	__atomic_store_n((pid_t *)arg, (pid_t)syscall(SYS_gettid),
+			 __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&park_stop, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
 TEST_F(pidns, pidfd_names_the_target)
 {
 	const uint32_t f = PMCRING_CFG_F_PID | PMCRING_CFG_F_PIDFD;
@@ -395,6 +409,24 @@ TEST_F(pidns, pidfd_names_the_target)
 	EXPECT_EQ(-EINVAL, configure_pidfd(child, pfd, PMCRING_CFG_F_PIDFD));
 	EXPECT_EQ(-EINVAL, configure_pidfd(child, -1, f));
 	EXPECT_EQ(-EINVAL, configure_pidfd(child, pfd, PMCRING_CFG_F_PID));
+	/*
+	 * TID: a thread of ours, proven by the pidfd of its process
+	 * (pidfd_open() takes no thread before 6.9); another's is ESRCH.
+	 */
+	{
+		pthread_t th;
+		pid_t tid = 0;
+
+		ASSERT_EQ(0, pthread_create(&th, NULL, park_thread, &tid));
+		while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+			usleep(1000);
+		EXPECT_EQ(0, configure_pidfd(tid, selffd,
+					     f | PMCRING_CFG_F_TID));
+		EXPECT_EQ(-ESRCH, configure_pidfd(tid, pfd,
+						  f | PMCRING_CFG_F_TID));
+		__atomic_store_n(&park_stop, 1, __ATOMIC_RELEASE);
+		pthread_join(th, NULL);
+	}
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	/* the target is gone: its pidfd names nobody the number resolves to */

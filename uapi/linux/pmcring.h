@@ -401,8 +401,10 @@ struct pmcring_prod_page {
  * mmap() of the region of a possible CPU without a ring fails with
  * ENODEV; a consumer maps the others and treats an absent ring as an idle
  * CPU.  Each time a ring is added, every ring's nr_rings is raised to the
- * new count.  A consumer that mapped fewer rings than nr_rings says tries
- * the absent CPUs again.  For the exact merge it does so in step (F):
+ * new count with a store-release made after the ring was published, so a
+ * consumer that reads nr_rings with a load-acquire can map it.  A consumer
+ * that mapped fewer rings than nr_rings says tries the absent CPUs again.
+ * For the exact merge it does so in step (F):
  *
  *	T = PMCRING_IOC_CLOCK; smp_mb(); LOAD nr_rings (acquire)
  *
@@ -490,8 +492,9 @@ struct pmcring_config {
 #define PMCRING_CFG_F_TID		(1u << 4)
 /*
  * ABI 4.  With PID: config.pidfd is a pidfd (pidfd_open(2), clone3's
- * CLONE_PIDFD) of the process, or with TID the thread, that config.pid
- * names in the opener's pid namespace.  CONFIGURE fails with EBADF if it
+ * CLONE_PIDFD) of the process, or with TID the thread or its process
+ * (pidfd_open() takes threads only from 6.9), that config.pid names in
+ * the opener's pid namespace.  CONFIGURE fails with EBADF if it
  * is not a pidfd and with ESRCH if it is one of another process: the
  * number was reused since the caller took the pidfd.  Without the flag
  * config.pidfd must be 0.

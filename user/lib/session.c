@@ -106,7 +106,10 @@ int pmcring_session_refresh(struct pmcring *s)
 	if (s->nr_mapped == s->nr_cpus)
 		return 0;
 	prod = s->bufs[s->first].prod;
-	/* after T: pairs with the kernel's raise in pmcring_dev_nr_rings() */
+	/*
+	 * After T; pairs with the kernel's smp_store_release() of nr_rings
+	 * (pmcring_ring_set_nr_rings()), made after the ring was published.
+	 */
 	nr = smp_load_acquire(&prod->nr_rings);
 	if (nr <= s->nr_mapped)
 		return 0;
@@ -164,7 +167,13 @@ struct pmcring *pmcring_new(const struct pmcring_opts *opts)
 	cfg.callchain_depth = OPTS_GET(opts, callchain_depth, 0);
 	cfg.cpus = (uintptr_t)OPTS_GET(opts, cpus, NULL);
 	cfg.cpus_size = OPTS_GET(opts, cpus_size, 0);
-	cfg.pidfd = OPTS_GET(opts, pidfd, 0);
+	/*
+	 * pidfd sits in what was the tail padding of the 0.2 struct, which
+	 * had the same size: a caller built against it passes that padding
+	 * as pidfd.  Read it only when the caller asked for a pidfd.
+	 */
+	if (cfg.flags & PMCRING_CFG_F_PIDFD)
+		cfg.pidfd = OPTS_GET(opts, pidfd, 0);
 	err = xioctl(s->fd, PMCRING_IOC_CONFIGURE, &cfg);
 	if (err)
 		goto err_close;

@@ -3,7 +3,9 @@
 #
 # Description: `pmcring record` onto a full file system (a small tmpfs)
 # stops with a clear "no space left" error and a non-zero exit, and what it
-# wrote is a valid prefix that `pmcring dump` reads, in every format.
+# wrote is a valid prefix that `pmcring dump` reads, in every format; the
+# files of a blob set end on the same whole message (cut back after the
+# failed write).
 lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
 . "$lib/pmcring_test.sh"
 
@@ -29,7 +31,9 @@ for fmt in pmclog blob barman; do
 			pmcring-workload -d 4 -t 2 >"$dir/rec.log" 2>&1
 	else
 		# 4 MiB of generated records per CPU: far more than fits
-		pmcring record --quiet --format "$fmt" -o "$mnt/out" \
+		extra=
+		[ "$fmt" = blob ] && extra=--timing
+		pmcring record --quiet --format "$fmt" -o "$mnt/out" $extra \
 			--buffer-pages 64 --generate 65536,64 >"$dir/rec.log" 2>&1
 	fi
 	rc=$?
@@ -41,6 +45,27 @@ for fmt in pmclog blob barman; do
 		{ cat "$dir/rec.log"; fail "$fmt: no clear ENOSPC message"; }
 	out=$mnt/out
 	[ "$fmt" = blob ] && out=$(ls "$mnt"/out/pmcring/all.DAT.*)
+	if [ "$fmt" = blob ]; then
+		# cut back to whole entries: n messages in every file, DAT
+		# ending where the last one does (what LDMS's reader needs)
+		set_t=${out##*.DAT.}
+		stem=${out%.DAT.*}
+		off=$(wc -c <"$stem.OFFSET.$set_t")
+		tim=$(wc -c <"$stem.TIMING.$set_t")
+		nm=$(($(wc -c <"$stem.TYPE.$set_t") - 8))
+		[ "$off" -eq $((8 + 8 * nm)) ] && [ "$tim" -eq $((8 + 16 * nm)) ] ||
+			fail "blob: OFFSET $off, TIMING $tim bytes for $nm messages"
+		[ "$nm" -gt 0 ] || fail "blob: no message kept"
+		# the last message: at its OFFSET entry, length in its header
+		last=$(od -An -tu8 -j $((off - 8)) -N8 "$stem.OFFSET.$set_t")
+		last=$((last))
+		hdr=$(od -An -tu4 -j "$last" -N4 "$out")
+		dat=$(wc -c <"$out")
+		[ "$dat" -eq $((last + (hdr & 65535))) ] ||
+			fail "blob: DAT $dat bytes, its last message ends at" \
+				"$((last + (hdr & 65535)))"
+		echo "# blob: $nm messages, every file ends on a whole entry"
+	fi
 	pmcring dump "$out" >"$dir/dump.txt" 2>"$dir/dump.err" ||
 		{ cat "$dir/dump.err"; fail "$fmt: prefix not readable"; }
 	n=$(grep -vc '^#' "$dir/dump.txt")

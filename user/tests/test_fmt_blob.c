@@ -8,7 +8,9 @@
  * file sets (by size and by time) each start their offsets at 8; a batch
  * killed before its index entries leaves no OFFSET past DAT; reads round
  * trip; a batch larger than a segment (64 KiB) killed in the middle keeps
- * every whole segment before it.
+ * every whole segment before it; after a write that fails part-way,
+ * fmt_abort() leaves every file of the set ending on the same whole
+ * message.
  */
 #include <dirent.h>
 
@@ -406,6 +408,114 @@ static void test_kill_segments(const char *dir, const struct ring_recs *rr)
 	out_batch_free(&b);
 }
 
+static size_t file_size(const char *dir, const char *stream, const char *ext)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/c/%s.%s.1700000000", dir, stream, ext);
+	return stat(path, &st) ? 0 : (size_t)st.st_size;
+}
+
+/* Make @op write its first @len bytes only. */
+static void cut_op(struct out_batch *b, struct out_op *op, size_t len)
+{
+	struct iovec *iov = &b->iov[op->iov_first];
+	unsigned int i;
+
+	op->len = len;
+	for (i = 0; i < op->iov_cnt; i++) {
+		if (iov[i].iov_len > len)
+			iov[i].iov_len = len;
+		len -= iov[i].iov_len;
+	}
+}
+
+/*
+ * A write that fails part-way (a full disk): the first batch is on disk,
+ * the second wrote its DAT and then @cut_ext (TIMING or OFFSET) only up
+ * to @cut bytes, mid-entry, and nothing after it.  fmt_abort() cuts every
+ * file back to the @keep messages they all hold, whole: the reader calls
+ * the set clean, and LDMS's rules (JSON) hold.
+ */
+static void test_write_fail(const char *dir, const struct ring_recs *rr,
+			    bool json, const char *cut_ext, size_t cut,
+			    unsigned int keep)
+{
+	const char *stream = json ? "failj" : "fail";
+	struct fmt_opts o;
+	struct out_batch b;
+	struct fmt_writer *w;
+	struct collect c;
+	struct set s;
+	bool tail = false;
+	size_t dat1, dat2 = 0, entry;
+	char path[512];
+	unsigned int i;
+	int rc;
+
+	base_opts(&o, dir);
+	o.nr_streams = 1;
+	o.streams[0].name = (char *)stream;
+	o.blob_json = json;
+	w = start(&o, &b, dir);
+	run(&b);
+	for (i = 0; i < rr->n; i++)
+		feed(w, &b, &rr->r[i]);
+	REQUIRE(!fmt_flush(w, &b), "flush");
+	run(&b);
+	dat1 = file_size(dir, stream, "DAT");
+	/* the second batch: DAT whole, then @cut_ext cut short */
+	for (i = 0; i < rr->n; i++)
+		feed(w, &b, &rr->r[i]);
+	REQUIRE(!fmt_flush(w, &b), "flush");
+	out_batch_prepare(&b);
+	snprintf(path, sizeof(path), ".%s.", cut_ext);
+	for (i = 0; i < b.nr_ops; i++) {
+		struct out_op *op = &b.ops[i];
+
+		if (strstr(op->f->path, path)) {
+			REQUIRE(op->len > cut, "%s write of %llu bytes",
+				cut_ext, (unsigned long long)op->len);
+			cut_op(&b, op, cut);
+			tail = true;	/* the write that failed */
+		} else if (tail) {
+			cut_op(&b, op, 0);	/* never ran */
+		}
+	}
+	REQUIRE(tail, "no %s write", cut_ext);
+	REQUIRE(!out_batch_run_sync(&b), "run");
+	out_batch_reset(&b);
+	entry = strcmp(cut_ext, "TIMING") ? 8 : 16;
+	CHECK((file_size(dir, stream, cut_ext) - 8) % entry,
+	      "%s: the failure leaves it mid-entry", cut_ext);
+	REQUIRE(!fmt_abort(w), "abort");
+	load_set(&s, dir, stream, 1700000000);
+	rc = read_set(&s, &c);
+	CHECK(rc == FMT_END_CLEAN && c.n == keep, "%s cut at %zu: %d, %u "
+	      "messages, expected %u", cut_ext, cut, rc, c.n, keep);
+	CHECK(s.len[1] == 8 + 8 * (size_t)keep &&
+	      s.len[2] == 8 + 16 * (size_t)keep && s.len[3] == 8 + (size_t)keep,
+	      "%s cut: index files %zu %zu %zu for %u messages", cut_ext,
+	      s.len[1], s.len[2], s.len[3], keep);
+	for (i = rr->n; i < keep; i++)
+		dat2 += json ? 0 : rr->r[i - rr->n].len;
+	if (!json)
+		CHECK(s.len[0] == dat1 + dat2, "%s cut: DAT %zu, expected %zu",
+		      cut_ext, s.len[0], dat1 + dat2);
+	else
+		CHECK(s.len[0] >= dat1, "%s cut: DAT %zu < %zu", cut_ext,
+		      s.len[0], dat1);
+	free_set(&s);
+	fmt_writer_free(w);
+	out_batch_free(&b);
+	if (json) {
+		snprintf(path, sizeof(path), "%s/c/%s.DAT.1700000000", dir,
+			 stream);
+		check_ldms_rules(path, keep);
+	}
+}
+
 int main(void)
 {
 	char *dir = scratch_dir();
@@ -418,6 +528,12 @@ int main(void)
 	test_roll_time(dir);
 	test_kill(dir, &rr);
 	test_kill_segments(dir, &rr);
+	/* TIMING cut after 2 entries and 5 bytes: only the first batch */
+	test_write_fail(dir, &rr, false, "TIMING", 37, rr.n);
+	test_write_fail(dir, &rr, true, "TIMING", 37, rr.n);
+	/* OFFSET cut after 3 entries and 3 bytes: 3 more messages */
+	test_write_fail(dir, &rr, false, "OFFSET", 27, rr.n + 3);
+	test_write_fail(dir, &rr, true, "OFFSET", 27, rr.n + 3);
 	rm_rf(dir);
 	if (!t_failed)
 		printf("test_fmt_blob: all checks passed\n");

@@ -56,6 +56,11 @@ int fmt_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts)
 	return w->ops->end(w, b, ts);
 }
 
+int fmt_abort(struct fmt_writer *w)
+{
+	return w->ops->abort ? w->ops->abort(w) : 0;
+}
+
 void fmt_writer_free(struct fmt_writer *w)
 {
 	if (!w)

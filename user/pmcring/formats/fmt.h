@@ -298,6 +298,13 @@ bool fmt_direct(struct fmt_writer *w, struct fmt_direct *d);
 int fmt_flush(struct fmt_writer *w, struct out_batch *b);
 /* Last records (CLOSELOG, final header); @ts: the time of the end. */
 int fmt_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts);
+/*
+ * A write failed (nothing of the writer's may be in flight): cut the files
+ * back so that each ends on a whole entry, as every reader expects of a
+ * prefix (blob: the messages all files of a set hold; pmclog and barman
+ * files are readable prefixes as they are).  0 or -errno.
+ */
+int fmt_abort(struct fmt_writer *w);
 void fmt_writer_free(struct fmt_writer *w);
 
 /* Realtime of a monotonic timestamp, with the session's offset. */

@@ -21,7 +21,9 @@
  * three phases (OUT_PHASE()), run in order: a batch may be as large as the
  * consumer makes it (one write hand-off for many segments), yet a disk
  * that fills up, or a kill, in the middle of it keeps every segment before
- * the one being written.
+ * the one being written.  A write that fails (a full disk) may still cut
+ * a segment's TIMING, TYPE or OFFSET mid-entry: blob_abort() then cuts
+ * every file back to the messages all of them hold whole.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -412,6 +414,139 @@ static int blob_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts)
 	return 0;
 }
 
+/* Length of the message at @p with at most @max bytes, or 0 if corrupt. */
+static size_t blob_msg_len(const uint8_t *p, size_t max, char type);
+
+/* Bytes read to find where a message ends: the largest message. */
+#define BLOB_MSG_MAX \
+	(FMT_JSON_MAX > PMCRING_RECORD_MAX ? FMT_JSON_MAX : PMCRING_RECORD_MAX)
+
+static int blob_pread(int fd, void *p, size_t len, uint64_t off)
+{
+	ssize_t n = pread(fd, p, len, (off_t)off);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/*
+ * Where message @i of a set ends in DAT (@dat_len bytes), from its OFFSET
+ * entry, its TYPE byte and its own length; 0 if it is not whole.  @fd:
+ * the set's files opened for reading (the writer's are write-only).
+ */
+static uint64_t blob_msg_end(const int fd[BLOB_NR_FILES], uint64_t i,
+			     uint64_t dat_len, uint8_t *buf)
+{
+	uint64_t o;
+	size_t ml, max;
+	char type;
+
+	if (blob_pread(fd[BLOB_OFF], &o, 8, 8 + 8 * i) ||
+	    blob_pread(fd[BLOB_TYP], &type, 1, 8 + i))
+		return 0;
+	o = le64toh(o);
+	if (o < 8 || o >= dat_len)
+		return 0;
+	max = dat_len - o < BLOB_MSG_MAX ? (size_t)(dat_len - o) : BLOB_MSG_MAX;
+	if (blob_pread(fd[BLOB_DAT], buf, max, o))
+		return 0;
+	ml = blob_msg_len(buf, max, type);
+	return ml ? o + ml : 0;
+}
+
+/* The last message all files index ends DAT: where, and how many. */
+static uint64_t blob_last_end(const struct blob_stream *bs, uint64_t *n,
+			      uint64_t dat_len, uint8_t *buf)
+{
+	static const unsigned int rd[] = { BLOB_DAT, BLOB_OFF, BLOB_TYP };
+	int fd[BLOB_NR_FILES] = { -1, -1, -1, -1 };
+	uint64_t end = 0;
+	unsigned int k;
+
+	for (k = 0; k < 3; k++) {
+		fd[rd[k]] = open(bs->f[rd[k]].path, O_RDONLY | O_CLOEXEC);
+		if (fd[rd[k]] < 0)
+			*n = 0;		/* cannot tell: keep no message */
+	}
+	while (*n && !(end = blob_msg_end(fd, *n - 1, dat_len, buf)))
+		(*n)--;
+	for (k = 0; k < 3; k++)
+		if (fd[rd[k]] >= 0)
+			close(fd[rd[k]]);
+	return *n ? end : 8;
+}
+
+/*
+ * After a write failed part-way (a full disk, EFBIG): cut the open set of
+ * @bs back to the messages every file of it holds whole.  A segment's
+ * writes run DAT, TIMING and TYPE, then OFFSET, so a failure leaves DAT
+ * bytes no OFFSET entry covers yet, or a TIMING, TYPE or OFFSET file that
+ * ends in the middle of an entry (TIMING grows 16 bytes a message:
+ * LDMS's reader then refuses the set).  The files are read, not the
+ * writer's counts, as the failed batch may have put any part of its
+ * segments on disk.  A set whose magics are not all whole holds nothing
+ * and is cut to empty files.
+ */
+static int blob_cut_set(const struct fmt_writer *w, struct blob_stream *bs,
+			uint8_t *buf)
+{
+	uint64_t len[BLOB_NR_FILES] = { 0 }, keep[BLOB_NR_FILES], n;
+	struct stat st;
+	unsigned int k;
+	int err = 0;
+
+	for (k = 0; k < BLOB_NR_FILES; k++) {
+		if (bs->f[k].fd < 0)
+			continue;
+		if (fstat(bs->f[k].fd, &st))
+			return -errno;
+		len[k] = (uint64_t)st.st_size;
+	}
+	n = len[BLOB_OFF] >= 8 ? (len[BLOB_OFF] - 8) / 8 : 0;
+	if (len[BLOB_TYP] < 8 + n)
+		n = len[BLOB_TYP] >= 8 ? len[BLOB_TYP] - 8 : 0;
+	if (w->o.blob_timing && len[BLOB_TIM] < 8 + 16 * n)
+		n = len[BLOB_TIM] >= 8 ? (len[BLOB_TIM] - 8) / 16 : 0;
+	keep[BLOB_DAT] = blob_last_end(bs, &n, len[BLOB_DAT], buf);
+	keep[BLOB_OFF] = 8 + 8 * n;
+	keep[BLOB_TIM] = 8 + 16 * n;
+	keep[BLOB_TYP] = 8 + n;
+	for (k = 0; k < BLOB_NR_FILES; k++)
+		if (bs->f[k].fd >= 0 && len[k] < 8)
+			memset(keep, 0, sizeof(keep));	/* no whole magic */
+	for (k = 0; k < BLOB_NR_FILES; k++) {
+		if (bs->f[k].fd < 0 || len[k] <= keep[k])
+			continue;
+		if (ftruncate(bs->f[k].fd, (off_t)keep[k]) && !err)
+			err = -errno;
+	}
+	return err;
+}
+
+static int blob_abort(struct fmt_writer *w)
+{
+	struct blob *bl = w->priv;
+	uint8_t *buf;
+	unsigned int i;
+	int err = 0, e;
+
+	if (!bl)
+		return 0;
+	buf = malloc(BLOB_MSG_MAX);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < w->o.nr_streams; i++) {
+		if (bl->s[i].f[BLOB_DAT].fd < 0)
+			continue;
+		e = blob_cut_set(w, &bl->s[i], buf);
+		if (e && !err)
+			err = e;
+	}
+	free(buf);
+	return err;
+}
+
 static void blob_free(struct fmt_writer *w)
 {
 	struct blob *bl = w->priv;
@@ -429,6 +564,7 @@ const struct fmt_ops fmt_blob_ops = {
 	.record = blob_record,
 	.flush = blob_flush,
 	.end = blob_end,
+	.abort = blob_abort,
 	.free = blob_free,
 };
 
@@ -461,7 +597,6 @@ static uint32_t json_type(const char *js, size_t len)
 	return fmt_type_lookup(name) < 0 ? 0 : (uint32_t)fmt_type_lookup(name);
 }
 
-/* Length of the message at @p with at most @max bytes, or 0 if corrupt. */
 static size_t blob_msg_len(const uint8_t *p, size_t max, char type)
 {
 	const uint8_t *nul;

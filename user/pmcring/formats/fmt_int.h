@@ -12,6 +12,7 @@ struct fmt_ops {
 	bool	(*direct)(struct fmt_writer *w, struct fmt_direct *d);
 	int	(*flush)(struct fmt_writer *w, struct out_batch *b);
 	int	(*end)(struct fmt_writer *w, struct out_batch *b, uint64_t ts);
+	int	(*abort)(struct fmt_writer *w);
 	void	(*free)(struct fmt_writer *w);
 };
 

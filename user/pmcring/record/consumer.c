@@ -146,6 +146,20 @@ static void batch_done(struct consumer *c, struct consumer_batch *cb)
 	give_back_all(c);
 }
 
+/*
+ * A write of @b failed with @err: say where, and have the writer cut its
+ * files back to whole entries (a blob set's TIMING, TYPE and OFFSET may end
+ * mid-entry, DAT past what they index) once nothing is in flight.
+ */
+static int write_failed(struct consumer *c, const struct out_batch *b,
+			int err)
+{
+	c->err_path = b->err_path;
+	if (!c->use_uring || !c->u.inflight)
+		c->abort_err = fmt_abort(c->w);
+	return err;
+}
+
 /* Wait for the batch in flight, if any. */
 static int land(struct consumer *c)
 {
@@ -154,10 +168,8 @@ static int land(struct consumer *c)
 	if (!c->fly)
 		return 0;
 	err = uring_io_finish(&c->u);
-	if (err) {
-		c->err_path = c->fly->b.err_path;
-		return err;
-	}
+	if (err)
+		return write_failed(c, &c->fly->b, err);
 	batch_done(c, c->fly);
 	c->fly = NULL;
 	return 0;
@@ -179,10 +191,8 @@ static int consumer_run(struct consumer *c, bool wait)
 	give_back_all(c);	/* before a wait for the disk */
 	if (!c->use_uring) {
 		err = out_batch_run_sync(&cb->b);
-		if (err) {
-			c->err_path = cb->b.err_path;
-			return err;
-		}
+		if (err)
+			return write_failed(c, &cb->b, err);
 		batch_done(c, cb);
 		return 0;
 	}
@@ -196,10 +206,8 @@ static int consumer_run(struct consumer *c, bool wait)
 		return 0;
 	}
 	err = uring_io_run(&c->u, &cb->b);
-	if (err) {
-		c->err_path = cb->b.err_path;
-		return err;
-	}
+	if (err)
+		return write_failed(c, &cb->b, err);
 	batch_done(c, cb);
 	return 0;
 }

@@ -78,6 +78,7 @@ struct consumer {
 						 * keeping this many ring bytes
 						 */
 	const char		*err_path;	/* file of a failed write */
+	int			abort_err;	/* fmt_abort() after it failed */
 	struct fmt_writer	*w;
 	struct fmt_direct	direct;		/* the writer's direct path */
 	bool			use_uring;

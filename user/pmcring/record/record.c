@@ -539,6 +539,9 @@ static void write_error(const struct fmt_opts *fo, const struct consumer *c,
 	 * batch that did not land: lost.  A blob batch may have put some of
 	 * its segments on disk, so this is an upper bound.
 	 */
+	if (c->abort_err)
+		fprintf(stderr, "pmcring: %s: cannot cut the files back to "
+			"whole entries: %s\n", fo->path, strerror(-c->abort_err));
 	if (c->st.records > c->st.written)
 		fprintf(stderr, "pmcring: %" PRIu64 " records taken from the "
 			"rings were not all written: lost\n",

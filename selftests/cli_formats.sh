@@ -5,7 +5,8 @@
 # ping-pong, fork/exec) in each format - pmclog, barman, LDMS blob (binary
 # and JSON) - read back by `pmcring dump` and `pmcring stat`: every file
 # reads without error, records come out sorted by timestamp, and each holds
-# the record types the workload causes.
+# the record types the workload causes; two blob runs in a row into one
+# directory leave two whole file sets.
 lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
 . "$lib/pmcring_test.sh"
 
@@ -74,4 +75,20 @@ jdat=$(ls "$dir"/json/pmcring/all.DAT.*)
 check json "$jdat"
 has "$dir/json.txt" CALLCHAIN PROCCSW
 grep -q '"pc":"0x[0-9a-f;x]*"' "$dir/json.txt" || fail "json: no callchain string"
-echo "ok: pmclog, barman, blob and JSON blob recordings read back sorted"
+# Two runs in a row into one directory, possibly in the same second (the
+# $t of a set's names): two whole sets, none overwritten.
+for i in 1 2; do
+	pmcring record --quiet --format blob -o "$dir/twice" \
+		--generate 1000,64 >"$dir/twice.rec" 2>&1 ||
+		{ cat "$dir/twice.rec"; fail "blob run $i into one directory"; }
+done
+set -- "$dir"/twice/pmcring/all.DAT.*
+[ $# -eq 2 ] || fail "two runs into one directory: $# sets ($*)"
+for d; do
+	check twice "$d"
+	echo "$(grep -vc '^#' "$dir/twice.txt")" >>"$dir/twice.n"
+done
+[ "$(sort -u "$dir/twice.n" | wc -l)" -eq 1 ] && [ "$(head -n 1 "$dir/twice.n")" -gt 0 ] ||
+	fail "two runs: sets of $(tr '\n' ' ' <"$dir/twice.n")records"
+echo "ok: pmclog, barman, blob and JSON blob recordings read back sorted;" \
+	"two blob runs into one directory left two whole sets"

@@ -10,7 +10,8 @@
  * trip; a batch larger than a segment (64 KiB) killed in the middle keeps
  * every whole segment before it; after a write that fails part-way,
  * fmt_abort() leaves every file of the set ending on the same whole
- * message.
+ * message; two runs in the same second into one directory make two whole
+ * sets (O_EXCL, the next free $t).
  */
 #include <dirent.h>
 
@@ -442,7 +443,7 @@ static void test_write_fail(const char *dir, const struct ring_recs *rr,
 			    bool json, const char *cut_ext, size_t cut,
 			    unsigned int keep)
 {
-	const char *stream = json ? "failj" : "fail";
+	char stream[32];
 	struct fmt_opts o;
 	struct out_batch b;
 	struct fmt_writer *w;
@@ -454,9 +455,10 @@ static void test_write_fail(const char *dir, const struct ring_recs *rr,
 	unsigned int i;
 	int rc;
 
+	snprintf(stream, sizeof(stream), "fail%s%s", cut_ext, json ? "j" : "");
 	base_opts(&o, dir);
 	o.nr_streams = 1;
-	o.streams[0].name = (char *)stream;
+	o.streams[0].name = stream;
 	o.blob_json = json;
 	w = start(&o, &b, dir);
 	run(&b);
@@ -516,6 +518,129 @@ static void test_write_fail(const char *dir, const struct ring_recs *rr,
 	}
 }
 
+/* One whole run of @rr into stream @stream: 0 or fmt_begin()'s error. */
+static int one_run(const char *dir, const struct ring_recs *rr,
+		   const char *stream)
+{
+	struct fmt_opts o;
+	struct out_batch b;
+	struct fmt_writer *w;
+	unsigned int i;
+	int err;
+
+	base_opts(&o, dir);
+	o.nr_streams = 1;
+	o.streams[0].name = (char *)stream;
+	REQUIRE(!out_batch_init(&b, 256, 1 << 20), "batch");
+	w = fmt_writer_new(&o);
+	REQUIRE(w, "writer");
+	err = fmt_begin(w, &b);
+	if (!err) {
+		for (i = 0; i < rr->n; i++)
+			feed(w, &b, &rr->r[i]);
+		finish(w, &b, T0 + 100000);
+	}
+	fmt_writer_free(w);
+	out_batch_free(&b);
+	return err;
+}
+
+/* $t of the sets of @stream in @dir/c, sorted; how many (at most @max). */
+static unsigned int list_sets(const char *dir, const char *stream,
+			      long long *t, unsigned int max)
+{
+	char sub[512], pat[64];
+	struct dirent *de;
+	unsigned int n = 0, i, j;
+	long long x;
+	DIR *d;
+
+	snprintf(sub, sizeof(sub), "%s/c", dir);
+	snprintf(pat, sizeof(pat), "%s.DAT.", stream);
+	d = opendir(sub);
+	REQUIRE(d, "opendir %s", sub);
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, pat, strlen(pat)) || n == max)
+			continue;
+		x = atoll(de->d_name + strlen(pat));
+		for (i = n++; i && t[i - 1] > x; i--)
+			t[i] = t[i - 1];
+		t[i] = x;
+	}
+	closedir(d);
+	for (i = 0; i + 1 < n; i++)
+		for (j = i + 1; j < n; j++)
+			CHECK(t[i] != t[j], "set %lld twice", t[i]);
+	return n;
+}
+
+static void create_empty(const char *dir, const char *name, long long t)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/c/%s.%lld", dir, name, t);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	REQUIRE(fd >= 0, "create %s: %s", path, strerror(errno));
+	close(fd);
+}
+
+/*
+ * Two runs in the same second (the test session's start, 1700000000)
+ * into one directory: the second gets the next free $t, max(time(NULL),
+ * $t + 1), and both sets stay whole.  A set whose name is taken by one
+ * stale file only (a TYPE) is skipped and that file kept; a stream whose
+ * every name is taken fails with EEXIST and creates nothing.
+ */
+static void test_two_runs(const char *dir, const struct ring_recs *rr)
+{
+	long long t[8], now, k;
+	struct collect c;
+	struct set s;
+	size_t len[2];
+	unsigned int i, n;
+	int rc;
+
+	now = (long long)time(NULL);
+	REQUIRE(!one_run(dir, rr, "twice"), "first run");
+	REQUIRE(!one_run(dir, rr, "twice"), "second run");
+	n = list_sets(dir, "twice", t, 8);
+	CHECK(n == 2 && t[0] == 1700000000 && t[1] >= now &&
+	      t[1] <= (long long)time(NULL), "two runs: %u sets, $t %lld %lld",
+	      n, t[0], n > 1 ? t[1] : 0);
+	for (i = 0; i < n && i < 2; i++) {
+		load_set(&s, dir, "twice", t[i]);
+		rc = read_set(&s, &c);
+		CHECK(rc == FMT_END_CLEAN && c.n == rr->n && s.p[2] && s.p[3],
+		      "set %lld: %d, %u messages", t[i], rc, c.n);
+		len[i] = s.len[0];
+		free_set(&s);
+	}
+	CHECK(n < 2 || len[0] == len[1], "DAT %zu and %zu bytes", len[0],
+	      len[1]);
+
+	/* a stale TYPE file takes the name: skipped, and kept */
+	create_empty(dir, "stale.TYPE", 1700000000);
+	REQUIRE(!one_run(dir, rr, "stale"), "run beside a stale file");
+	n = list_sets(dir, "stale", t, 8);
+	CHECK(n == 1 && t[0] >= now, "stale: %u sets, $t %lld", n, t[0]);
+	load_set(&s, dir, "stale", 1700000000);
+	CHECK(!s.p[0] && !s.p[1] && !s.p[2] && s.p[3] && !s.len[3],
+	      "the stale set was touched");
+	free_set(&s);
+
+	/* every name taken: EEXIST, nothing created */
+	create_empty(dir, "full.DAT", 1700000000);
+	for (k = now; k < now + 64 + 60; k++)
+		create_empty(dir, "full.DAT", k);
+	rc = one_run(dir, rr, "full");
+	CHECK(rc == -EEXIST, "all names taken: %s", strerror(-rc));
+	load_set(&s, dir, "full", now);
+	CHECK(s.p[0] && !s.len[0] && !s.p[1] && !s.p[2] && !s.p[3],
+	      "a taken set was touched");
+	free_set(&s);
+}
+
 int main(void)
 {
 	char *dir = scratch_dir();
@@ -534,6 +659,7 @@ int main(void)
 	/* OFFSET cut after 3 entries and 3 bytes: 3 more messages */
 	test_write_fail(dir, &rr, false, "OFFSET", 27, rr.n + 3);
 	test_write_fail(dir, &rr, true, "OFFSET", 27, rr.n + 3);
+	test_two_runs(dir, &rr);
 	rm_rf(dir);
 	if (!t_failed)
 		printf("test_fmt_blob: all checks passed\n");

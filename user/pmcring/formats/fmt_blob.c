@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fmt_int.h"
@@ -51,6 +52,8 @@ static const char blob_magic[BLOB_NR_FILES][8] = {
  * full or the batch is about to run (blob_flush()), not one per message.
  */
 #define BLOB_SLAB_ENTRIES	512u
+/* Names a new file set tries before giving up (all taken: -EEXIST). */
+#define BLOB_NAME_TRIES		64u
 #define BLOB_SEG_BYTES		(64u << 10)
 static const size_t blob_entry[BLOB_NR_FILES] = { 0, 8, 16, 1 };
 static const unsigned int blob_phase[BLOB_NR_FILES] = {
@@ -122,24 +125,68 @@ static void blob_close_set(struct blob_stream *bs)
 		out_file_close(&bs->f[i]);
 }
 
-/* Open the file set of stream @i with time @t and queue the magics. */
-static int blob_open_set(struct fmt_writer *w, struct out_batch *b,
-			 unsigned int i, int64_t t)
+/*
+ * Create the files of stream @i's set with time @t, none of which may
+ * exist: -EEXIST (and nothing left behind) if one does.
+ */
+static int blob_create_set(struct fmt_writer *w, unsigned int i, int64_t t)
 {
 	struct blob *bl = w->priv;
 	struct blob_stream *bs = &bl->s[i];
 	char path[4352];
 	unsigned int k;
-	int err;
+	int err = 0;
 
-	for (k = 0; k < BLOB_NR_FILES; k++) {
+	for (k = 0; k < BLOB_NR_FILES && !err; k++) {
 		if (k == BLOB_TIM && !w->o.blob_timing)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s.%s.%lld", bl->dir,
 			 w->o.streams[i].name, blob_ext[k], (long long)t);
-		err = out_file_open(&bs->f[k], path, false);
-		if (err)
-			return err;
+		err = out_file_open(&bs->f[k], path, true);
+	}
+	if (!err)
+		return 0;
+	for (k = 0; k < BLOB_NR_FILES; k++) {
+		if (bs->f[k].fd >= 0)
+			unlink(bs->f[k].path);	/* ours: O_EXCL made it */
+		out_file_close(&bs->f[k]);
+	}
+	return err;
+}
+
+/*
+ * Open the file set of stream @i with time @t, or the first later one
+ * whose names are all free, and queue the magics.  Files are created with
+ * O_EXCL: a run that starts in the second of an earlier one (or rolls
+ * into it) gets the next free $t, max(time(NULL), $t + 1), instead of
+ * overwriting that run's set.
+ */
+static int blob_open_set(struct fmt_writer *w, struct out_batch *b,
+			 unsigned int i, int64_t t)
+{
+	struct blob *bl = w->priv;
+	struct blob_stream *bs = &bl->s[i];
+	int64_t t0 = t, now;
+	unsigned int k, tries;
+	int err;
+
+	for (tries = 1; ; tries++) {
+		err = blob_create_set(w, i, t);
+		if (err != -EEXIST || tries == BLOB_NAME_TRIES)
+			break;
+		now = (int64_t)time(NULL);
+		t = now > t ? now : t + 1;
+	}
+	if (err == -EEXIST)
+		fprintf(stderr, "pmcring: %s/%s.*: no free name for a file "
+			"set: $t %lld to %lld are taken (%u tried)\n", bl->dir,
+			w->o.streams[i].name, (long long)t0, (long long)t,
+			tries);
+	if (err)
+		return err;
+	for (k = 0; k < BLOB_NR_FILES; k++) {
+		if (bs->f[k].fd < 0)
+			continue;
 		err = out_put(b, &bs->f[k], OUT_PHASE(blob_seg(bl, b), OUT_DATA),
 			      blob_magic[k], 8);
 		if (err)

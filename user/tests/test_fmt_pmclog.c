@@ -132,8 +132,9 @@ static void parse_with_libpmcring(const struct img *exp)
 
 /*
  * 7. FILE.periods: PERIOD records stay out of the file; the sidecar holds
- * the magic, the start time and each CALLCHAIN's period, by the last
- * PERIOD of its ring and pmcid.  300 samples cross slabs and batches.
+ * the magic, the start time and each CALLCHAIN's period: the last PERIOD
+ * of its ring and pmcid, else its counter's fixed period.  300 samples
+ * cross slabs and batches.
  */
 static void periods_sidecar(const char *path)
 {
@@ -166,7 +167,13 @@ static void periods_sidecar(const char *path)
 		p = rr_add(&rr, PMCRING_TYPE_PERIOD, 32, cpu);		\
 		w32(p, 16, pmcid); w64(p, 24, v);			\
 	} while (0)
+	/* pmcid 1 in frequency mode, 3 with the fixed period 100000 */
+	p = rr_add(&rr, PMCRING_TYPE_PMCALLOCATE, 40, 0);
+	w32(p, 16, 1); w32(p, 24, PMCRING_CTR_F_FREQ); w64(p, 32, 1000);
+	p = rr_add(&rr, PMCRING_TYPE_PMCALLOCATE, 40, 0);
+	w32(p, 16, 3); w64(p, 32, 100000);
 	CC(0, 1, 0);			/* none yet */
+	CC(1, 3, 100000);		/* PMCALLOCATE's rate */
 	PERIOD(0, 1, 1000);
 	CC(0, 1, 1000);
 	PERIOD(1, 1, 2000);
@@ -188,14 +195,14 @@ static void periods_sidecar(const char *path)
 	write_file_p(path, &rr, false, true, T0 + 100000);
 	got = read_file(path, &len);
 	REQUIRE(got, "read %s", path);
-	/* INITIALIZE, the CALLCHAINs, CLOSELOG: no PERIOD */
-	CHECK(len == 112 + exp->len + 16, "file of %zu bytes", len);
-	if (len == 112 + exp->len + 16)
-		expect_bytes("pmclog with periods", got + 112, exp->len,
-			     exp->b, exp->len);
+	/* INITIALIZE, 2 PMCALLOCATEDYN, the CALLCHAINs, CLOSELOG: no PERIOD */
+	CHECK(len == 112 + 2 * 96 + exp->len + 16, "file of %zu bytes", len);
+	if (len == 112 + 2 * 96 + exp->len + 16)
+		expect_bytes("pmclog with periods", got + 112 + 2 * 96,
+			     exp->len, exp->b, exp->len);
 	memset(&c, 0, sizeof(c));
 	rc = fmt_pmclog_read(got, len, collect_cb, &c, &bad);
-	CHECK(rc == FMT_END_CLEAN && c.n == nc + 2, "read back: rc %d, %u",
+	CHECK(rc == FMT_END_CLEAN && c.n == nc + 4, "read back: rc %d, %u",
 	      rc, c.n);
 	free(got);
 	got = read_file(spath, &len);
@@ -207,7 +214,7 @@ static void periods_sidecar(const char *path)
 		struct timespec other = { 1700000000, 500000001 };
 
 		rc = fmt_periods_read(got, len, &start, &ent, &n);
-		CHECK(rc == 0 && n == nc && fmt_get64(ent, 8 * 1) == 1000 &&
+		CHECK(rc == 0 && n == nc && fmt_get64(ent, 8 * 2) == 1000 &&
 		      fmt_get64(ent, 8 * (nc - 1)) == 2000,
 		      "fmt_periods_read: rc %d, %zu entries", rc, n);
 		CHECK(fmt_periods_read(got, len, &other, &ent, &n) == -ESTALE,

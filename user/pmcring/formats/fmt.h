@@ -266,7 +266,7 @@ struct fmt_opts {
 	unsigned int	nr_counters;
 	bool		keep_generated;	/* pmclog: keep GENERATED records */
 	/*
-	 * pmclog: write FILE.periods (the rings have PERIOD records); else
+	 * pmclog: write FILE.periods (the rings have CALLCHAIN records); else
 	 * remove an older one
 	 */
 	bool		periods;
@@ -327,8 +327,9 @@ void fmt_pmclog_allocdyn(void *buf, const void *alloc,
 /*
  * FILE.periods beside a pmclog file: the 8-byte magic, the recording's
  * start (INITIALIZE's, LE u64 ns of CLOCK_REALTIME), then one LE u64 per
- * CALLCHAIN of the file in file order: its period, 0 if none was recorded
- * (a fixed-period counter: PMCALLOCATE's rate is the period).
+ * CALLCHAIN of the file in file order: its period (the last PERIOD of its
+ * ring and pmcid, else its counter's fixed period, PMCALLOCATE's rate),
+ * 0 if none is known.
  */
 #define FMT_PERIODS_SUFFIX	".periods"
 #define FMT_PERIODS_MAGIC	"pmcrprd"	/* and its NUL: 8 bytes */

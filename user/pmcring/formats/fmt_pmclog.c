@@ -10,7 +10,9 @@
  *
  * PERIOD records (pmcring's own) stay out of the file too; with
  * fmt_opts.periods the period of each CALLCHAIN goes to FILE.periods
- * instead (fmt_periods_*() below, Documentation/formats.rst).
+ * instead (fmt_periods_*() below, Documentation/formats.rst): the last
+ * PERIOD of its ring and pmcid, else its counter's fixed period
+ * (PMCALLOCATE's rate, which the file's PMCALLOCATEDYN does not keep).
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -96,6 +98,12 @@ struct pmclog {
 	/* the last PERIOD of each ring and pmcid: [ring * MAX_PMCID + pmcid] */
 	uint64_t	*last;
 	unsigned int	nr_last_rings;
+	/*
+	 * PMCALLOCATE's rate of each fixed-period counter (0: frequency
+	 * mode, or not seen): the period of its samples, which no other
+	 * record of the file holds (PMCALLOCATEDYN has no rate)
+	 */
+	uint64_t	fixed[PMCLOG_MAX_PMCID];
 	/*
 	 * PMCRING_TYPE_BIT()s of the types written as they are, straight
 	 * from the ring: every FreeBSD type but INITIALIZE and CLOSELOG (ours
@@ -283,7 +291,8 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 	}
 	switch (r->type) {
 	case PMCRING_TYPE_CALLCHAIN: {	/* with FILE.periods */
-		uint64_t *last = pmclog_last(pl, r->cpu, fmt_get32(r->data, 24));
+		uint32_t pmcid = fmt_get32(r->data, 24);
+		uint64_t *last = pmclog_last(pl, r->cpu, pmcid), period;
 		int err;
 
 		/* the record, and a new slab at worst */
@@ -292,7 +301,10 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 			return -EAGAIN;
 		b->items++;
 		err = out_put_ring(b, f, r->data, r->len);
-		return err ? err : pmclog_period_put(pl, b, last ? *last : 0);
+		period = last ? *last : 0;
+		if (!period && pmcid < PMCLOG_MAX_PMCID)
+			period = pl->fixed[pmcid];
+		return err ? err : pmclog_period_put(pl, b, period);
 	}
 	case PMCRING_TYPE_PERIOD: {
 		uint64_t *last;
@@ -312,6 +324,9 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 			return 0;
 		break;
 	case PMCRING_TYPE_PMCALLOCATE:
+		if (fmt_get32(r->data, 16) < PMCLOG_MAX_PMCID &&
+		    !(fmt_get32(r->data, 24) & PMCRING_CTR_F_FREQ))
+			pl->fixed[fmt_get32(r->data, 16)] = fmt_get64(r->data, 32);
 		if (!pmclog_first_alloc(pl, fmt_get32(r->data, 16)))
 			return 0;
 		buf = out_alloc(b, PMCRING_SIZE_PMCALLOCATEDYN);

@@ -709,19 +709,13 @@ static int record_loop(struct recorder *r, int *child_sig)
 }
 
 /*
- * Do the rings carry periods (FILE.periods beside a pmclog file)?  The
- * counters are in frequency mode and the module writes PERIOD records.
+ * FILE.periods beside a pmclog file, when the rings have samples: their
+ * periods from PERIOD records (frequency mode), or the fixed period of
+ * -c, which the file's PMCALLOCATEDYN does not hold.
  */
-static bool record_periods(struct recorder *r, uint64_t types)
+static bool record_periods(uint64_t types)
 {
-	struct pmcring_info info;
-
-	if (r->o.period || pmcring_info(r->s, &info))
-		return false;
-	if (!types || types == PMCRING_TYPES_ALL)
-		types = info.types_supported;
-	return types & info.types_supported &
-	       PMCRING_TYPE_BIT(PMCRING_TYPE_PERIOD);
+	return !types || (types & PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN));
 }
 
 static int record_setup(struct recorder *r)
@@ -805,7 +799,7 @@ static int record_setup(struct recorder *r)
 	cpuid_string(r->fo.cpuid, sizeof(r->fo.cpuid));
 	r->fo.sample_rate = r->o.period ? 0 : (uint32_t)(r->o.freq ? r->o.freq :
 					   REC_DEFAULT_FREQ);
-	r->fo.periods = record_periods(r, so.types);
+	r->fo.periods = record_periods(so.types);
 	/* --generate, or --types naming them (a bench module's records) */
 	r->fo.keep_generated = r->o.gen_count != 0 ||
 		(r->o.types & PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED));

@@ -6,6 +6,7 @@
  * each entry's periods; a sidecar shorter than the file gives periods to
  * the samples it covers and the header says how many had none; a sidecar
  * of another recording, or none, leaves the samples weighing 1.
+ * `pmcring script` shows each sample's own period.
  */
 #include "test_report_common.h"
 
@@ -104,6 +105,17 @@ int main(void)
 	l = line_with(out, "pd_beta", "25.00%");
 	CHECK(strstr(l, " 1         1000"), "pd_beta: 1 sample, 1000:\n%s", out);
 	free(l);
+	free(out);
+
+	/* script gives each sample its own period */
+	out = run_script(&rc, "--json", log, NULL);
+	CHECK(rc == 0 && strstr(out, "\"period\":100,") &&
+	      strstr(out, "\"period\":300,") && strstr(out, "\"period\":1000,"),
+	      "script --json rc %d:\n%s", rc, out);
+	free(out);
+	out = run_script(&rc, log, NULL);
+	CHECK(rc == 0 && strstr(out, "       200 cpu-clock: \n"),
+	      "script rc %d:\n%s", rc, out);
 	free(out);
 
 	/* 2. a sidecar cut short: the last sample has none and weighs 1 */

@@ -1053,6 +1053,7 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 			.ts = ts, .cpu = cpu, .pid = pid, .tid = tid,
 			.pmcid = pmcid, .comm = comm, .n = depth,
 			.f = r->frames,
+			.period = period ? period : report_period(r, pmcid),
 		};
 		int err = r->hooks.sample(r->hooks.ctx, &si);
 

@@ -79,6 +79,8 @@ struct report_sample_info {
 	const char		*comm;
 	unsigned int		n;
 	const struct report_frame *f;
+	/* its recorded period, else the fixed one; 0: not recorded */
+	uint64_t		period;
 };
 
 /* Any other record, as the per-record views see it. */

@@ -8,7 +8,7 @@
 # gives the event count as the sum of those periods.  With -c the sidecar
 # holds the fixed period; a recording without samples removes an older
 # one.  A binary blob set keeps the PERIOD records, a JSON one gives each
-# callchain its "period".
+# callchain its "period", which report weights it by.
 lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
 . "$lib/pmcring_test.sh"
 
@@ -81,5 +81,9 @@ tr '\0' '\n' <"$dat" | grep '"type":"callchain"' >"$dir/cc.json"
 [ -s "$dir/cc.json" ] || fail "JSON: no callchain"
 grep -v '"period":1000000}$' "$dir/cc.json" | head -n 2 >"$dir/bad.json"
 [ -s "$dir/bad.json" ] && { cat "$dir/bad.json"; fail "JSON: callchain without its period"; }
-echo "# JSON: $(wc -l <"$dir/cc.json") callchains, each with \"period\":1000000"
+njs=$(wc -l <"$dir/cc.json")
+echo "# JSON: $njs callchains, each with \"period\":1000000"
+pmcring report "$dat" >"$dir/j.report" 2>/dev/null || fail "report JSON"
+grep -q "^# Event 'cpu-clock' (pmcid 1): $njs samples, event count $((njs * 1000000)) " \
+	"$dir/j.report" || { grep "^# Event" "$dir/j.report"; fail "report JSON head"; }
 exit 0

@@ -375,6 +375,8 @@ void pmcring_ring_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct pmcring_rec_pmcallocatedyn) !=
 		     PMCRING_SIZE_PMCALLOCATEDYN);
 	BUILD_BUG_ON(offsetof(struct pmcring_rec_generated, pl_fill) != 32);
+	BUILD_BUG_ON(sizeof(struct pmcring_rec_period) != PMCRING_SIZE_PERIOD);
+	BUILD_BUG_ON(offsetof(struct pmcring_rec_period, pl_period) != 24);
 	/* The largest record plus a DROPNOTIFY fit the smallest ring. */
 	BUILD_BUG_ON(PMCRING_RECORD_MAX + PMCRING_SIZE_DROPNOTIFY >
 		     PMCRING_MIN_DATA_PAGES * PAGE_SIZE);

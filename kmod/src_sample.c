@@ -22,6 +22,7 @@
  * per context level, then copied into a record of the exact length.
  */
 #include <linux/cpuhotplug.h>
+#include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/preempt.h>
 #include <linux/sched/signal.h>
@@ -45,6 +46,12 @@ struct pmcring_src_counter {
 	u32			pmcid;
 	bool			armed;		/* handler may write */
 	bool			per_cpu;	/* else per task, inherited */
+	/*
+	 * PMCRING_CTR_F_FREQ counters only: the period of the last PERIOD
+	 * record committed on each CPU's ring, 0 for none; see
+	 * pmcring_src_period().
+	 */
+	u64 __percpu		*last_period;
 	unsigned int		nr_ev;
 	struct perf_event	**ev;		/* [nr_ev], NULL slots allowed */
 	/* per_cpu only, under pmcring_src_cpu_mutex (with armed, ev[]): */
@@ -178,6 +185,56 @@ static unsigned int pmcring_src_callchain(struct pmcring_session *s,
 	return n;
 }
 
+/*
+ * Write a PERIOD record of @period for frequency-mode counter @c before its
+ * CALLCHAIN on @rb, this CPU's ring, unless the last PERIOD committed there
+ * said the same.  Returns false if the PERIOD was needed and could not be
+ * written: the caller drops the sample, so that no CALLCHAIN follows a
+ * PERIOD of another period.
+ *
+ * perf hands the handler the period the sample stands for in
+ * perf_sample_data.period (perf_sample_data_init() with the event's
+ * hw.last_period, before __perf_event_overflow() adjusts the next one), and
+ * writes it into every PERF_SAMPLE_PERIOD sample; we write it only when it
+ * changes.  cpu-clock and task-clock turn a frequency into a fixed period
+ * (perf_swevent_init_hrtimer()), so they get one PERIOD per CPU; hardware
+ * counters a new one nearly every tick (perf_adjust_period()).
+ *
+ * c->last_period of this CPU is read and written only here, by the handler
+ * of @c on this CPU, which does not nest with itself: a hardware counter's
+ * NMI does not nest in its own NMI, an hrtimer's callback does not nest in
+ * itself, and a software event's overflow runs with perf's recursion guard
+ * of its context level (perf_swevent_get_recursion_context()) and is only
+ * ever raised by the task it counts.  The value moves only once the PERIOD
+ * is committed: a PERIOD that was dropped (ring full) leaves it, and the
+ * next sample tries again.  Another writer that nests between our PERIOD
+ * and our CALLCHAIN (an NMI of another counter, a tracepoint) adds records
+ * of its own, never a PERIOD of @c, so readers that keep the last PERIOD
+ * per CPU and pmcid read ours.  A CALLCHAIN that is dropped after its
+ * PERIOD was committed leaves a PERIOD without sample, which is harmless.
+ */
+static bool pmcring_src_period(struct pmcring_src_counter *c,
+			       struct pmcring_ring *rb, u64 period)
+{
+	u64 *last = this_cpu_ptr(c->last_period);
+	struct pmcring_rec_period *rec;
+	struct pmcring_wr wr;
+
+	if (*last == period ||
+	    !pmcring_session_wants(c->s, PMCRING_TYPE_PERIOD))
+		return true;
+	rec = pmcring_ring_reserve(rb, PMCRING_TYPE_PERIOD,
+				   PMCRING_SIZE_PERIOD, &wr);
+	if (!rec)
+		return false;
+	rec->pl_pmcid = c->pmcid;
+	rec->pl_pad = 0;
+	rec->pl_period = period;
+	pmcring_ring_commit(&wr);
+	*last = period;
+	return true;
+}
+
 static void pmcring_src_overflow(struct perf_event *ev,
 				 struct perf_sample_data *data,
 				 struct pt_regs *regs)
@@ -204,6 +261,11 @@ static void pmcring_src_overflow(struct perf_event *ev,
 	rb = pmcring_session_ring(s);
 	if (!rb)
 		return;
+	if (c->last_period && !pmcring_src_period(c, rb, data->period)) {
+		/* The sample is lost with its PERIOD: count it too. */
+		pmcring_ring_lost(rb);
+		return;
+	}
 	rec = pmcring_ring_reserve(rb, PMCRING_TYPE_CALLCHAIN,
 				   PMCRING_SIZE_CALLCHAIN_MIN + 8 * n, &wr);
 	if (!rec)
@@ -324,6 +386,7 @@ static void pmcring_src_counter_release(struct pmcring_src_counter *ctr)
 
 static void pmcring_src_counter_kfree(struct pmcring_src_counter *ctr)
 {
+	free_percpu(ctr->last_period);
 	kvfree(ctr->ev);
 	kvfree(ctr->seq);
 	kfree(ctr);
@@ -621,6 +684,14 @@ struct pmcring_src_counter *pmcring_src_counter_new(struct pmcring_session *s,
 	ctr->pmcid = st->nr_counters + 1;
 	ctr->per_cpu = st->system_wide;
 	INIT_LIST_HEAD(&ctr->cpu_node);
+	if (c->flags & PMCRING_CTR_F_FREQ) {
+		/* Zeroed: no PERIOD written yet on any CPU. */
+		ctr->last_period = alloc_percpu(u64);
+		if (!ctr->last_period) {
+			kfree(ctr);
+			return ERR_PTR(-ENOMEM);
+		}
+	}
 	pmcring_src_counter_attr(&attr, c, ctr->per_cpu, st->kernel_ok);
 	/* One thread (PMCRING_CFG_F_TID): not the threads it creates. */
 	if (st->target_tid)

@@ -53,6 +53,9 @@ TEST(offsets)
 	EXPECT_EQ(28, OFF(pmcring_rec_generated, pl_ctx));
 	EXPECT_EQ(32, OFF(pmcring_rec_generated, pl_fill));
 	EXPECT_EQ(24, sizeof(struct pmcring_rec_userdata));
+	EXPECT_EQ(PMCRING_SIZE_PERIOD, sizeof(struct pmcring_rec_period));
+	EXPECT_EQ(16, OFF(pmcring_rec_period, pl_pmcid));
+	EXPECT_EQ(24, OFF(pmcring_rec_period, pl_period));
 	EXPECT_EQ(PMCRING_SIZE_INITIALIZE, sizeof(struct pmcring_rec_initialize));
 	EXPECT_EQ(PMCRING_SIZE_PMCALLOCATEDYN,
 		  sizeof(struct pmcring_rec_pmcallocatedyn));
@@ -122,6 +125,7 @@ TEST(info)
 	EXPECT_EQ(PMCRING_RECORD_MAX, info.max_record);
 	EXPECT_EQ(0, info.flags);
 	EXPECT_NE(0, info.types_supported & PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED));
+	EXPECT_NE(0, info.types_supported & PMCRING_TYPE_BIT(PMCRING_TYPE_PERIOD));
 	EXPECT_EQ(0, info.region_size);
 	EXPECT_EQ(0, info.__reserved[0] | info.__reserved[1] |
 		  info.__reserved[2] | info.__reserved[3]);

@@ -98,7 +98,9 @@
  * config.pidfd (was __reserved0, which had to be 0).  Layout, records and
  * ioctls are unchanged: a version 2 or 3 consumer works as before where
  * every possible CPU is online at CONFIGURE, and elsewhere fails cleanly
- * with ENODEV when it maps an absent ring.
+ * with ENODEV when it maps an absent ring.  PERIOD records (type 33)
+ * before the CALLCHAINs of a frequency-mode counter; types_supported says
+ * whether the module writes them.
  */
 #define PMCRING_ABI_VERSION		4
 #define PMCRING_ABI_COMPAT_VERSION	2
@@ -147,11 +149,14 @@ enum pmcring_type {
 	PMCRING_TYPE_THR_EXIT		= 19,
 	PMCRING_TYPE_PROC_CREATE	= 20,
 	/*
-	 * pmcring's own types.  pmcring(1) writes them to a pmclog file only
-	 * when asked to (--generate, or --types naming them); FreeBSD's
-	 * parser stops at them (an unknown type), pmcring's reads them.
+	 * pmcring's own types.  pmcring(1) writes GENERATED to a pmclog
+	 * file only when asked to (--generate, or --types naming it);
+	 * FreeBSD's parser stops at it (an unknown type), pmcring's reads
+	 * it.  PERIOD never goes into a pmclog file: pmcring(1) writes the
+	 * periods to a file beside it (Documentation/formats.rst).
 	 */
 	PMCRING_TYPE_GENERATED		= 32,	/* PMCRING_IOC_GENERATE */
+	PMCRING_TYPE_PERIOD		= 33,	/* ABI 4: sample period */
 	PMCRING_TYPE_MAX		= 63,	/* types fit a __u64 mask */
 };
 
@@ -320,6 +325,26 @@ struct pmcring_rec_generated {
 	__u8	pl_fill[];
 };
 
+/*
+ * PERIOD (ABI 4), 32 bytes: the period of the samples of counter pl_pmcid
+ * that follow it on the same CPU's ring, until the next PERIOD of that
+ * pmcid there: the value perf hands the overflow handler
+ * (perf_sample_data.period, the event's hw.last_period), in events of the
+ * counter (nanoseconds for cpu-clock and task-clock).  Written only for a
+ * counter with PMCRING_CTR_F_FREQ, before the first CALLCHAIN of that
+ * counter on a CPU and before each one whose period differs from the last
+ * PERIOD written there; a counter with a fixed period has none (the
+ * PMCALLOCATE rate is its period).  The module drops a CALLCHAIN whose
+ * PERIOD it could not write, so no sample follows a stale PERIOD.  A
+ * session whose types leave PERIOD out gets CALLCHAINs without them.
+ */
+struct pmcring_rec_period {
+	struct pmcring_rec_header h;
+	__u32	pl_pmcid;
+	__u32	pl_pad;		/* 0 */
+	__u64	pl_period;
+};
+
 #define PMCRING_GEN_CTX_TASK		1u
 #define PMCRING_GEN_CTX_HARDIRQ		2u
 #define PMCRING_GEN_CTX_NMI		3u
@@ -345,6 +370,7 @@ struct pmcring_rec_generated {
 #define PMCRING_SIZE_THR_CREATE		52u
 #define PMCRING_SIZE_THR_EXIT		24u
 #define PMCRING_SIZE_PROC_CREATE	44u
+#define PMCRING_SIZE_PERIOD		32u
 
 /* ---- the mapped pages ---- */
 

@@ -73,6 +73,7 @@ static const char *const type_names[] = {
 	[PMCRING_TYPE_THR_EXIT] = "THR_EXIT",
 	[PMCRING_TYPE_PROC_CREATE] = "PROC_CREATE",
 	[PMCRING_TYPE_GENERATED] = "GENERATED",
+	[PMCRING_TYPE_PERIOD] = "PERIOD",
 };
 
 static const char *type_name(unsigned int type)

@@ -509,6 +509,16 @@ struct pmcring_log_ev_generated {
 };
 
 /*
+ * PERIOD (pmcring's own, ABI 4): the period of the CALLCHAINs of pl_pmcid
+ * that follow on the same CPU's ring.  Rings and blob sets only: pmclog
+ * files keep the periods in FILE.periods (Documentation/formats.rst).
+ */
+struct pmcring_log_ev_period {
+	uint32_t	pl_pmcid;
+	uint64_t	pl_period;
+};
+
+/*
  * Size-prefixed: sz is the size of the struct the caller has (set by the
  * inline pmcring_log_read(), from the header it was built with); the
  * library fills no byte past it.  New fields are added at the end; the
@@ -551,6 +561,7 @@ struct pmcring_log_ev {
 		struct pmcring_log_ev_thr_exit		pl_te;
 		struct pmcring_log_ev_userdata		pl_u;
 		struct pmcring_log_ev_generated		pl_g;
+		struct pmcring_log_ev_period		pl_p;
 		uint64_t				pl_pad[32];
 	} pl_u;
 };

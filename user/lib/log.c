@@ -56,6 +56,7 @@ static const struct {
 	[PMCRING_TYPE_THR_EXIT]	= { "THR_EXIT", 24, true },
 	[PMCRING_TYPE_PROC_CREATE] = { "PROC_CREATE", 44, true },
 	[PMCRING_TYPE_GENERATED] = { "GENERATED", 16, false },
+	[PMCRING_TYPE_PERIOD]	= { "PERIOD", 32, true },
 };
 
 const char *pmcring_type_name(unsigned int type)
@@ -376,6 +377,13 @@ static const char *decode(const uint8_t *rec, uint32_t type, uint32_t len,
 			ev->pl_u.pl_g.pl_cpu = r->pl_cpu;
 			ev->pl_u.pl_g.pl_ctx = r->pl_ctx;
 		}
+		break;
+	}
+	case PMCRING_TYPE_PERIOD: {
+		const struct pmcring_rec_period *r = p;
+
+		ev->pl_u.pl_p.pl_pmcid = r->pl_pmcid;
+		ev->pl_u.pl_p.pl_period = r->pl_period;
 		break;
 	}
 	default:	/* CLOSELOG, DROPNOTIFY: header only */

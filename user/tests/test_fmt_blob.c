@@ -184,7 +184,8 @@ static void test_json(const char *dir, const struct ring_recs *rr)
 		"{\"type\":\"callchain\",\"ts\":1000006000,\"sec\":1700000000,"
 		"\"usec\":500006,\"cpu\":1,\"pid\":42,\"tid\":43,\"pmcid\":256,"
 		"\"cc_cpu\":1,\"cc_flags\":1,\"npc\":3,"
-		"\"pc\":\"0xffffffff81000000;0x401000;0x402000\"}";
+		"\"pc\":\"0xffffffff81000000;0x401000;0x402000\","
+		"\"period\":0}";
 	struct fmt_opts o;
 	struct out_batch b;
 	struct fmt_writer *w;
@@ -216,6 +217,55 @@ static void test_json(const char *dir, const struct ring_recs *rr)
 	free_set(&s);
 	snprintf(path, sizeof(path), "%s/c/json.DAT.1700000000", dir);
 	check_ldms_rules(path, rr->n);
+}
+
+/*
+ * PERIOD records: a binary set keeps them as messages; a JSON set gives
+ * each callchain the last period of its ring and pmcid (0: none) instead.
+ */
+static void test_periods(const char *dir, bool json)
+{
+	static struct ring_recs rr;
+	struct fmt_opts o;
+	struct out_batch b;
+	struct fmt_writer *w;
+	struct collect c;
+	struct set s;
+	unsigned int i;
+	uint8_t *p;
+	int rc;
+
+	memset(&rr, 0, sizeof(rr));
+	p = rr_add(&rr, PMCRING_TYPE_PERIOD, 32, 1);
+	w32(p, 16, 1); w64(p, 24, 5000);
+	for (i = 0; i < 2; i++) {	/* ring 1, then ring 0 */
+		p = rr_add(&rr, PMCRING_TYPE_CALLCHAIN, 40, 1 - i);
+		w32(p, 16, 42); w32(p, 20, 43); w32(p, 24, 1);
+		w32(p, 28, (1 - i) << 16); w64(p, 32, 0x401000);
+	}
+	base_opts(&o, dir);
+	o.blob_json = json;
+	o.nr_streams = 1;
+	o.streams[0].name = json ? "pj" : "pb";
+	w = start(&o, &b, dir);
+	for (i = 0; i < rr.n; i++)
+		feed(w, &b, &rr.r[i]);
+	stop(w, &b);
+	load_set(&s, dir, o.streams[0].name, 1700000000);
+	rc = read_set(&s, &c);
+	if (!json) {
+		CHECK(rc == FMT_END_CLEAN && c.n == 3 &&
+		      c.it[0].type == PMCRING_TYPE_PERIOD && c.it[0].len == 32 &&
+		      fmt_get64(c.it[0].data, 24) == 5000,
+		      "binary: PERIOD kept: rc %d, %u messages", rc, c.n);
+	} else {
+		CHECK(rc == FMT_END_CLEAN && c.n == 2, "json: %d, %u", rc, c.n);
+		CHECK(c.n == 2 && strstr(c.it[0].data, "\"period\":5000}") &&
+		      strstr(c.it[1].data, "\"period\":0}"),
+		      "json periods: %s / %s", c.n ? (char *)c.it[0].data : "",
+		      c.n > 1 ? (char *)c.it[1].data : "");
+	}
+	free_set(&s);
 }
 
 /* Roll every ~200 bytes: every set starts at offset 8 and holds whole
@@ -649,6 +699,8 @@ int main(void)
 	build_records(&rr);
 	test_golden(dir, &rr);
 	test_json(dir, &rr);
+	test_periods(dir, false);
+	test_periods(dir, true);
 	test_roll_size(dir, &rr);
 	test_roll_time(dir);
 	test_kill(dir, &rr);

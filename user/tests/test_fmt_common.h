@@ -180,7 +180,7 @@ static inline void test_opts(struct fmt_opts *o, enum fmt_kind kind,
 	o->nr_counters = 1;
 }
 
-#define NR_RECS	20
+#define NR_RECS	512
 
 /*
  * One record of every type, built byte by byte as the kernel lays them out
@@ -188,7 +188,7 @@ static inline void test_opts(struct fmt_opts *o, enum fmt_kind kind,
  * is 0xAA, so a writer that writes more than the pmclog length shows.
  */
 struct ring_recs {
-	uint8_t		ring[8192];
+	uint8_t		ring[32768];
 	struct fmt_rec	r[NR_RECS];
 	unsigned int	n;
 	size_t		pos;

@@ -426,6 +426,11 @@ static void test_writer(const char *dir)
 		fmt_realtime(&o, fr.ts, &rt);
 		at += ref_json(exp + at, sizeof(exp) - at, t, recs[i], lens[i],
 			       fr.cpu, &rt);
+		/* the writer gives a callchain its period: none recorded */
+		if (t->var == 'c') {
+			memcpy(exp + at - 2, ",\"period\":0}", 13);
+			at += 11;
+		}
 		feed(w, &b, &fr);
 	}
 	finish(w, &b, T0 + 100000000);

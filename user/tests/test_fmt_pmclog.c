@@ -3,7 +3,8 @@
  * Description: the pmclog writer of pmcring(1) writes FreeBSD's bytes
  * exactly (INITIALIZE, records with their pmclog lengths and not the ring's
  * padding, PMCALLOCATE as PMCALLOCATEDYN and one of those per counter,
- * CLOSELOG); libpmcring's
+ * CLOSELOG, PERIOD records left out and their periods in FILE.periods);
+ * libpmcring's
  * pmclog(3)-style parser and the command's reader read every record back;
  * every prefix of the file reads without error.
  */
@@ -54,8 +55,8 @@ static void expected_file(struct img *exp, const struct ring_recs *rr,
 	append(exp, rec.b, rec.len);
 }
 
-static void write_file(const char *path, const struct ring_recs *rr,
-		       bool keep_generated, uint64_t end_ts)
+static void write_file_p(const char *path, const struct ring_recs *rr,
+			 bool keep_generated, bool periods, uint64_t end_ts)
 {
 	struct fmt_opts o;
 	struct out_batch b;
@@ -64,6 +65,7 @@ static void write_file(const char *path, const struct ring_recs *rr,
 
 	test_opts(&o, FMT_PMCLOG, path);
 	o.keep_generated = keep_generated;
+	o.periods = periods;
 	REQUIRE(!out_batch_init(&b, 64, 4096), "batch");
 	w = fmt_writer_new(&o);
 	REQUIRE(w, "writer");
@@ -74,6 +76,13 @@ static void write_file(const char *path, const struct ring_recs *rr,
 	fmt_writer_free(w);
 	out_batch_free(&b);
 }
+
+static void write_file(const char *path, const struct ring_recs *rr,
+		       bool keep_generated, uint64_t end_ts)
+{
+	write_file_p(path, rr, keep_generated, false, end_ts);
+}
+
 
 struct collect {
 	unsigned int	n;
@@ -119,6 +128,112 @@ static void parse_with_libpmcring(const struct img *exp)
 	CHECK(ev.pl_state == PMCRING_LOG_EOF, "parser state %d (%s) after %u",
 	      ev.pl_state, ev.pl_reason ? ev.pl_reason : "", n);
 	pmcring_log_close(l);
+}
+
+/*
+ * 7. FILE.periods: PERIOD records stay out of the file; the sidecar holds
+ * the magic, the start time and each CALLCHAIN's period: the last PERIOD
+ * of its ring and pmcid, else its counter's fixed period.  300 samples
+ * cross slabs and batches.
+ */
+static void periods_sidecar(const char *path)
+{
+	static struct ring_recs rr;
+	struct img *exp = calloc(1, sizeof(*exp));
+	struct img *side = calloc(1, sizeof(*side));
+	char spath[300];
+	const uint8_t *ent;
+	uint8_t *got, *p;
+	size_t len, n, bad;
+	struct collect c;
+	unsigned int i, nc = 0;
+	int rc;
+
+	REQUIRE(exp && side, "calloc");
+	snprintf(spath, sizeof(spath), "%s.periods", path);
+	memset(&rr, 0, sizeof(rr));
+	memset(exp, 0, sizeof(*exp));
+	/* magic, then 1700000000.5 s in ns */
+	bytes(side, 0, "pmcrprd", 8);
+	le(side, 8, 1700000000500000000ull, 8);
+#define CC(cpu, pmcid, want) do {					\
+		p = rr_add(&rr, PMCRING_TYPE_CALLCHAIN, 40, cpu);	\
+		w32(p, 16, 42); w32(p, 20, 43); w32(p, 24, pmcid);	\
+		w32(p, 28, (cpu) << 16); w64(p, 32, 0x401000 + nc);	\
+		append(exp, p, 40);					\
+		le(side, 16 + 8 * nc++, want, 8);			\
+	} while (0)
+#define PERIOD(cpu, pmcid, v) do {					\
+		p = rr_add(&rr, PMCRING_TYPE_PERIOD, 32, cpu);		\
+		w32(p, 16, pmcid); w64(p, 24, v);			\
+	} while (0)
+	/* pmcid 1 in frequency mode, 3 with the fixed period 100000 */
+	p = rr_add(&rr, PMCRING_TYPE_PMCALLOCATE, 40, 0);
+	w32(p, 16, 1); w32(p, 24, PMCRING_CTR_F_FREQ); w64(p, 32, 1000);
+	p = rr_add(&rr, PMCRING_TYPE_PMCALLOCATE, 40, 0);
+	w32(p, 16, 3); w64(p, 32, 100000);
+	CC(0, 1, 0);			/* none yet */
+	CC(1, 3, 100000);		/* PMCALLOCATE's rate */
+	PERIOD(0, 1, 1000);
+	CC(0, 1, 1000);
+	PERIOD(1, 1, 2000);
+	CC(1, 1, 2000);
+	CC(0, 1, 1000);			/* ring 0's own */
+	CC(0, 2, 0);			/* another pmcid: none */
+	PERIOD(0, 2, 77);
+	PERIOD(0, 1, 1500);
+	CC(0, 2, 77);
+	CC(0, 1, 1500);
+	PERIOD(0, 64, 5);		/* a pmcid beyond what is kept */
+	CC(0, 64, 0);
+	PERIOD(5, 1, 9);		/* a ring beyond nr_cpus (uprod) */
+	CC(5, 1, 9);
+	for (i = 0; i < 300; i++)
+		CC(i & 1, 1, i & 1 ? 2000 : 1500);
+#undef CC
+#undef PERIOD
+	write_file_p(path, &rr, false, true, T0 + 100000);
+	got = read_file(path, &len);
+	REQUIRE(got, "read %s", path);
+	/* INITIALIZE, 2 PMCALLOCATEDYN, the CALLCHAINs, CLOSELOG: no PERIOD */
+	CHECK(len == 112 + 2 * 96 + exp->len + 16, "file of %zu bytes", len);
+	if (len == 112 + 2 * 96 + exp->len + 16)
+		expect_bytes("pmclog with periods", got + 112 + 2 * 96,
+			     exp->len, exp->b, exp->len);
+	memset(&c, 0, sizeof(c));
+	rc = fmt_pmclog_read(got, len, collect_cb, &c, &bad);
+	CHECK(rc == FMT_END_CLEAN && c.n == nc + 4, "read back: rc %d, %u",
+	      rc, c.n);
+	free(got);
+	got = read_file(spath, &len);
+	REQUIRE(got, "read %s", spath);
+	expect_bytes("FILE.periods", got, len, side->b, side->len);
+	/* the reader: every entry, the recording named */
+	{
+		struct timespec start = { 1700000000, 500000000 };
+		struct timespec other = { 1700000000, 500000001 };
+
+		rc = fmt_periods_read(got, len, &start, &ent, &n);
+		CHECK(rc == 0 && n == nc && fmt_get64(ent, 8 * 2) == 1000 &&
+		      fmt_get64(ent, 8 * (nc - 1)) == 2000,
+		      "fmt_periods_read: rc %d, %zu entries", rc, n);
+		CHECK(fmt_periods_read(got, len, &other, &ent, &n) == -ESTALE,
+		      "another recording's sidecar");
+		CHECK(fmt_periods_read(got, len - 3, NULL, &ent, &n) == 0 &&
+		      n == nc - 1, "a cut entry is not one: %zu", n);
+		CHECK(fmt_periods_read(got, 15, NULL, &ent, &n) == -EINVAL,
+		      "short header");
+		got[0] ^= 1;
+		CHECK(fmt_periods_read(got, len, NULL, &ent, &n) == -EINVAL,
+		      "bad magic");
+	}
+	free(got);
+	/* without periods: an older FILE.periods goes */
+	write_file(path, &rr, false, T0 + 100000);
+	CHECK(access(spath, F_OK) && errno == ENOENT,
+	      "stale %s left behind", spath);
+	free(exp);
+	free(side);
 }
 
 int main(void)
@@ -216,6 +331,8 @@ int main(void)
 		      "one PMCALLOCATEDYN per pmcid: %u records", c.n);
 		free(got);
 	}
+
+	periods_sidecar(path);
 
 	free(exp);
 	rm_rf(dir);

@@ -16,7 +16,7 @@
 struct seen {
 	unsigned int	recs, samples;
 	char		str[PATH_MAX];
-	uint64_t	addr, ip[4];
+	uint64_t	addr, ip[4], period;
 	unsigned int	n;
 };
 
@@ -27,6 +27,7 @@ static int seen_sample(void *ctx, const struct report_sample_info *s)
 
 	v->samples++;
 	v->n = s->n;
+	v->period = s->period;
 	for (i = 0; i < s->n && i < 4; i++)
 		v->ip[i] = s->f[i].ip;
 	return 0;
@@ -108,6 +109,13 @@ int main(void)
 	CHECK(v.samples == 1 && v.n == 2 && v.ip[0] == 0x401136 &&
 	      v.ip[1] == 0x401170, "samples %u n %u ip %#" PRIx64,
 	      v.samples, v.n, v.ip[0]);
+
+	/* --blob-json's "period" is the sample's */
+	CHECK(feed_str("{\"type\":\"callchain\",\"ts\":5,\"cpu\":1,\"pid\":9,"
+		       "\"tid\":9,\"pmcid\":1,\"cc_cpu\":1,\"cc_flags\":1,"
+		       "\"npc\":1,\"pc\":\"0x401136\",\"period\":250000}",
+		       &v) == 0 && v.samples == 1 && v.period == 250000,
+	      "callchain period: %" PRIu64, v.period);
 
 	/* members this view does not know are skipped, not refused */
 	CHECK(feed_str("{\"type\":\"procfork\",\"oldpid\":1,\"newpid\":2,"

@@ -225,6 +225,13 @@ size_t fmt_rec_text(char *buf, size_t sz, const void *rec, uint32_t len);
  */
 size_t fmt_rec_json(char *buf, size_t sz, const void *rec, uint32_t len,
 		    uint32_t cpu, const struct timespec *rt);
+/*
+ * Add @key (",\"name\":") and @v at the end of the JSON object of @len
+ * bytes (NUL included) at @json, in a buffer of @sz: the new length, or
+ * @len if it does not fit.
+ */
+size_t fmt_json_add_u64(char *json, size_t len, size_t sz, const char *key,
+			uint64_t v);
 /* Largest fmt_rec_json() output, with room for the fast path's stores. */
 #define FMT_JSON_MAX	(512u * 20u + 1024u)
 
@@ -258,6 +265,11 @@ struct fmt_opts {
 	} counters[FMT_MAX_COUNTERS];
 	unsigned int	nr_counters;
 	bool		keep_generated;	/* pmclog: keep GENERATED records */
+	/*
+	 * pmclog: write FILE.periods (the rings have CALLCHAIN records); else
+	 * remove an older one
+	 */
+	bool		periods;
 	/* barman */
 	uint32_t	bm_channel;	/* annotation channel */
 	/* blob */
@@ -318,6 +330,26 @@ void fmt_pmclog_closelog(void *buf, uint64_t ts);
 /* PMCALLOCATE -> PMCALLOCATEDYN (96 bytes) with the counter's name. */
 void fmt_pmclog_allocdyn(void *buf, const void *alloc,
 			 const struct fmt_opts *o);
+
+/*
+ * FILE.periods beside a pmclog file: the 8-byte magic, the recording's
+ * start (INITIALIZE's, LE u64 ns of CLOCK_REALTIME), then one LE u64 per
+ * CALLCHAIN of the file in file order: its period (the last PERIOD of its
+ * ring and pmcid, else its counter's fixed period, PMCALLOCATE's rate),
+ * 0 if none is known.
+ */
+#define FMT_PERIODS_SUFFIX	".periods"
+#define FMT_PERIODS_MAGIC	"pmcrprd"	/* and its NUL: 8 bytes */
+#define FMT_PERIODS_HEADER	16u
+void fmt_periods_header(void *buf, const struct fmt_opts *o);
+/*
+ * Check FILE.periods in memory: 0 with *periods at the first entry (LE
+ * u64s, unaligned) and *n whole entries; -EINVAL if it is not one; -ESTALE
+ * if @start (INITIALIZE's start time, NULL: not checked) is not the one
+ * it names.
+ */
+int fmt_periods_read(const void *buf, size_t len, const struct timespec *start,
+		     const uint8_t **periods, size_t *n);
 
 /* barman layout constants (see fmt_barman.c) */
 #define BM_MAGIC64		0x4241524D414E3634ull

@@ -7,9 +7,19 @@
  * PMCALLOCATE is rewritten: FreeBSD's parser cannot resolve a Linux event
  * code, so it becomes PMCALLOCATEDYN with the event's name inline (and the
  * kernel's own PMCALLOCATEDYN of the same counter is left out: one per pmcid).
+ *
+ * PERIOD records (pmcring's own) stay out of the file too; with
+ * fmt_opts.periods the period of each CALLCHAIN goes to FILE.periods
+ * instead (fmt_periods_*() below, Documentation/formats.rst): the last
+ * PERIOD of its ring and pmcid, else its counter's fixed period
+ * (PMCALLOCATE's rate, which the file's PMCALLOCATEDYN does not keep).
  */
+#define _GNU_SOURCE
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <libpmcring.h>
 
 #include "fmt_int.h"
@@ -62,8 +72,38 @@ void fmt_pmclog_allocdyn(void *buf, const void *alloc,
 	snprintf(name, PMCRING_NAME_MAX, "event-0x%x", event);
 }
 
+/*
+ * Periods of the CALLCHAINs of one batch, staged side by side in its arena
+ * PMCLOG_SLAB_ENTRIES at a time and queued as one range (OUT_META) when
+ * the slab is full or the batch is about to run: one iovec per 128
+ * samples, and the file's own ranges stay contiguous.
+ */
+#define PMCLOG_SLAB_ENTRIES	128u
+/* pmcids with a period kept per ring: the module's go up to 8 */
+#define PMCLOG_MAX_PMCID	64u
+
+struct pmclog_slab {
+	const struct out_batch	*b;
+	uint64_t		gen;
+	uint8_t			*start;		/* entries not queued yet */
+	uint8_t			*p;		/* the next entry */
+	unsigned int		left;
+};
+
 struct pmclog {
 	struct out_file	f;
+	/* FILE.periods, open when pf.fd >= 0 */
+	struct out_file	pf;
+	struct pmclog_slab slab;
+	/* the last PERIOD of each ring and pmcid: [ring * MAX_PMCID + pmcid] */
+	uint64_t	*last;
+	unsigned int	nr_last_rings;
+	/*
+	 * PMCALLOCATE's rate of each fixed-period counter (0: frequency
+	 * mode, or not seen): the period of its samples, which no other
+	 * record of the file holds (PMCALLOCATEDYN has no rate)
+	 */
+	uint64_t	fixed[PMCLOG_MAX_PMCID];
 	/*
 	 * PMCRING_TYPE_BIT()s of the types written as they are, straight
 	 * from the ring: every FreeBSD type but INITIALIZE and CLOSELOG (ours
@@ -90,6 +130,113 @@ static bool pmclog_first_alloc(struct pmclog *pl, uint32_t pmcid)
 	return true;
 }
 
+void fmt_periods_header(void *buf, const struct fmt_opts *o)
+{
+	memcpy(buf, FMT_PERIODS_MAGIC, 8);
+	fmt_put64(buf, 8, htole64((uint64_t)o->start_rt.tv_sec * 1000000000ull +
+				  (uint64_t)o->start_rt.tv_nsec));
+}
+
+/*
+ * FILE.periods beside a regular file FILE, or none (and an older one
+ * removed: its periods are another recording's).
+ */
+static int pmclog_periods_open(struct fmt_writer *w, struct pmclog *pl,
+			       struct out_batch *b)
+{
+	struct stat st;
+	char *path;
+	void *hdr;
+	int err;
+
+	if (asprintf(&path, "%s" FMT_PERIODS_SUFFIX, w->o.path) < 0)
+		return -ENOMEM;
+	if (!w->o.periods || fstat(pl->f.fd, &st) || !S_ISREG(st.st_mode)) {
+		unlink(path);
+		free(path);
+		return 0;
+	}
+	err = out_file_open(&pl->pf, path, false);
+	free(path);
+	if (err)
+		return err;
+	pl->nr_last_rings = w->o.nr_cpus ? w->o.nr_cpus : 1;
+	pl->last = calloc((size_t)pl->nr_last_rings * PMCLOG_MAX_PMCID,
+			  sizeof(*pl->last));
+	if (!pl->last)
+		return -ENOMEM;
+	/* every CALLCHAIN through pmclog_record(), for its period */
+	pl->as_is &= ~PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN);
+	hdr = out_alloc(b, FMT_PERIODS_HEADER);
+	if (!hdr)
+		return -ENOBUFS;
+	fmt_periods_header(hdr, &w->o);
+	return out_put(b, &pl->pf, OUT_META, hdr, FMT_PERIODS_HEADER);
+}
+
+/* The last PERIOD of @ring and @pmcid, NULL if none is kept. */
+static uint64_t *pmclog_last(struct pmclog *pl, uint32_t ring, uint32_t pmcid)
+{
+	unsigned int n = pl->nr_last_rings;
+	uint64_t *nl;
+
+	if (pmcid >= PMCLOG_MAX_PMCID)
+		return NULL;
+	if (ring >= n) {	/* a ring beyond nr_cpus (uprod rings) */
+		if (ring >= 1u << 16)
+			return NULL;
+		nl = realloc(pl->last, (size_t)(ring + 1) * PMCLOG_MAX_PMCID *
+				       sizeof(*nl));
+		if (!nl)
+			return NULL;
+		memset(nl + (size_t)n * PMCLOG_MAX_PMCID, 0,
+		       (size_t)(ring + 1 - n) * PMCLOG_MAX_PMCID * sizeof(*nl));
+		pl->last = nl;
+		pl->nr_last_rings = ring + 1;
+	}
+	return &pl->last[(size_t)ring * PMCLOG_MAX_PMCID + pmcid];
+}
+
+/* Queue the slab's entries not queued yet (before the batch runs). */
+static int pmclog_slab_put(struct pmclog *pl, struct out_batch *b)
+{
+	struct pmclog_slab *sl = &pl->slab;
+	int err;
+
+	if (sl->b != b || sl->gen != b->gen || sl->p == sl->start)
+		return 0;
+	err = out_put(b, &pl->pf, OUT_META, sl->start,
+		      (size_t)(sl->p - sl->start));
+	if (!err)
+		sl->start = sl->p;
+	return err;
+}
+
+/* FILE.periods gets @period for the CALLCHAIN just queued. */
+static int pmclog_period_put(struct pmclog *pl, struct out_batch *b,
+			     uint64_t period)
+{
+	struct pmclog_slab *sl = &pl->slab;
+	int err;
+
+	if (sl->b != b || sl->gen != b->gen || !sl->left) {
+		err = pmclog_slab_put(pl, b);
+		if (err)
+			return err;
+		sl->p = out_alloc(b, 8 * PMCLOG_SLAB_ENTRIES);
+		if (!sl->p)
+			return -ENOBUFS;
+		sl->start = sl->p;
+		sl->b = b;
+		sl->gen = b->gen;
+		sl->left = PMCLOG_SLAB_ENTRIES;
+	}
+	fmt_put64(sl->p, 0, htole64(period));
+	sl->p += 8;
+	sl->left--;
+	return 0;
+}
+
 static int pmclog_begin(struct fmt_writer *w, struct out_batch *b)
 {
 	struct pmclog *pl;
@@ -100,6 +247,7 @@ static int pmclog_begin(struct fmt_writer *w, struct out_batch *b)
 	pl = calloc(1, sizeof(*pl));
 	if (!pl)
 		return -ENOMEM;
+	pl->pf.fd = -1;
 	f = &pl->f;
 	err = out_file_open(f, w->o.path, false);
 	if (err) {
@@ -115,6 +263,9 @@ static int pmclog_begin(struct fmt_writer *w, struct out_batch *b)
 	if (w->o.keep_generated)
 		pl->as_is |= PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED);
 	w->priv = pl;
+	err = pmclog_periods_open(w, pl, b);
+	if (err)
+		return err;
 	buf = out_alloc(b, PMCRING_SIZE_INITIALIZE);
 	if (!buf)
 		return -ENOBUFS;
@@ -139,6 +290,32 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 		return out_put_ring(b, f, r->data, r->len);
 	}
 	switch (r->type) {
+	case PMCRING_TYPE_CALLCHAIN: {	/* with FILE.periods */
+		uint32_t pmcid = fmt_get32(r->data, 24);
+		uint64_t *last = pmclog_last(pl, r->cpu, pmcid), period;
+		int err;
+
+		/* the record, and a new slab at worst */
+		if (!out_batch_room(b, 3, FMT_DIRECT_ROOM +
+					  8 * PMCLOG_SLAB_ENTRIES))
+			return -EAGAIN;
+		b->items++;
+		err = out_put_ring(b, f, r->data, r->len);
+		period = last ? *last : 0;
+		if (!period && pmcid < PMCLOG_MAX_PMCID)
+			period = pl->fixed[pmcid];
+		return err ? err : pmclog_period_put(pl, b, period);
+	}
+	case PMCRING_TYPE_PERIOD: {
+		uint64_t *last;
+
+		if (r->len != PMCRING_SIZE_PERIOD || pl->pf.fd < 0)
+			return 0;
+		last = pmclog_last(pl, r->cpu, fmt_get32(r->data, 16));
+		if (last)
+			*last = fmt_get64(r->data, 24);
+		return 0;
+	}
 	case PMCRING_TYPE_INITIALIZE:
 	case PMCRING_TYPE_CLOSELOG:
 		return 0;			/* ours are the only ones */
@@ -147,6 +324,9 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 			return 0;
 		break;
 	case PMCRING_TYPE_PMCALLOCATE:
+		if (fmt_get32(r->data, 16) < PMCLOG_MAX_PMCID &&
+		    !(fmt_get32(r->data, 24) & PMCRING_CTR_F_FREQ))
+			pl->fixed[fmt_get32(r->data, 16)] = fmt_get64(r->data, 32);
 		if (!pmclog_first_alloc(pl, fmt_get32(r->data, 16)))
 			return 0;
 		buf = out_alloc(b, PMCRING_SIZE_PMCALLOCATEDYN);
@@ -192,12 +372,22 @@ static int pmclog_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts)
 		       PMCRING_SIZE_CLOSELOG);
 }
 
+static int pmclog_flush(struct fmt_writer *w, struct out_batch *b)
+{
+	struct pmclog *pl = w->priv;
+
+	return pl && pl->pf.fd >= 0 ? pmclog_slab_put(pl, b) : 0;
+}
+
 static void pmclog_free(struct fmt_writer *w)
 {
 	struct pmclog *pl = w->priv;
 
-	if (pl)
+	if (pl) {
 		out_file_close(&pl->f);
+		out_file_close(&pl->pf);
+		free(pl->last);
+	}
 	free(pl);
 }
 
@@ -205,6 +395,7 @@ const struct fmt_ops fmt_pmclog_ops = {
 	.begin = pmclog_begin,
 	.record = pmclog_record,
 	.direct = pmclog_direct,
+	.flush = pmclog_flush,
 	.end = pmclog_end,
 	.free = pmclog_free,
 };
@@ -271,4 +462,23 @@ int fmt_pmclog_read(const void *buf, size_t len, fmt_item_cb cb, void *ctx,
 	}
 	pmcring_log_close(l);
 	return rc;
+}
+
+int fmt_periods_read(const void *buf, size_t len, const struct timespec *start,
+		     const uint8_t **periods, size_t *n)
+{
+	uint64_t id;
+
+	*periods = NULL;
+	*n = 0;
+	if (len < FMT_PERIODS_HEADER || memcmp(buf, FMT_PERIODS_MAGIC, 8))
+		return -EINVAL;
+	id = le64toh(fmt_get64(buf, 8));
+	if (start && id != (uint64_t)start->tv_sec * 1000000000ull +
+			   (uint64_t)start->tv_nsec)
+		return -ESTALE;
+	*periods = (const uint8_t *)buf + FMT_PERIODS_HEADER;
+	/* a last entry cut short (a recording killed) is not one */
+	*n = (len - FMT_PERIODS_HEADER) / 8;
+	return 0;
 }

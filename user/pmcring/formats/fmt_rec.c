@@ -66,7 +66,8 @@ static const struct rec_field
 		STR("name", 32, PMCRING_COMM_LEN), { 0 } },
 	f_tid[] = { U32("tid", 16), { 0 } },
 	f_proc_create[] = { U32("pid", 16), X32("flags", 20),
-		STR("comm", 24, PMCRING_COMM_LEN), { 0 } };
+		STR("comm", 24, PMCRING_COMM_LEN), { 0 } },
+	f_period[] = { X32("pmcid", 16), U64("period", 24), { 0 } };
 
 #undef U32
 #undef X32
@@ -118,6 +119,7 @@ static const struct rec_rule rules[PMCRING_TYPE_MAX + 1] = {
 	R(THR_EXIT, "thr_exit", 24, V_NONE, f_tid),
 	R(PROC_CREATE, "proc_create", 44, V_NONE, f_proc_create),
 	R(GENERATED, "generated", 16, V_GEN, NULL),
+	R(PERIOD, "period", 32, V_NONE, f_period),
 };
 #undef R
 
@@ -720,4 +722,23 @@ size_t fmt_rec_json(char *buf, size_t sz, const void *rec, uint32_t len,
 	if (sz >= FMT_JSON_MAX && (!rule || json_fast_ok(rule, len)))
 		return json_fast(buf, rec, len, rule, cpu, rt);
 	return json_em(buf, sz, rec, len, cpu, rt);
+}
+
+size_t fmt_json_add_u64(char *json, size_t len, size_t sz, const char *key,
+			uint64_t v)
+{
+	size_t k = strlen(key);
+	char *p;
+
+	/* the object ends "}\0"; a cut one (no room) is left alone */
+	if (len < 3 || json[len - 1] || json[len - 2] != '}' ||
+	    len + k + 20 > sz)
+		return len;
+	p = json + len - 2;
+	memcpy(p, key, k);
+	p += k;
+	p += fmt_dec(p, v);
+	*p++ = '}';
+	*p++ = '\0';
+	return (size_t)(p - json);
 }

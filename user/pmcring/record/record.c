@@ -711,6 +711,16 @@ static int record_loop(struct recorder *r, int *child_sig)
 	return err;
 }
 
+/*
+ * FILE.periods beside a pmclog file, when the rings have samples: their
+ * periods from PERIOD records (frequency mode), or the fixed period of
+ * -c, which the file's PMCALLOCATEDYN does not hold.
+ */
+static bool record_periods(uint64_t types)
+{
+	return !types || (types & PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN));
+}
+
 static int record_setup(struct recorder *r)
 {
 	struct pmcring_opts so = { .sz = sizeof(so) };
@@ -747,7 +757,17 @@ static int record_setup(struct recorder *r)
 		so.flags |= PMCRING_CFG_F_PID;
 		so.pid = r->ch.pid;
 	}
+	/* a sample's period goes with it (frequency mode: PERIOD records) */
+	if (so.types & PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN))
+		so.types |= PMCRING_TYPE_BIT(PMCRING_TYPE_PERIOD);
 	r->s = pmcring_new(&so);
+	/* a module without PERIOD refuses the bit: its samples have none */
+	if (!r->s && errno == EINVAL && so.types != PMCRING_TYPES_ALL &&
+	    (so.types & PMCRING_TYPE_BIT(PMCRING_TYPE_PERIOD)) &&
+	    !(r->o.types & PMCRING_TYPE_BIT(PMCRING_TYPE_PERIOD))) {
+		so.types &= ~PMCRING_TYPE_BIT(PMCRING_TYPE_PERIOD);
+		r->s = pmcring_new(&so);
+	}
 	if (!r->s) {
 		session_error(&r->o, errno);
 		return 1;
@@ -782,6 +802,7 @@ static int record_setup(struct recorder *r)
 	cpuid_string(r->fo.cpuid, sizeof(r->fo.cpuid));
 	r->fo.sample_rate = r->o.period ? 0 : (uint32_t)(r->o.freq ? r->o.freq :
 					   REC_DEFAULT_FREQ);
+	r->fo.periods = record_periods(so.types);
 	/* --generate, or --types naming them (a bench module's records) */
 	r->fo.keep_generated = r->o.gen_count != 0 ||
 		(r->o.types & PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED));

@@ -153,6 +153,11 @@ struct report_prof {
 	uint64_t	*tsamples;	/* by index in report.threads */
 	size_t		tcap;
 	uint64_t	samples;
+	/*
+	 * Recorded periods (FILE.periods): their sum, and the samples that
+	 * had one; the others weigh the fixed period or 1.
+	 */
+	uint64_t	period_sum, period_samples;
 	/* --sort: entries by key, found through a hash */
 	struct report_hist *hist;
 	size_t		nhist, hist_cap;
@@ -165,11 +170,13 @@ struct report_hist {
 	char		*key;
 	uint64_t	hash;
 	uint64_t	self, children;
+	uint64_t	self_period;	/* sum of the weights of self */
 	uint64_t	mark;		/* sample that last counted children */
 };
 
 struct report {
 	struct report_opts o;
+	uint64_t	next_period;	/* report_set_period(), 0: none */
 	struct sym_ctx	*sym;
 	/* processes and threads */
 	struct report_proc *procs;
@@ -495,6 +502,28 @@ const char *report_event_name(const struct report *r, uint32_t pmcid,
 		return pm->name;
 	snprintf(buf, sz, "pmc%" PRIu32, pmcid);
 	return buf;
+}
+
+void report_set_period(struct report *r, uint64_t period)
+{
+	r->next_period = period;
+}
+
+uint64_t report_weight(const struct report *r, uint32_t pmcid,
+		       uint64_t *nrecorded)
+{
+	const struct report_prof *p = NULL;
+	uint64_t fixed = report_period(r, pmcid);
+	size_t i;
+
+	for (i = 0; i < r->nprofs; i++)
+		if (r->profs[i]->pmcid == pmcid)
+			p = r->profs[i];
+	*nrecorded = p ? p->period_samples : 0;
+	if (!p)
+		return 0;
+	return p->period_sum +
+	       (p->samples - p->period_samples) * (fixed ? fixed : 1);
 }
 
 uint64_t report_period(const struct report *r, uint32_t pmcid)
@@ -856,7 +885,7 @@ static struct report_hist *report_hist_get(struct report_prof *p,
 /* Self to the leaf's entry, children once to each entry in the chain. */
 static int report_hist_sample(struct report *r, struct report_prof *p,
 			      const char *comm, uint32_t pid,
-			      unsigned int depth)
+			      unsigned int depth, uint64_t weight)
 {
 	char key[1024];
 	unsigned int i;
@@ -868,8 +897,10 @@ static int report_hist_sample(struct report *r, struct report_prof *p,
 		e = report_hist_get(p, key);
 		if (!e)
 			return -ENOMEM;
-		if (!i)
+		if (!i) {
 			e->self++;
+			e->self_period += weight;
+		}
 		if (e->mark != r->samples) {
 			e->mark = r->samples;
 			e->children++;
@@ -957,6 +988,9 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 	uint32_t node, space = pid;
 	char buf[32];
 
+	uint64_t period = r->next_period, weight;
+
+	r->next_period = 0;
 	r->samples_seen++;
 	if (!report_want(r, ts, cpu, pid, tid))
 		return 0;
@@ -1019,6 +1053,7 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 			.ts = ts, .cpu = cpu, .pid = pid, .tid = tid,
 			.pmcid = pmcid, .comm = comm, .n = depth,
 			.f = r->frames,
+			.period = period ? period : report_period(r, pmcid),
 		};
 		int err = r->hooks.sample(r->hooks.ctx, &si);
 
@@ -1028,6 +1063,16 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 
 	r->samples++;
 	p->samples++;
+	/* its recorded period, else the fixed one, else 1 */
+	weight = period;
+	if (period) {
+		p->period_sum += period;
+		p->period_samples++;
+	} else {
+		weight = report_period(r, pmcid);
+		if (!weight)
+			weight = 1;
+	}
 	node = report_child(p, 0, f->id);
 	p->nodes[0].total++;
 	for (i = depth; node && i-- > 0;) {
@@ -1048,7 +1093,7 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 		p->fmark[id] = r->samples;
 		p->ftotal[id]++;
 	}
-	if (r->o.nsort && report_hist_sample(r, p, comm, pid, depth))
+	if (r->o.nsort && report_hist_sample(r, p, comm, pid, depth, weight))
 		return -ENOMEM;
 	t = report_thread(r, tid, pid);
 	if (t) {
@@ -1444,9 +1489,11 @@ static void report_print_sort(struct report *r, FILE *out)
 	for (k = 0; k < r->o.nsort; k++)
 		fprintf(out, "%s%s", k ? "," : " ",
 			report_sort_names[r->o.sort[k]]);
-	fprintf(out, " (%s; Period: samples x %s):\n", children ?
+	fprintf(out, " (%s; Period: %s):\n", children ?
 		"Children: samples with the entry anywhere in their chain" :
-		"self samples only", period ? "the period" : "1, none recorded");
+		"self samples only",
+		p->period_samples ? "sum of the self samples' recorded periods" :
+		period ? "samples x the period" : "samples x 1, none recorded");
 	fprintf(out, "  ");
 	if (children)
 		fprintf(out, "%8s ", "Children");
@@ -1466,8 +1513,7 @@ static void report_print_sort(struct report *r, FILE *out)
 		if (children)
 			fprintf(out, "%7.2f%% ", pct(e->children, p->samples));
 		fprintf(out, "%7.2f%% %8" PRIu64 " %12" PRIu64,
-			pct(e->self, p->samples), e->self,
-			e->self * (period ? period : 1));
+			pct(e->self, p->samples), e->self, e->self_period);
 		for (k = 0; k < r->o.nsort; k++)
 			fprintf(out, "  %-*s", k + 1 < r->o.nsort ? (int)w[k] : 0,
 				report_key_field(e->key, k, buf, sizeof(buf)));
@@ -1753,7 +1799,16 @@ static void report_print_event(struct report *r, FILE *out)
 		" samples", report_event_name(r, r->cur->pmcid, buf,
 					      sizeof(buf)),
 		r->cur->pmcid, r->cur->samples);
-	if (period)
+	if (r->cur->period_samples) {
+		fprintf(out, ", event count %" PRIu64 " (the sum of the "
+			"samples' recorded periods", report_weight(r,
+			r->cur->pmcid, &(uint64_t){ 0 }));
+		if (r->cur->period_samples < r->cur->samples)
+			fprintf(out, "; %" PRIu64 " samples had none and weigh "
+				"%s", r->cur->samples - r->cur->period_samples,
+				period ? "the period" : "1");
+		fprintf(out, ")\n");
+	} else if (period)
 		fprintf(out, ", period %" PRIu64 " (event count ~%" PRIu64
 			")\n", period, period * r->cur->samples);
 	else if (pm && (pm->flags & PMCRING_CTR_F_FREQ) && pm->rate)

@@ -79,6 +79,8 @@ struct report_sample_info {
 	const char		*comm;
 	unsigned int		n;
 	const struct report_frame *f;
+	/* its recorded period, else the fixed one; 0: not recorded */
+	uint64_t		period;
 };
 
 /* Any other record, as the per-record views see it. */
@@ -162,8 +164,19 @@ unsigned int report_nr_events(const struct report *r);
 /* The name of @pmcid's event (PMCALLOCATEDYN), or "pmcN". */
 const char *report_event_name(const struct report *r, uint32_t pmcid,
 			      char *buf, size_t sz);
-/* Events counted per sample of @pmcid; 0: not recorded (weight 1). */
+/*
+ * Events counted per sample of @pmcid (PMCALLOCATE's fixed period); 0:
+ * frequency mode or not recorded.
+ */
 uint64_t report_period(const struct report *r, uint32_t pmcid);
+/*
+ * The period of the next report_sample() (FILE.periods), 0: none; a
+ * sample weighs its period, else report_period(), else 1.
+ */
+void report_set_period(struct report *r, uint64_t period);
+/* Sum of the weights of @pmcid's samples; *nrecorded: those with a period. */
+uint64_t report_weight(const struct report *r, uint32_t pmcid,
+		       uint64_t *nrecorded);
 /* Make event @name current; -ENOENT if no sample has it. */
 int report_select_event(struct report *r, const char *name);
 const char *report_cur_event(const struct report *r, char *buf, size_t sz);

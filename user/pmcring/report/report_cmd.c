@@ -4,6 +4,8 @@
  * blob file (the command's fmt readers), feed the records to the report
  * model and print the views.
  */
+#define _GNU_SOURCE
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -33,6 +35,12 @@ struct report_cmd {
 	struct pmcring_log *mem;	/* blob: a memory parser */
 	struct fmt_bm_info bi;
 	const char	*who;		/* "pmcring report", "pmcring script" */
+	/* FILE.periods of a pmclog file, checked at INITIALIZE */
+	const void	*pmap;
+	size_t		plen;
+	const uint8_t	*periods;	/* NULL: none (or not this file's) */
+	size_t		nperiods;
+	uint64_t	ncc;		/* CALLCHAINs read */
 	uint64_t	pcs[PMCRING_CALLCHAIN_DEPTH_MAX];
 };
 
@@ -46,6 +54,47 @@ static void report_cmd_first(struct report_cmd *c, uint64_t ts)
 				      c->rel_to ? ts + c->to : c->o->time_to);
 }
 
+/*
+ * FILE.periods beside a pmclog file, mapped before reading it: its entries
+ * are taken only if it names the recording INITIALIZE starts (the first
+ * record), and only for the CALLCHAINs that come before any other
+ * INITIALIZE.
+ */
+static void report_cmd_periods(struct report_cmd *c,
+			       const struct pmcring_log_ev_initialize *i)
+{
+	struct timespec start = {
+		.tv_sec = (time_t)i->pl_ts_sec, .tv_nsec = (long)i->pl_ts_nsec,
+	};
+	const uint8_t *p;
+	size_t n;
+	int err;
+
+	if (!c->pmap || c->periods || c->ncc)
+		return;
+	err = fmt_periods_read(c->pmap, c->plen, &start, &p, &n);
+	if (err) {
+		fprintf(stderr, "%s: warning: %s%s: %s; samples weigh the "
+			"fixed period or 1\n", c->who, c->path,
+			FMT_PERIODS_SUFFIX, err == -ESTALE ?
+			"another recording's periods" : "not a periods file");
+		return;
+	}
+	c->periods = p;
+	c->nperiods = n;
+}
+
+static void report_cmd_periods_map(struct report_cmd *c)
+{
+	char *path;
+
+	if (asprintf(&path, "%s" FMT_PERIODS_SUFFIX, c->path) < 0)
+		return;
+	if (!access(path, F_OK) && fmt_map_file(path, &c->pmap, &c->plen, c->who))
+		c->pmap = NULL;
+	free(path);
+}
+
 /* One parsed pmclog record (libpmcring's typed view) into the model. */
 static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 			 int32_t cpu)
@@ -57,6 +106,10 @@ static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 	case PMCRING_TYPE_CALLCHAIN: {
 		const struct pmcring_log_ev_callchain *cc = &ev->pl_u.pl_cc;
 
+		if (c->periods && c->ncc < c->nperiods)
+			report_set_period(r, le64toh(fmt_get64(c->periods,
+							       8 * c->ncc)));
+		c->ncc++;
 		return report_sample(r, ev->pl_ts, cc->pl_cpu, cc->pl_pid,
 				     cc->pl_tid, cc->pl_pmcid, cc->pl_pc,
 				     cc->pl_npc);
@@ -106,6 +159,7 @@ static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 		sym_set_clock(report_sym(r), ev->pl_ts,
 			      ev->pl_u.pl_i.pl_ts_sec * 1000000000ull +
 			      ev->pl_u.pl_i.pl_ts_nsec);
+		report_cmd_periods(c, &ev->pl_u.pl_i);
 		break;
 	default:
 		break;
@@ -132,11 +186,20 @@ static int report_cmd_pmclog(struct report_cmd *c)
 		close(fd);
 		return err;
 	}
+	report_cmd_periods_map(c);
 	while (!err && !pmcring_log_read(l, &ev)) {
 		report_cmd_first(c, ev.pl_ts);
 		err = report_cmd_ev(c, &ev, -1);
 		count = ev.pl_count;
 	}
+	if (c->periods && c->ncc > c->nperiods)
+		fprintf(stderr, "%s: warning: %s%s has the periods of %zu of "
+			"%" PRIu64 " samples (cut short); the others weigh the "
+			"fixed period or 1\n", c->who, c->path,
+			FMT_PERIODS_SUFFIX, c->nperiods, c->ncc);
+	fmt_unmap_file(c->pmap, c->plen);
+	c->pmap = NULL;
+	c->periods = NULL;
 	if (!err && ev.pl_state == PMCRING_LOG_ERROR) {
 		fprintf(stderr, "%s: %s: corrupt at offset %" PRIu64
 			": %s; reporting the records before it\n", c->who, c->path,
@@ -349,8 +412,9 @@ static int report_usage(int help)
 "Print where the time went in a recording (pmclog, barman or blob file):\n"
 "top functions by self and total samples, samples per process and thread,\n"
 "symbolized from the recording's own PROCEXEC/MAP_IN records and the ELF\n"
-"files they name.  One profile per event (counter); a sample weighs the\n"
-"event's period when the recording has it (PMCALLOCATE), else 1.\n"
+"files they name.  One profile per event (counter); a sample weighs its\n"
+"period when the recording has it (FILE.periods beside a pmclog file, or\n"
+"PMCALLOCATE's fixed period), else 1.\n"
 "\n"
 "  -i, --input PATH       the recording (or PATH; default pmcring.pmclog,\n"
 "                         as perf report reads perf.data)\n"

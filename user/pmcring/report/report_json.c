@@ -29,6 +29,7 @@ struct rj {
 	char		pc[PMCRING_CALLCHAIN_DEPTH_MAX * 20];
 	uint64_t	ts, cpu, pid, tid, pmcid, cc_cpu, dyn, start, value;
 	uint64_t	oldpid, newpid;
+	uint64_t	period;		/* callchain: 0, none recorded */
 	bool		has_cc_cpu;
 };
 
@@ -74,6 +75,7 @@ static int rj_field(struct rj *j, const char *key, struct json_object *v)
 		{ "value", offsetof(struct rj, value) },
 		{ "oldpid", offsetof(struct rj, oldpid) },
 		{ "newpid", offsetof(struct rj, newpid) },
+		{ "period", offsetof(struct rj, period) },
 	};
 	char *dst = NULL;
 	size_t i, sz = 0;
@@ -170,6 +172,7 @@ int report_json_record(struct report *r, const char *msg, size_t len,
 			if (e == s)
 				break;
 		}
+		report_set_period(r, j->period);
 		err = report_sample(r, j->ts, j->has_cc_cpu ? (int32_t)j->cc_cpu :
 				    (int32_t)j->cpu, j->pid, j->tid, j->pmcid,
 				    pcs, n);

@@ -62,7 +62,7 @@ static int script_sample(void *ctx, const struct report_sample_info *s)
 	struct script *sc = ctx;
 	char buf[32];
 	const char *ev = report_event_name(sc->r, s->pmcid, buf, sizeof(buf));
-	uint64_t period = report_period(sc->r, s->pmcid);
+	uint64_t period = s->period;
 	FILE *f = sc->out;
 	unsigned int i;
 

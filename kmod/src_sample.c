@@ -228,7 +228,7 @@ static bool pmcring_src_period(struct pmcring_src_counter *c,
 	if (!rec)
 		return false;
 	rec->pl_pmcid = c->pmcid;
-	rec->pl_pad = 0;
+	rec->pl_cpu = smp_processor_id();
 	rec->pl_period = period;
 	pmcring_ring_commit(&wr);
 	*last = period;

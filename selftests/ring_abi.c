@@ -55,6 +55,7 @@ TEST(offsets)
 	EXPECT_EQ(24, sizeof(struct pmcring_rec_userdata));
 	EXPECT_EQ(PMCRING_SIZE_PERIOD, sizeof(struct pmcring_rec_period));
 	EXPECT_EQ(16, OFF(pmcring_rec_period, pl_pmcid));
+	EXPECT_EQ(20, OFF(pmcring_rec_period, pl_cpu));
 	EXPECT_EQ(24, OFF(pmcring_rec_period, pl_period));
 	EXPECT_EQ(PMCRING_SIZE_INITIALIZE, sizeof(struct pmcring_rec_initialize));
 	EXPECT_EQ(PMCRING_SIZE_PMCALLOCATEDYN,

@@ -67,7 +67,7 @@ static void drain(struct rt_sess *s, struct period_stats *st)
 
 				id = pr->pl_pmcid;
 				if (len != PMCRING_SIZE_PERIOD || id == 0 ||
-				    id >= NR_PMCID || pr->pl_pad ||
+				    id >= NR_PMCID || pr->pl_cpu != cpu ||
 				    !pr->pl_period || h->pl_spare) {
 					st->bad++;
 				} else {

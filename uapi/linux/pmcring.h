@@ -337,11 +337,13 @@ struct pmcring_rec_generated {
  * PMCALLOCATE rate is its period).  The module drops a CALLCHAIN whose
  * PERIOD it could not write, so no sample follows a stale PERIOD.  A
  * session whose types leave PERIOD out gets CALLCHAINs without them.
+ * pl_cpu names the ring, so that a merged stream (a blob set) can still
+ * pair a PERIOD with the CALLCHAINs of its CPU (pl_cpuflags).
  */
 struct pmcring_rec_period {
 	struct pmcring_rec_header h;
 	__u32	pl_pmcid;
-	__u32	pl_pad;		/* 0 */
+	__u32	pl_cpu;		/* the CPU whose ring it is on */
 	__u64	pl_period;
 };
 

@@ -515,6 +515,7 @@ struct pmcring_log_ev_generated {
  */
 struct pmcring_log_ev_period {
 	uint32_t	pl_pmcid;
+	uint32_t	pl_cpu;		/* the ring's CPU */
 	uint64_t	pl_period;
 };
 

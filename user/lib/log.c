@@ -383,6 +383,7 @@ static const char *decode(const uint8_t *rec, uint32_t type, uint32_t len,
 		const struct pmcring_rec_period *r = p;
 
 		ev->pl_u.pl_p.pl_pmcid = r->pl_pmcid;
+		ev->pl_u.pl_p.pl_cpu = r->pl_cpu;
 		ev->pl_u.pl_p.pl_period = r->pl_period;
 		break;
 	}

@@ -237,7 +237,7 @@ static void test_periods(const char *dir, bool json)
 
 	memset(&rr, 0, sizeof(rr));
 	p = rr_add(&rr, PMCRING_TYPE_PERIOD, 32, 1);
-	w32(p, 16, 1); w64(p, 24, 5000);
+	w32(p, 16, 1); w32(p, 20, 1); w64(p, 24, 5000);
 	for (i = 0; i < 2; i++) {	/* ring 1, then ring 0 */
 		p = rr_add(&rr, PMCRING_TYPE_CALLCHAIN, 40, 1 - i);
 		w32(p, 16, 42); w32(p, 20, 43); w32(p, 24, 1);

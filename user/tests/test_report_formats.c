@@ -75,6 +75,42 @@ static void build(struct recs *rs, const struct self_map *m)
 	}
 }
 
+/*
+ * @rs behind a PERIOD of pmcid 1 on each CPU (ring 0: @p0, ring 1: @p1),
+ * as a frequency-mode counter's samples come.
+ */
+static void with_periods(struct recs *out, const struct recs *rs,
+			 uint64_t p0, uint64_t p1)
+{
+	unsigned int cpu, i;
+
+	out->n = 0;
+	for (cpu = 0; cpu < 2; cpu++) {
+		struct fmt_rec *r = &out->r[out->n++];
+		uint8_t *d = aligned_alloc(8, PMCRING_SIZE_PERIOD);
+		uint32_t h = PMCRING_HEADER(PMCRING_TYPE_PERIOD,
+					    PMCRING_SIZE_PERIOD);
+		uint64_t ts = 1000000000ull + 500, v = cpu ? p1 : p0;
+		uint32_t one = 1;
+
+		REQUIRE(d, "alloc");
+		memset(d, 0, PMCRING_SIZE_PERIOD);
+		memcpy(d, &h, 4);
+		memcpy(d + 8, &ts, 8);
+		memcpy(d + 16, &one, 4);		/* pl_pmcid */
+		memcpy(d + 20, &cpu, 4);		/* pl_cpu */
+		memcpy(d + 24, &v, 8);			/* pl_period */
+		r->type = PMCRING_TYPE_PERIOD;
+		r->len = PMCRING_SIZE_PERIOD;
+		r->ts = ts;
+		r->cpu = cpu;
+		r->data = d;
+	}
+	for (i = 0; i < rs->n; i++)
+		out->r[out->n++] = rs->r[i];
+	out->p.ts = rs->p.ts;
+}
+
 static void write_format(const struct recs *rs, enum fmt_kind kind,
 			 const char *path, bool json)
 {
@@ -161,7 +197,7 @@ int main(void)
 	char dir[] = "/tmp/test_report_fmtXXXXXX", path[600], ks[600], dat[1024];
 	const char *want = "tproc;f_root;f_leaf 5\n"
 			   "tproc;f_root;f_leaf;kfunc_a;kfunc_b 1\n";
-	static struct recs rs;
+	static struct recs rs, rp;
 	struct self_map m;
 	char *out;
 	int rc;
@@ -204,6 +240,26 @@ int main(void)
 	CHECK(rc == 0 && !strcmp(out, want), "blob:\n%s", out);
 	free(out);
 	check_script(dat, ks, "blob");
+
+	/*
+	 * blob with PERIOD records: a sample weighs the last PERIOD of its
+	 * CPU (pl_cpu), 4 samples on CPU 0 at 7 and 2 on CPU 1 at 11
+	 */
+	snprintf(path, sizeof(path), "%s/per", dir);
+	REQUIRE(!mkdir(path, 0755), "mkdir %s: %s", path, strerror(errno));
+	with_periods(&rp, &rs, 7, 11);
+	write_format(&rp, FMT_BLOB, path, false);
+	blob_dat(path, dat, sizeof(dat));
+	out = run_report(&rc, "--kallsyms", ks, dat, NULL);
+	CHECK(rc == 0 && strstr(out, "6 samples, event count 50 (the sum of "
+				"the samples' recorded periods)\n"),
+	      "blob PERIOD weights:\n%s", out);
+	free(out);
+	out = run_report(&rc, "--folded", "--kallsyms", ks, dat, NULL);
+	CHECK(rc == 0 && !strcmp(out, want), "blob PERIOD folded:\n%s", out);
+	free(out);
+	free((void *)rp.r[0].data);
+	free((void *)rp.r[1].data);
 
 	/* blob with --blob-json: one flat JSON object per message */
 	snprintf(path, sizeof(path), "%s/json", dir);

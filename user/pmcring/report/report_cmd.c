@@ -41,6 +41,12 @@ struct report_cmd {
 	const uint8_t	*periods;	/* NULL: none (or not this file's) */
 	size_t		nperiods;
 	uint64_t	ncc;		/* CALLCHAINs read */
+	/*
+	 * A blob set's PERIOD records: the last one of each CPU and pmcid
+	 * ([cpu * REPORT_PERIOD_PMCIDS + pmcid], 0: none), for the
+	 * CALLCHAINs of that CPU and pmcid after it.  NULL until one is read.
+	 */
+	uint64_t	*plast;
 	uint64_t	pcs[PMCRING_CALLCHAIN_DEPTH_MAX];
 };
 
@@ -95,6 +101,22 @@ static void report_cmd_periods_map(struct report_cmd *c)
 	free(path);
 }
 
+#define REPORT_PERIOD_CPUS	4096u
+#define REPORT_PERIOD_PMCIDS	64u
+
+/* The slot of a blob set's last PERIOD of @cpu and @pmcid, NULL if none. */
+static uint64_t *report_cmd_plast(struct report_cmd *c, uint32_t cpu,
+				  uint32_t pmcid, bool make)
+{
+	if (cpu >= REPORT_PERIOD_CPUS || pmcid >= REPORT_PERIOD_PMCIDS)
+		return NULL;
+	if (!c->plast && make)
+		c->plast = calloc((size_t)REPORT_PERIOD_CPUS *
+				  REPORT_PERIOD_PMCIDS, sizeof(*c->plast));
+	return c->plast ? &c->plast[cpu * REPORT_PERIOD_PMCIDS + pmcid] :
+	       NULL;
+}
+
 /* One parsed pmclog record (libpmcring's typed view) into the model. */
 static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 			 int32_t cpu)
@@ -106,13 +128,27 @@ static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 	case PMCRING_TYPE_CALLCHAIN: {
 		const struct pmcring_log_ev_callchain *cc = &ev->pl_u.pl_cc;
 
+		uint64_t *last;
+
 		if (c->periods && c->ncc < c->nperiods)
 			report_set_period(r, le64toh(fmt_get64(c->periods,
 							       8 * c->ncc)));
+		else if ((last = report_cmd_plast(c, cc->pl_cpu, cc->pl_pmcid,
+						  false)) && *last)
+			report_set_period(r, *last);
 		c->ncc++;
 		return report_sample(r, ev->pl_ts, cc->pl_cpu, cc->pl_pid,
 				     cc->pl_tid, cc->pl_pmcid, cc->pl_pc,
 				     cc->pl_npc);
+	}
+	case PMCRING_TYPE_PERIOD: {
+		uint64_t *last = report_cmd_plast(c, ev->pl_u.pl_p.pl_cpu,
+						  ev->pl_u.pl_p.pl_pmcid,
+						  true);
+
+		if (last)
+			*last = ev->pl_u.pl_p.pl_period;
+		return 0;
 	}
 	case PMCRING_TYPE_PROCCSW:
 		report_csw(r, ev->pl_ts, cpu, ev->pl_u.pl_c.pl_pid,
@@ -362,6 +398,7 @@ int report_read(struct report *r, const char *path, const char *who)
 		err = report_cmd_pmclog(&c);
 	else
 		err = report_cmd_other(&c, &im);
+	free(c.plast);
 	fmt_unmap_file(im.p, im.len);
 	return err;
 }
@@ -701,6 +738,8 @@ int cmd_report(int argc, char **argv)
 		err = report_cmd_pmclog(&c);
 	else
 		err = report_cmd_other(&c, &im);
+	free(c.plast);
+	c.plast = NULL;
 	if (err)
 		fprintf(stderr, "pmcring report: %s: %s\n", c.path, strerror(-err));
 	else if (event && report_select_event(c.r, event)) {

@@ -90,17 +90,36 @@ static inline bool pmcring_src_wanted(unsigned int type)
 /*
  * pid (tgid) and tid of @t in the pid namespace of @s's opener, 0 when @t
  * is outside it: perf_event_pid() and perf_event_tid().  Any context.
+ * A task's last switch-out (do_task_dead()) can come after its parent
+ * reaped it, when its struct pid links are gone and __task_pid_nr_ns()
+ * says 0.  In the initial namespace the numbers are the task's own
+ * t->tgid and t->pid, which stay; elsewhere such a task is -1, as perf's
+ * perf_event_pid_type() gives it.
  */
+static inline u32 pmcring_src_pid_type(const struct pmcring_session *s,
+				       struct task_struct *t,
+				       enum pid_type type)
+{
+	u32 nr;
+
+	if (s->pid_ns == &init_pid_ns)
+		return type == PIDTYPE_PID ? t->pid : t->tgid;
+	nr = __task_pid_nr_ns(t, type, s->pid_ns);
+	if (!nr && !pid_alive(t))
+		nr = -1;
+	return nr;
+}
+
 static inline u32 pmcring_src_pid(const struct pmcring_session *s,
 				  struct task_struct *t)
 {
-	return __task_pid_nr_ns(t, PIDTYPE_TGID, s->pid_ns);
+	return pmcring_src_pid_type(s, t, PIDTYPE_TGID);
 }
 
 static inline u32 pmcring_src_tid(const struct pmcring_session *s,
 				  struct task_struct *t)
 {
-	return __task_pid_nr_ns(t, PIDTYPE_PID, s->pid_ns);
+	return pmcring_src_pid_type(s, t, PIDTYPE_PID);
 }
 
 /*

@@ -609,6 +609,68 @@ TEST(target_tree)
 }
 
 /* System-wide sampling sees this process; the type mask filters records. */
+/*
+ * A child whose exit nobody waits for (SIGCHLD ignored) reaps itself in
+ * exit_notify(), before its last switch-out: its struct pid links are
+ * gone by then.  Every PROCCSW of it still carries its pid and tid.
+ */
+TEST(autoreaped_child_keeps_its_pid)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	struct pmcring_record *r;
+	struct pmcring *s;
+	struct recs rs;
+	int go[2], csw = 0, bad = 0;
+	unsigned int i;
+	char ch = 1;
+	pid_t c;
+
+	PMCRING_REQUIRE_DEV();
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, sigaction(SIGCHLD, &ign, &old));
+	c = fork();
+	ASSERT_LE(0, c);
+	if (!c) {
+		if (read(go[0], &ch, 1) != 1)
+			_exit(1);
+		burn_user(100);
+		_exit(0);
+	}
+	s = session_new(c, 0, 0);
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(0, pmcring_enable(s));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	/* SIG_IGN: no zombie, wait until the pid is gone */
+	while (!kill(c, 0))
+		usleep(10000);
+	usleep(100000);
+	ASSERT_EQ(0, pmcring_disable(s));
+	ASSERT_EQ(0, sigaction(SIGCHLD, &old, NULL));
+	ASSERT_EQ(0, drain(s, &rs));
+	for (i = 0; i < rs.n; i++) {
+		const uint32_t *w = rs.r[i].data;
+
+		r = &rs.r[i];
+		if (r->type != PMCRING_TYPE_PROCCSW)
+			continue;
+		csw++;
+		/* pl_pid at word 7, pl_tid at word 8 */
+		if (w[7] != (uint32_t)c || w[8] != (uint32_t)c) {
+			if (!bad)
+				TH_LOG("PROCCSW of pid %u tid %u, want %d",
+				       w[7], w[8], c);
+			bad++;
+		}
+	}
+	TH_LOG("%d PROCCSW of the child, %d with another pid", csw, bad);
+	EXPECT_LT(0, csw);
+	EXPECT_EQ(0, bad);
+	free(rs.r);
+	pmcring_free(s);
+	close(go[0]);
+	close(go[1]);
+}
+
 TEST(system_wide_samples)
 {
 	uint64_t types = PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN) |

@@ -212,29 +212,43 @@ static int pmclog_slab_put(struct pmclog *pl, struct out_batch *b)
 	return err;
 }
 
-/* FILE.periods gets @period for the CALLCHAIN just queued. */
-static int pmclog_period_put(struct pmclog *pl, struct out_batch *b,
-			     uint64_t period)
+/*
+ * Room in FILE.periods' slab for one entry, taken before the CALLCHAIN is
+ * queued: queuing it may copy up to OUT_COPY_MAX bytes and the record into
+ * the arena (out_put_ring()), after which a new slab might not fit, and a
+ * CALLCHAIN queued without its entry would shift every later period.
+ * -EAGAIN (nothing queued) when the arena has no room for a slab.
+ */
+static int pmclog_period_room(struct pmclog *pl, struct out_batch *b)
 {
 	struct pmclog_slab *sl = &pl->slab;
 	int err;
 
-	if (sl->b != b || sl->gen != b->gen || !sl->left) {
-		err = pmclog_slab_put(pl, b);
-		if (err)
-			return err;
-		sl->p = out_alloc(b, 8 * PMCLOG_SLAB_ENTRIES);
-		if (!sl->p)
-			return -ENOBUFS;
-		sl->start = sl->p;
-		sl->b = b;
-		sl->gen = b->gen;
-		sl->left = PMCLOG_SLAB_ENTRIES;
+	if (sl->b == b && sl->gen == b->gen && sl->left)
+		return 0;
+	err = pmclog_slab_put(pl, b);
+	if (err)
+		return err;
+	sl->p = out_alloc(b, 8 * PMCLOG_SLAB_ENTRIES);
+	if (!sl->p) {
+		sl->b = NULL;
+		return -EAGAIN;
 	}
+	sl->start = sl->p;
+	sl->b = b;
+	sl->gen = b->gen;
+	sl->left = PMCLOG_SLAB_ENTRIES;
+	return 0;
+}
+
+/* FILE.periods gets @period for the CALLCHAIN just queued. */
+static void pmclog_period_put(struct pmclog *pl, uint64_t period)
+{
+	struct pmclog_slab *sl = &pl->slab;
+
 	fmt_put64(sl->p, 0, htole64(period));
 	sl->p += 8;
 	sl->left--;
-	return 0;
 }
 
 static int pmclog_begin(struct fmt_writer *w, struct out_batch *b)
@@ -295,16 +309,25 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 		uint64_t *last = pmclog_last(pl, r->cpu, pmcid), period;
 		int err;
 
-		/* the record, and a new slab at worst */
-		if (!out_batch_room(b, 3, FMT_DIRECT_ROOM +
+		/*
+		 * The record copied behind a short range at worst, and a
+		 * new slab, which is taken first (pmclog_period_room()).
+		 */
+		if (!out_batch_room(b, 3, OUT_COPY_MAX + r->len + 8 +
 					  8 * PMCLOG_SLAB_ENTRIES))
 			return -EAGAIN;
-		b->items++;
+		err = pmclog_period_room(pl, b);
+		if (err)
+			return err;
 		err = out_put_ring(b, f, r->data, r->len);
+		if (err)
+			return err;
+		b->items++;
 		period = last ? *last : 0;
 		if (!period && pmcid < PMCLOG_MAX_PMCID)
 			period = pl->fixed[pmcid];
-		return err ? err : pmclog_period_put(pl, b, period);
+		pmclog_period_put(pl, period);
+		return 0;
 	}
 	case PMCRING_TYPE_PERIOD: {
 		uint64_t *last;

@@ -72,4 +72,24 @@ for fmt in pmclog blob barman; do
 	[ "$n" -gt 100 ] || fail "$fmt: only $n records in the prefix"
 	echo "# $fmt: $n records kept; $(head -c 200 "$dir/rec.log")"
 done
-echo "ok: ENOSPC stops record with a readable prefix"
+# Past RLIMIT_FSIZE: EFBIG, not SIGXFSZ's default (killed, status 153,
+# files not cut back), for pmclog and a blob set
+for fmt in pmclog blob; do
+	rm -rf "$dir/big"
+	extra=
+	[ "$fmt" = blob ] && extra=--timing
+	(ulimit -f 512 && exec pmcring record --quiet --format "$fmt" \
+		-o "$dir/big" $extra --buffer-pages 64 --generate 65536,64) \
+		>"$dir/rec.log" 2>&1
+	rc=$?
+	[ "$rc" -ne 153 ] || fail "$fmt: killed by SIGXFSZ past ulimit -f"
+	[ "$rc" -ne 0 ] || fail "$fmt: record succeeded past ulimit -f"
+	grep -qi "file too large" "$dir/rec.log" ||
+		{ cat "$dir/rec.log"; fail "$fmt: no clear EFBIG message"; }
+	out=$dir/big
+	[ "$fmt" = blob ] && out=$(ls "$dir"/big/pmcring/all.DAT.*)
+	pmcring dump "$out" >"$dir/dump.txt" 2>"$dir/dump.err" ||
+		{ cat "$dir/dump.err"; fail "$fmt: EFBIG prefix not readable"; }
+	echo "# $fmt past ulimit -f: exit $rc, $(grep -vc '^#' "$dir/dump.txt") records kept"
+done
+echo "ok: ENOSPC and EFBIG stop record with a readable prefix"

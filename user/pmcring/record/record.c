@@ -291,7 +291,9 @@ static int child_start(struct child *ch, char **cmd)
 		close(p[1]);
 		if (read(p[0], &go, 1) != 1)
 			_exit(127);	/* recording never started */
-		signal(SIGPIPE, SIG_DFL);	/* ignored ones survive exec */
+		/* ignored ones survive exec */
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGXFSZ, SIG_DFL);
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "pmcring: cannot run %s: %s\n", cmd[0],
 			strerror(errno));
@@ -941,6 +943,12 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * Past RLIMIT_FSIZE a write gets EFBIG instead of the default
+	 * SIGXFSZ, which would kill us before the files are cut back to
+	 * whole records (fmt_abort()) and the loss is reported.
+	 */
+	signal(SIGXFSZ, SIG_IGN);
 
 	ret = record_setup(r);
 	if (!ret)

@@ -483,6 +483,55 @@ static void cut_op(struct out_batch *b, struct out_op *op, size_t len)
 }
 
 /*
+ * A write that fails in the magics of a new set (TIMING's cut at 3
+ * bytes, nothing after it): the set holds no message, and empty or
+ * partial files would fail LDMS's magic check, so fmt_abort() removes it.
+ */
+static void test_magic_cut(const char *dir, const struct ring_recs *rr)
+{
+	static const char *const ext[] = { "DAT", "OFFSET", "TIMING", "TYPE" };
+	struct fmt_opts o;
+	struct out_batch b;
+	struct fmt_writer *w;
+	char path[512];
+	struct stat st;
+	bool tail = false;
+	unsigned int i, left = 0;
+
+	base_opts(&o, dir);
+	o.nr_streams = 1;
+	o.streams[0].name = "magiccut";
+	w = start(&o, &b, dir);
+	for (i = 0; i < rr->n; i++)
+		feed(w, &b, &rr->r[i]);
+	REQUIRE(!fmt_flush(w, &b), "flush");
+	out_batch_prepare(&b);
+	for (i = 0; i < b.nr_ops; i++) {
+		struct out_op *op = &b.ops[i];
+
+		if (!tail && strstr(op->f->path, ".TIMING.")) {
+			cut_op(&b, op, 3);
+			tail = true;
+		} else if (tail) {
+			cut_op(&b, op, 0);
+		}
+	}
+	REQUIRE(tail, "no TIMING write");
+	REQUIRE(!out_batch_run_sync(&b), "run");
+	out_batch_reset(&b);
+	REQUIRE(!fmt_abort(w), "abort");
+	for (i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/c/magiccut.%s.1700000000",
+			 dir, ext[i]);
+		left += !stat(path, &st);
+	}
+	CHECK(left == 0, "a set cut in its magics: %u of its files left",
+	      left);
+	fmt_writer_free(w);
+	out_batch_free(&b);
+}
+
+/*
  * A write that fails part-way (a full disk): the first batch is on disk,
  * the second wrote its DAT and then @cut_ext (TIMING or OFFSET) only up
  * to @cut bytes, mid-entry, and nothing after it.  fmt_abort() cuts every
@@ -640,7 +689,7 @@ static void create_empty(const char *dir, const char *name, long long t)
  * into one directory: the second gets the next free $t, max(time(NULL),
  * $t + 1), and both sets stay whole.  A set whose name is taken by one
  * stale file only (a TYPE) is skipped and that file kept; a stream whose
- * every name is taken fails with EEXIST and creates nothing.
+ * names are taken far ahead of the clock gets the one after the highest.
  */
 static void test_two_runs(const char *dir, const struct ring_recs *rr)
 {
@@ -679,15 +728,23 @@ static void test_two_runs(const char *dir, const struct ring_recs *rr)
 	      "the stale set was touched");
 	free_set(&s);
 
-	/* every name taken: EEXIST, nothing created */
+	/*
+	 * names taken far ahead of the clock (a run that rolled faster
+	 * than once a second): the set goes after the highest, untouched
+	 */
 	create_empty(dir, "full.DAT", 1700000000);
 	for (k = now; k < now + 64 + 60; k++)
 		create_empty(dir, "full.DAT", k);
 	rc = one_run(dir, rr, "full");
-	CHECK(rc == -EEXIST, "all names taken: %s", strerror(-rc));
+	CHECK(rc == 0, "names taken ahead: %s", strerror(-rc));
 	load_set(&s, dir, "full", now);
 	CHECK(s.p[0] && !s.len[0] && !s.p[1] && !s.p[2] && !s.p[3],
 	      "a taken set was touched");
+	free_set(&s);
+	load_set(&s, dir, "full", now + 64 + 60);
+	rc = read_set(&s, &c);
+	CHECK(rc == FMT_END_CLEAN && c.n == rr->n,
+	      "the set after the taken ones: %d, %u messages", rc, c.n);
 	free_set(&s);
 }
 
@@ -706,6 +763,7 @@ int main(void)
 	test_kill(dir, &rr);
 	test_kill_segments(dir, &rr);
 	/* TIMING cut after 2 entries and 5 bytes: only the first batch */
+	test_magic_cut(dir, &rr);
 	test_write_fail(dir, &rr, false, "TIMING", 37, rr.n);
 	test_write_fail(dir, &rr, true, "TIMING", 37, rr.n);
 	/* OFFSET cut after 3 entries and 3 bytes: 3 more messages */

@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <endian.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -185,11 +186,45 @@ static int blob_create_set(struct fmt_writer *w, unsigned int i, int64_t t)
 }
 
 /*
+ * The highest $t of a file of stream @name in @dir (NAME.EXT.$t), -1 if
+ * none: a set that rolled faster than once a second runs ahead of the
+ * clock, and a later run into the same directory starts after it.
+ */
+static int64_t blob_last_t(const char *dir, const char *name)
+{
+	size_t nl = strlen(name);
+	struct dirent *e;
+	int64_t last = -1;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		const char *dot;
+		char *end;
+		long long v;
+
+		if (strncmp(e->d_name, name, nl) || e->d_name[nl] != '.')
+			continue;
+		dot = strrchr(e->d_name + nl + 1, '.');
+		if (!dot || dot == e->d_name + nl + 1 || !dot[1])
+			continue;
+		errno = 0;
+		v = strtoll(dot + 1, &end, 10);
+		if (!errno && !*end && v > last)
+			last = v;
+	}
+	closedir(d);
+	return last;
+}
+
+/*
  * Open the file set of stream @i with time @t, or the first later one
  * whose names are all free, and queue the magics.  Files are created with
  * O_EXCL: a run that starts in the second of an earlier one (or rolls
  * into it) gets the next free $t, max(time(NULL), $t + 1), instead of
- * overwriting that run's set.
+ * overwriting that run's set; when a name is taken the search starts
+ * after the highest $t the stream has in the directory (blob_last_t()).
  */
 static int blob_open_set(struct fmt_writer *w, struct out_batch *b,
 			 unsigned int i, int64_t t)
@@ -206,6 +241,13 @@ static int blob_open_set(struct fmt_writer *w, struct out_batch *b,
 			break;
 		now = (int64_t)time(NULL);
 		t = now > t ? now : t + 1;
+		if (tries == 1) {
+			int64_t last = blob_last_t(bl->dir,
+						   w->o.streams[i].name);
+
+			if (last >= t)
+				t = last + 1;
+		}
 	}
 	if (err == -EEXIST)
 		fprintf(stderr, "pmcring: %s/%s.*: no free name for a file "
@@ -605,9 +647,20 @@ static int blob_cut_set(const struct fmt_writer *w, struct blob_stream *bs,
 	keep[BLOB_OFF] = 8 + 8 * n;
 	keep[BLOB_TIM] = 8 + 16 * n;
 	keep[BLOB_TYP] = 8 + n;
+	/*
+	 * A file without its whole magic: the set has no message, and empty
+	 * files would fail LDMS's magic check.  The set goes (ours: O_EXCL).
+	 */
 	for (k = 0; k < BLOB_NR_FILES; k++)
 		if (bs->f[k].fd >= 0 && len[k] < 8)
-			memset(keep, 0, sizeof(keep));	/* no whole magic */
+			break;
+	if (k < BLOB_NR_FILES) {
+		for (k = 0; k < BLOB_NR_FILES; k++)
+			if (bs->f[k].fd >= 0 && unlink(bs->f[k].path) &&
+			    !err)
+				err = -errno;
+		return err;
+	}
 	for (k = 0; k < BLOB_NR_FILES; k++) {
 		if (bs->f[k].fd < 0 || len[k] <= keep[k])
 			continue;

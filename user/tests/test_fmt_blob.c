@@ -245,8 +245,11 @@ static void test_periods(const char *dir, bool json)
 	}
 	base_opts(&o, dir);
 	o.blob_json = json;
-	o.nr_streams = 1;
+	o.nr_streams = 2;
 	o.streams[0].name = json ? "pj" : "pb";
+	/* a stream of callchains only: their PERIODs come with them */
+	o.streams[1].name = json ? "pjc" : "pbc";
+	o.streams[1].types = PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN);
 	w = start(&o, &b, dir);
 	for (i = 0; i < rr.n; i++)
 		feed(w, &b, &rr.r[i]);
@@ -258,6 +261,13 @@ static void test_periods(const char *dir, bool json)
 		      c.it[0].type == PMCRING_TYPE_PERIOD && c.it[0].len == 32 &&
 		      fmt_get64(c.it[0].data, 24) == 5000,
 		      "binary: PERIOD kept: rc %d, %u messages", rc, c.n);
+		free_set(&s);
+		load_set(&s, dir, o.streams[1].name, 1700000000);
+		rc = read_set(&s, &c);
+		CHECK(rc == FMT_END_CLEAN && c.n == 3 &&
+		      c.it[0].type == PMCRING_TYPE_PERIOD,
+		      "callchain stream: PERIOD kept: rc %d, %u messages", rc,
+		      c.n);
 	} else {
 		CHECK(rc == FMT_END_CLEAN && c.n == 2, "json: %d, %u", rc, c.n);
 		CHECK(c.n == 2 && strstr(c.it[0].data, "\"period\":5000}") &&

@@ -379,10 +379,19 @@ static inline int blob_put(struct out_batch *b, struct out_file *f,
 	return out_put(b, f, phase, p, len);
 }
 
+/*
+ * Does stream @i take records of @type?  A stream of CALLCHAINs takes
+ * their PERIODs too, or its samples would have none.
+ */
 static bool blob_wants(const struct fmt_writer *w, unsigned int i,
 		       uint32_t type)
 {
-	return w->o.streams[i].types & PMCRING_TYPE_BIT(type);
+	uint64_t types = w->o.streams[i].types;
+
+	if (type == PMCRING_TYPE_PERIOD &&
+	    (types & PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN)))
+		return true;
+	return types & PMCRING_TYPE_BIT(type);
 }
 
 static bool blob_must_roll(const struct fmt_writer *w, unsigned int i,

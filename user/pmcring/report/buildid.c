@@ -113,7 +113,8 @@ static int bid_cmp(const void *a, const void *b)
 
 /*
  * The build id of the regular file @path into @id, its length, or 0.
- * Opened without blocking: a recording may name a FIFO.
+ * Checked with stat() before open(), which a device node could notice,
+ * and opened without blocking: the file may change in between.
  */
 static size_t bid_of_file(const char *path, unsigned char *id)
 {
@@ -123,6 +124,8 @@ static size_t bid_of_file(const char *path, unsigned char *id)
 	Elf *e;
 	int fd;
 
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return 0;

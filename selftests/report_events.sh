@@ -43,8 +43,8 @@ sum=$(awk '{ s += $NF } END { print s + 0 }' "$dir/task.folded")
 
 # shellcheck disable=SC2086
 pmcring script $ks "$dir/ev.pmclog" >"$dir/script.txt" || fail "pmcring script"
-c=$(grep -c ': cpu-clock: $' "$dir/script.txt")
-t=$(grep -c ': task-clock: $' "$dir/script.txt")
+c=$(grep -c ' cpu-clock: $' "$dir/script.txt")
+t=$(grep -c ' task-clock: $' "$dir/script.txt")
 [ "$c" -eq "$n_cpu" ] && [ "$t" -eq "$n_task" ] ||
 	fail "script: $c cpu-clock and $t task-clock samples, want $n_cpu and $n_task"
 echo "ok: two events, $n_cpu cpu-clock and $n_task task-clock samples, kept apart"

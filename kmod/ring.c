@@ -361,6 +361,8 @@ void pmcring_ring_check_abi(void)
 		     offsetof(struct pmcring_prod_page, flags));
 	BUILD_BUG_ON(offsetof(struct pmcring_prod, nr_rings) !=
 		     offsetof(struct pmcring_prod_page, nr_rings));
+	BUILD_BUG_ON(offsetof(struct pmcring_prod, reported) !=
+		     offsetof(struct pmcring_prod_page, reported));
 	BUILD_BUG_ON(sizeof(struct pmcring_prod) >
 		     sizeof(struct pmcring_prod_page));
 	BUILD_BUG_ON(sizeof(struct pmcring_info) != 80);

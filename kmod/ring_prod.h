@@ -29,6 +29,7 @@ struct pmcring_prod {
 	local_t	bytes;
 	u64	flags;		/* PMCRING_PROD_F_*, process context only */
 	u64	nr_rings;	/* rings of the session, process context */
+	local_t	reported;	/* drops the DROPNOTIFYs announced */
 };
 
 /*
@@ -335,6 +336,8 @@ pmcring_ring_reserve_inline(struct pmcring_ring *rb, unsigned int type, u32 len,
 				    PMCRING_SIZE_DROPNOTIFY, ts);
 		local_inc(&rb->prod->records);
 		local_add(PMCRING_SIZE_DROPNOTIFY, &rb->prod->bytes);
+		/* the drops it announces: lost - reported stays unannounced */
+		local_add(drops, &rb->prod->reported);
 		rec += PMCRING_SIZE_DROPNOTIFY;
 	}
 	pmcring_ring_header(rec, type, len, ts);

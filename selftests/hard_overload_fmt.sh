@@ -10,8 +10,12 @@
 # each sequence number appears at most once and in order, and the file
 # holds every record the consumer drained (the count `pmcring record`
 # reports), and the records missing from the file are exactly the ones
-# the kernel counted as lost (record's "; L lost", summed over CPUs).  The
-# exact per-CPU kernel count is checked against the producer page by
+# the kernel counted as lost (record's "; L lost", summed over CPUs).
+# Drops at the very end are announced too: each CPU whose last generated
+# records were dropped has a drop note after the file's last generated
+# record (record writes one where no DROPNOTIFY of the ring announced its
+# drops), and `pmcring stat` counts the notes the file holds.  The exact
+# per-CPU kernel count is checked against the producer page by
 # hard_overload.c.
 set -u
 
@@ -56,7 +60,10 @@ for fmt in pmclog barman blob; do
 	drained=$(sed -n 's/^pmcring: \([0-9]*\) records, .*/\1/p' "$DIR/rec.err" | tail -n 1)
 	# ... "; L lost": the kernel's lost count summed over the CPUs.
 	lost=$(sed -n 's/^pmcring: .*; \([0-9]*\) lost$/\1/p' "$DIR/rec.err" | tail -n 1)
-	if awk -v n="$N" -v cpus="$CPUS" -v fmt="$fmt" -v drained="${drained:-}" -v lost="${lost:-}" '
+	# "duration D s, rate R records/s, drops N": stat's drop notes.
+	stat=$(pmcring stat "$target" 2>/dev/null |
+	       sed -n 's/.*, drops \([0-9]*\)$/\1/p')
+	if awk -v n="$N" -v cpus="$CPUS" -v fmt="$fmt" -v drained="${drained:-}" -v lost="${lost:-}" -v stat="${stat:-}" '
 	/ GENERATED / {
 		cpu = ""; seq = ""
 		for (i = 1; i <= NF; i++) {
@@ -71,9 +78,10 @@ for fmt in pmclog barman blob; do
 			bad = bad sprintf("cpu %s: seq %d after %d\n", cpu, seq, last[cpu])
 		last[cpu] = seq
 		written[cpu]++
+		lastgen = NR
 		next
 	}
-	/ DROPNOTIFY| WARNING / { notes++ }
+	/ DROPNOTIFY| WARNING / { notes++; notepos[notes] = NR }
 	END {
 		for (c = 0; c < cpus; c++) {
 			w = written[c] + 0
@@ -82,7 +90,19 @@ for fmt in pmclog barman blob; do
 			tw += w
 			if (w == 0)
 				bad = bad sprintf("cpu %d: no generated record in the %s file\n", c, fmt)
+			if ((c in last) && last[c] != n - 1)
+				tails++
 		}
+		# A ring DROPNOTIFY comes just before a record of its CPU;
+		# drops after a CPU last record get one at the end.
+		for (i = 1; i <= notes; i++)
+			if (notepos[i] > lastgen)
+				endnotes++
+		printf "# %s: %d CPUs dropped their last records, %d drop notes after the last record\n",
+			fmt, tails, endnotes
+		if (tails != endnotes)
+			bad = bad sprintf("%d CPUs dropped their last records, %d drop notes at the end\n",
+					  tails, endnotes)
 		printf "# %s: generated %d, written %d, dropped %d, drop notes %d, drained %s, kernel lost %s\n",
 			fmt, n * cpus, tw, n * cpus - tw, notes, drained, lost
 		# The kernel counted exactly the records missing from the file.
@@ -92,6 +112,9 @@ for fmt in pmclog barman blob; do
 		if (drained != "" && fmt != "barman" && gen + notes != drained)
 			bad = bad sprintf("file holds %d records, the consumer drained %s\n",
 					  gen + notes, drained)
+		if (stat != "" && stat != notes)
+			bad = bad sprintf("pmcring stat counts %s drops, the file holds %d drop notes\n",
+					  stat, notes)
 		if (bad != "") { printf "%s", bad; exit 1 }
 	}' "$DIR/dump.txt" >"$DIR/check.txt"; then
 		sed 's/^/#/; s/^##/#/' "$DIR/check.txt"

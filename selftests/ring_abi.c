@@ -34,6 +34,7 @@ TEST(offsets)
 	EXPECT_EQ(24, OFF(pmcring_prod_page, bytes));
 	EXPECT_EQ(32, OFF(pmcring_prod_page, flags));
 	EXPECT_EQ(40, OFF(pmcring_prod_page, nr_rings));
+	EXPECT_EQ(48, OFF(pmcring_prod_page, reported));
 	EXPECT_EQ(512, sizeof(struct pmcring_prod_page));
 	EXPECT_EQ(80, sizeof(struct pmcring_info));
 	EXPECT_EQ(40, OFF(pmcring_info, region_size));

@@ -2,8 +2,8 @@
 /*
  * Description: a full ring drops records and counts them exactly
  * (generated = consumed + lost, per CPU, with process and hard-IRQ
- * writers), a DROPNOTIFY precedes the first record once space returns,
- * and a corrupt data_tail written by user space (beyond the head, or more
+ * writers), a DROPNOTIFY precedes the first record once space returns
+ * and raises the producer page's reported to lost, and a corrupt data_tail written by user space (beyond the head, or more
  * than a ring behind) only makes records drop: it never corrupts the ring.
  */
 #include "ring_common.h"
@@ -36,6 +36,8 @@ static void fill_and_count(struct __test_metadata *_metadata, uint32_t flags,
 		/* The ring filled up to the last record that fit. */
 		EXPECT_GT(size, r->size - st.bytes);
 		EXPECT_EQ(0, st.dropnotify);
+		/* ... and none of the drops is announced yet */
+		EXPECT_EQ(0, rt_prod(&r->prod->reported));
 		EXPECT_EQ(st.records, rt_prod(&r->prod->records));
 		if (streams == 1)
 			EXPECT_EQ(st.records, r->size / size);
@@ -56,6 +58,8 @@ static void fill_and_count(struct __test_metadata *_metadata, uint32_t flags,
 		EXPECT_EQ(n, st.gen[PMCRING_GEN_CTX_TASK]);
 		EXPECT_EQ(0, st.missing);
 		EXPECT_EQ(lost, rt_prod(&r->prod->lost));
+		/* that DROPNOTIFY announced every drop */
+		EXPECT_EQ(lost, rt_prod(&r->prod->reported));
 		EXPECT_EQ(rt_head(r), rt_prod(&r->prod->bytes));
 	}
 	rt_close(&s);
@@ -106,6 +110,7 @@ TEST(corrupt_tail)
 	EXPECT_EQ(head, rt_head(r));
 	lost = rt_prod(&r->prod->lost);
 	EXPECT_EQ(28, lost);
+	EXPECT_EQ(0, rt_prod(&r->prod->reported));
 
 	/* Honest tail again: the ring resumes, nothing was overwritten. */
 	r->ctl->data_tail = head;
@@ -116,6 +121,7 @@ TEST(corrupt_tail)
 	EXPECT_EQ(1, st.dropnotify);
 	EXPECT_EQ(3, st.gen[PMCRING_GEN_CTX_TASK]);
 	EXPECT_EQ(lost, rt_prod(&r->prod->lost));
+	EXPECT_EQ(lost, rt_prod(&r->prod->reported));
 	EXPECT_EQ(rt_head(r), rt_prod(&r->prod->bytes));
 	if (r1 != r) {
 		EXPECT_EQ(0, rt_head(r1));

@@ -100,7 +100,10 @@
  * every possible CPU is online at CONFIGURE, and elsewhere fails cleanly
  * with ENODEV when it maps an absent ring.  PERIOD records (type 33)
  * before the CALLCHAINs of a frequency-mode counter; types_supported says
- * whether the module writes them.
+ * whether the module writes them.  pmcring_prod_page.reported (was
+ * __reserved[0], which read 0): the drops the ring's DROPNOTIFY records
+ * announced; lost - reported were never announced (a version 3 consumer
+ * sees 0 there and cannot tell).
  */
 #define PMCRING_ABI_VERSION		4
 #define PMCRING_ABI_COMPAT_VERSION	2
@@ -405,6 +408,15 @@ struct pmcring_mmap_page {
 /*
  * Producer page, page 1 of a CPU's region, read-only: what only the kernel
  * writes.  Counters are free running and exact.
+ *
+ * A DROPNOTIFY carries no count (the pmclog header's spare word stays 0):
+ * it announces every drop since the previous one and is written just
+ * before the next record that fits, in the same reservation.  reported
+ * (ABI 4) is lost as of the last DROPNOTIFY reserved, raised together with
+ * its reservation; so lost - reported are the drops no DROPNOTIFY has
+ * announced (yet).  Once the session is disabled and the ring drained,
+ * nothing will announce them: a consumer that writes a log ends it with
+ * one DROPNOTIFY of its own for each ring where lost > reported.
  */
 struct pmcring_prod_page {
 	__u64	pending_ts;		/* see EXACT CROSS-CPU ORDER above */
@@ -418,7 +430,10 @@ struct pmcring_prod_page {
 					 * only grows; see RINGS AND CPU
 					 * HOTPLUG below
 					 */
-	__u64	__reserved[58];		/* 0; pads to 512 bytes */
+	__u64	reported;		/* ABI 4: drops announced by the
+					 * ring's DROPNOTIFY records
+					 */
+	__u64	__reserved[57];		/* 0; pads to 512 bytes */
 };
 
 /*

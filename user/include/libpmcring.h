@@ -224,6 +224,13 @@ struct pmcring_cpu_stats {
 					 * without a ring (not online since
 					 * CONFIGURE)
 					 */
+	uint64_t	reported;	/* drops the ring's DROPNOTIFY
+					 * records announced (producer page,
+					 * ABI 4); lost - reported were not
+					 * announced (yet): nothing announces
+					 * them once the session is disabled
+					 * and the ring drained
+					 */
 };
 
 /* Fill @st up to st->sz: 0, or -EINVAL if sz is below records' end. */

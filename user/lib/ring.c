@@ -278,6 +278,7 @@ int pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
 		.prod_records = READ_ONCE(&prod->records),
 		.prod_bytes = READ_ONCE(&prod->bytes),
 		.prod_flags = READ_ONCE(&prod->flags),
+		.reported = READ_ONCE(&prod->reported),
 	};
 
 	if (!st || st->sz < offsetof(struct pmcring_cpu_stats, bytes))

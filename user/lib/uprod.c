@@ -241,6 +241,8 @@ void *pmcring_uprod_reserve(struct pmcring_uprod *p, unsigned int cpu,
 			   PMCRING_TYPE_DROPNOTIFY, PMCRING_HEADER_SIZE, ts);
 		pos += drop;
 		c->lost_pending = false;
+		/* it announces every drop so far, as the kernel's */
+		WRITE_ONCE(&c->prod->reported, READ_ONCE(&c->prod->lost));
 	}
 	put_header(c->data + (pos & (p->data_size - 1)), type, len, ts);
 	c->resv_end = pos + PMCRING_RING_SPACE(len);

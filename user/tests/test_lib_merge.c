@@ -445,6 +445,14 @@ static int test_property(unsigned int seed, bool auto_consume,
 			FAIL("cpu %u: lost %llu, writer saw %llu", i,
 			     (unsigned long long)st.lost,
 			     (unsigned long long)d);
+		/*
+		 * Every drop was retried until it fit, behind a DROPNOTIFY
+		 * that announced it: none is left unannounced.
+		 */
+		if (st.reported != st.lost)
+			FAIL("cpu %u: lost %llu, DROPNOTIFY announced %llu", i,
+			     (unsigned long long)st.lost,
+			     (unsigned long long)st.reported);
 		drops += d;
 	}
 	printf("# property seed %u, %u CPUs, %u threads: %llu records, "

@@ -223,28 +223,34 @@ int consumer_begin(struct consumer *c)
 	return consumer_run(c, true);
 }
 
-/* Hand @r to the writer (not on its direct path). */
+/* Hand @fr to the writer (not on its direct path). */
+static int consumer_put_fr(struct consumer *c, const struct fmt_rec *fr)
+{
+	int err = fmt_record(c->w, &c->fill->b, fr);
+
+	if (err == -EAGAIN) {	/* the batch is full */
+		err = consumer_run(c, false);
+		if (!err)
+			err = fmt_record(c->w, &c->fill->b, fr);
+	}
+	if (err == -EAGAIN) {	/* it wants every batch on disk (blob roll) */
+		err = land(c);
+		c->fill->b.landed = true;
+		if (!err)
+			err = fmt_record(c->w, &c->fill->b, fr);
+		c->fill->b.landed = !c->use_uring;
+	}
+	return err;
+}
+
 static int consumer_put(struct consumer *c, const struct pmcring_record *r)
 {
 	struct fmt_rec fr = {
 		.data = r->data, .len = r->len, .type = r->type,
 		.cpu = r->cpu, .ts = r->ts,
 	};
-	int err = fmt_record(c->w, &c->fill->b, &fr);
 
-	if (err == -EAGAIN) {	/* the batch is full */
-		err = consumer_run(c, false);
-		if (!err)
-			err = fmt_record(c->w, &c->fill->b, &fr);
-	}
-	if (err == -EAGAIN) {	/* it wants every batch on disk (blob roll) */
-		err = land(c);
-		c->fill->b.landed = true;
-		if (!err)
-			err = fmt_record(c->w, &c->fill->b, &fr);
-		c->fill->b.landed = !c->use_uring;
-	}
-	return err;
+	return consumer_put_fr(c, &fr);
 }
 
 static int consumer_take(struct consumer *c, const struct pmcring_record *r)
@@ -334,6 +340,38 @@ int consumer_drain(struct consumer *c, uint64_t max, uint64_t *n)
 	if (c->fly && uring_io_busy(&c->u))
 		return 0;
 	return consumer_run(c, false);
+}
+
+int consumer_unannounced(struct consumer *c, uint64_t ts)
+{
+	struct fmt_rec fr = {
+		.data = &c->endnote, .len = PMCRING_SIZE_DROPNOTIFY,
+		.type = PMCRING_TYPE_DROPNOTIFY, .ts = ts,
+	};
+	unsigned int i;
+	int err;
+
+	/* header only, spare 0 (no batch points to it yet: written once) */
+	c->endnote.pl_header = PMCRING_HEADER(PMCRING_TYPE_DROPNOTIFY,
+					      PMCRING_SIZE_DROPNOTIFY);
+	c->endnote.pl_spare = 0;
+	c->endnote.pl_tsc = ts;
+	for (i = 0; i < c->nr_bufs; i++) {
+		struct pmcring_cpu_buf *b = pmcring_merge_buf(c->m, i);
+		struct pmcring_cpu_stats cs = { .sz = sizeof(cs) };
+
+		if (!b || pmcring_cpu_buf_stats(b, &cs) ||
+		    cs.lost <= cs.reported)
+			continue;
+		fr.cpu = i;	/* the merge's ring index, as for a record */
+		err = consumer_put_fr(c, &fr);
+		if (err)
+			return err;
+		c->fill->b.records++;
+		c->st.records++;
+		c->st.drops++;
+	}
+	return 0;
 }
 
 uint64_t consumer_timeout_ns(struct consumer *c)

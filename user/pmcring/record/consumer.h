@@ -86,6 +86,11 @@ struct consumer {
 	int			poll_fd;
 	uint64_t		look_ns;	/* merge last returned 0 */
 	struct consumer_stats	st;
+	/*
+	 * The DROPNOTIFY of consumer_unannounced(): a batch may point to
+	 * it until it is on disk, so it lives as long as the batches.
+	 */
+	struct pmcring_rec_header endnote;
 };
 
 /*
@@ -108,6 +113,13 @@ int consumer_begin(struct consumer *c);
  * bounds each call); *n: how many.
  */
 int consumer_drain(struct consumer *c, uint64_t max, uint64_t *n);
+/*
+ * After the last drain of a disabled session: one DROPNOTIFY at @ts (the
+ * end) for each ring whose producer page counts drops no DROPNOTIFY of
+ * the ring announced (lost > reported), since nothing else will.  Counted
+ * as records taken and drop notes, as the rings' DROPNOTIFYs are.
+ */
+int consumer_unannounced(struct consumer *c, uint64_t ts);
 /* Write the end (CLOSELOG, final headers); everything is on disk after. */
 int consumer_end(struct consumer *c, uint64_t ts);
 /* Wait until the batch in flight (if any) is on disk. */

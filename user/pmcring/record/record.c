@@ -617,7 +617,8 @@ static int stop_child(struct recorder *r, enum stop_why why)
  * not wait for them to run dry.  Then DISABLE: when it returns every record
  * of the session is committed (pmcring_dev_disable()), so the final drain
  * ends, within one set of full rings; a second signal cuts it short.  The
- * end of the file (CLOSELOG, the final header) is written either way.
+ * end of the file (a DROPNOTIFY for each ring with drops none of its own
+ * announced, CLOSELOG, the final header) is written either way.
  */
 /*
  * Does @pid write to our terminal?  Its standard output or error is the
@@ -705,7 +706,14 @@ static int record_loop(struct recorder *r, int *child_sig)
 		uint64_t end_ts = 0;
 
 		pmcring_clock(r->s, &end_ts);
-		err = consumer_end(&r->c, end_ts);
+		/*
+		 * Drops after a ring's last record: no DROPNOTIFY of the
+		 * ring announces them (one comes only before a record that
+		 * fits), so the file gets one of ours, at the end.
+		 */
+		err = consumer_unannounced(&r->c, end_ts);
+		if (!err)
+			err = consumer_end(&r->c, end_ts);
 	}
 	status_update(&st, &r->c, total_lost(r->s, NULL), true);
 	if (st.shown)

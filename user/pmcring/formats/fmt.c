@@ -2,6 +2,7 @@
 /* Writer dispatch and the helpers every format shares. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fmt_int.h"
 
@@ -105,4 +106,25 @@ int fmt_detect(const void *buf, size_t len)
 			return FMT_PMCLOG;
 	}
 	return -1;
+}
+
+uint64_t *fmt_period_last(struct fmt_period_last *t, uint32_t ring,
+			  uint32_t pmcid)
+{
+	unsigned int n = t->nr_rings;
+	uint64_t *nl;
+
+	if (pmcid >= FMT_MAX_PMCID || ring >= 1u << 16)
+		return NULL;
+	if (ring >= n) {
+		nl = realloc(t->v, (size_t)(ring + 1) * FMT_MAX_PMCID *
+				   sizeof(*nl));
+		if (!nl)
+			return NULL;
+		memset(nl + (size_t)n * FMT_MAX_PMCID, 0,
+		       (size_t)(ring + 1 - n) * FMT_MAX_PMCID * sizeof(*nl));
+		t->v = nl;
+		t->nr_rings = ring + 1;
+	}
+	return &t->v[(size_t)ring * FMT_MAX_PMCID + pmcid];
 }

@@ -89,33 +89,8 @@ struct blob {
 	 * --blob-json: the last PERIOD of each ring and pmcid, for the
 	 * "period" of the callchains that follow (0: none recorded)
 	 */
-	uint64_t		*last;
-	unsigned int		nr_last_rings;
+	struct fmt_period_last	last;
 };
-
-/* pmcids with a period kept per ring: the module's go up to 8 */
-#define BLOB_MAX_PMCID		64u
-
-/* The last PERIOD of @ring and @pmcid, NULL if none is kept. */
-static uint64_t *blob_last(struct blob *bl, uint32_t ring, uint32_t pmcid)
-{
-	unsigned int n = bl->nr_last_rings;
-	uint64_t *nl;
-
-	if (pmcid >= BLOB_MAX_PMCID || ring >= 1u << 16)
-		return NULL;
-	if (ring >= n) {
-		nl = realloc(bl->last, (size_t)(ring + 1) * BLOB_MAX_PMCID *
-				       sizeof(*nl));
-		if (!nl)
-			return NULL;
-		memset(nl + (size_t)n * BLOB_MAX_PMCID, 0,
-		       (size_t)(ring + 1 - n) * BLOB_MAX_PMCID * sizeof(*nl));
-		bl->last = nl;
-		bl->nr_last_rings = ring + 1;
-	}
-	return &bl->last[(size_t)ring * BLOB_MAX_PMCID + pmcid];
-}
 
 /* The segment of @b being queued (0 in a batch not seen yet). */
 static unsigned int blob_seg(struct blob *bl, const struct out_batch *b)
@@ -463,7 +438,7 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 	if (w->o.blob_json && r->type == PMCRING_TYPE_PERIOD) {
 		/* no message: its callchains carry it */
 		uint64_t *last = r->len == PMCRING_SIZE_PERIOD ?
-			blob_last(bl, r->cpu, fmt_get32(r->data, 16)) : NULL;
+			fmt_period_last(&bl->last, r->cpu, fmt_get32(r->data, 16)) : NULL;
 
 		if (last)
 			*last = fmt_get64(r->data, 24);
@@ -474,7 +449,7 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		len = fmt_rec_json(json, FMT_JSON_MAX, r->data, r->len, r->cpu,
 				   &rt);
 		if (r->type == PMCRING_TYPE_CALLCHAIN) {
-			uint64_t *last = blob_last(bl, r->cpu,
+			uint64_t *last = fmt_period_last(&bl->last, r->cpu,
 						   fmt_get32(r->data, 24));
 
 			len = fmt_json_add_u64(json, len, FMT_JSON_MAX,
@@ -711,7 +686,7 @@ static void blob_free(struct fmt_writer *w)
 		return;
 	for (i = 0; i < FMT_MAX_STREAMS; i++)
 		blob_close_set(&bl->s[i]);
-	free(bl->last);
+	free(bl->last.v);
 	free(bl);
 }
 

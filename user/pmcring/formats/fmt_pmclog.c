@@ -79,8 +79,6 @@ void fmt_pmclog_allocdyn(void *buf, const void *alloc,
  * samples, and the file's own ranges stay contiguous.
  */
 #define PMCLOG_SLAB_ENTRIES	128u
-/* pmcids with a period kept per ring: the module's go up to 8 */
-#define PMCLOG_MAX_PMCID	64u
 
 struct pmclog_slab {
 	const struct out_batch	*b;
@@ -95,15 +93,13 @@ struct pmclog {
 	/* FILE.periods, open when pf.fd >= 0 */
 	struct out_file	pf;
 	struct pmclog_slab slab;
-	/* the last PERIOD of each ring and pmcid: [ring * MAX_PMCID + pmcid] */
-	uint64_t	*last;
-	unsigned int	nr_last_rings;
+	struct fmt_period_last last;	/* of each ring and pmcid */
 	/*
 	 * PMCALLOCATE's rate of each fixed-period counter (0: frequency
 	 * mode, or not seen): the period of its samples, which no other
 	 * record of the file holds (PMCALLOCATEDYN has no rate)
 	 */
-	uint64_t	fixed[PMCLOG_MAX_PMCID];
+	uint64_t	fixed[FMT_MAX_PMCID];
 	/*
 	 * PMCRING_TYPE_BIT()s of the types written as they are, straight
 	 * from the ring: every FreeBSD type but INITIALIZE and CLOSELOG (ours
@@ -160,10 +156,9 @@ static int pmclog_periods_open(struct fmt_writer *w, struct pmclog *pl,
 	free(path);
 	if (err)
 		return err;
-	pl->nr_last_rings = w->o.nr_cpus ? w->o.nr_cpus : 1;
-	pl->last = calloc((size_t)pl->nr_last_rings * PMCLOG_MAX_PMCID,
-			  sizeof(*pl->last));
-	if (!pl->last)
+	/* a slot for each CPU's ring now: no allocation in the loop */
+	if (!fmt_period_last(&pl->last, w->o.nr_cpus ? w->o.nr_cpus - 1 : 0,
+			     0))
 		return -ENOMEM;
 	/* every CALLCHAIN through pmclog_record(), for its period */
 	pl->as_is &= ~PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN);
@@ -172,29 +167,6 @@ static int pmclog_periods_open(struct fmt_writer *w, struct pmclog *pl,
 		return -ENOBUFS;
 	fmt_periods_header(hdr, &w->o);
 	return out_put(b, &pl->pf, OUT_META, hdr, FMT_PERIODS_HEADER);
-}
-
-/* The last PERIOD of @ring and @pmcid, NULL if none is kept. */
-static uint64_t *pmclog_last(struct pmclog *pl, uint32_t ring, uint32_t pmcid)
-{
-	unsigned int n = pl->nr_last_rings;
-	uint64_t *nl;
-
-	if (pmcid >= PMCLOG_MAX_PMCID)
-		return NULL;
-	if (ring >= n) {	/* a ring beyond nr_cpus (uprod rings) */
-		if (ring >= 1u << 16)
-			return NULL;
-		nl = realloc(pl->last, (size_t)(ring + 1) * PMCLOG_MAX_PMCID *
-				       sizeof(*nl));
-		if (!nl)
-			return NULL;
-		memset(nl + (size_t)n * PMCLOG_MAX_PMCID, 0,
-		       (size_t)(ring + 1 - n) * PMCLOG_MAX_PMCID * sizeof(*nl));
-		pl->last = nl;
-		pl->nr_last_rings = ring + 1;
-	}
-	return &pl->last[(size_t)ring * PMCLOG_MAX_PMCID + pmcid];
 }
 
 /* Queue the slab's entries not queued yet (before the batch runs). */
@@ -306,7 +278,7 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 	switch (r->type) {
 	case PMCRING_TYPE_CALLCHAIN: {	/* with FILE.periods */
 		uint32_t pmcid = fmt_get32(r->data, 24);
-		uint64_t *last = pmclog_last(pl, r->cpu, pmcid), period;
+		uint64_t *last = fmt_period_last(&pl->last, r->cpu, pmcid), period;
 		int err;
 
 		/*
@@ -324,7 +296,7 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 			return err;
 		b->items++;
 		period = last ? *last : 0;
-		if (!period && pmcid < PMCLOG_MAX_PMCID)
+		if (!period && pmcid < FMT_MAX_PMCID)
 			period = pl->fixed[pmcid];
 		pmclog_period_put(pl, period);
 		return 0;
@@ -334,7 +306,7 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 
 		if (r->len != PMCRING_SIZE_PERIOD || pl->pf.fd < 0)
 			return 0;
-		last = pmclog_last(pl, r->cpu, fmt_get32(r->data, 16));
+		last = fmt_period_last(&pl->last, r->cpu, fmt_get32(r->data, 16));
 		if (last)
 			*last = fmt_get64(r->data, 24);
 		return 0;
@@ -347,7 +319,7 @@ static int pmclog_record(struct fmt_writer *w, struct out_batch *b,
 			return 0;
 		break;
 	case PMCRING_TYPE_PMCALLOCATE:
-		if (fmt_get32(r->data, 16) < PMCLOG_MAX_PMCID &&
+		if (fmt_get32(r->data, 16) < FMT_MAX_PMCID &&
 		    !(fmt_get32(r->data, 24) & PMCRING_CTR_F_FREQ))
 			pl->fixed[fmt_get32(r->data, 16)] = fmt_get64(r->data, 32);
 		if (!pmclog_first_alloc(pl, fmt_get32(r->data, 16)))
@@ -409,7 +381,7 @@ static void pmclog_free(struct fmt_writer *w)
 	if (pl) {
 		out_file_close(&pl->f);
 		out_file_close(&pl->pf);
-		free(pl->last);
+		free(pl->last.v);
 	}
 	free(pl);
 }

@@ -320,6 +320,11 @@ END {
 					printf " %8s", "-"
 				else
 					printf " %8.1f", v
+				tpv[get("size"), get("ctx"), tpn[j]] = v
+			}
+			if (!(get("size") in tpseen)) {
+				tpseen[get("size")] = 1
+				tpsz[++ntpsz] = get("size")
 			}
 			pm = get("pmcring_ns") + 0
 			r1 = div(pm, get("perf_ns")); r2 = div(pm, get("bpf_ns")); r3 = div(pm, get("minring_ns"))
@@ -370,6 +375,9 @@ END {
 	gsub(/\n/, "\n  ", nat)
 	J = J "  \"native\": " (nat != "" ? nat : "null") "\n}\n"
 	printf "%s", J > jsonout
+
+	if (svgpeers != "")
+		peers_svg()
 
 	# ---- SVG: ns/record by size ----
 	W = 640; H = 400; L = 70; R = 170; T = 50; B = 50
@@ -437,4 +445,81 @@ END {
 	}
 	o = o "</svg>\n"
 	printf "%s", o > svgout
+}
+
+# ---- SVG of the tracepoint peers (-v svgpeers=): ns/event by record size,
+# every peer of B1's tracepoint rows, task context solid, hard IRQ dashed ----
+function peers_svg(    W, H, L, R, T, B, pw, ph, ymax, ytop, step, xl0, xl1,
+		   i, j, c, v, px, py, pts, o, np, pn, col, nm, ctx, ly, n) {
+	W = 720; H = 440; L = 70; R = 200; T = 50; B = 50
+	np = split("minring pmcring perf bpf ftrace empty", pn, " ")
+	split("#2ca02c #1f77b4 #d62728 #9467bd #ff7f0e #7f7f7f", col, " ")
+	split("floor ring,pmcring,perf ring,BPF ring buffer,ftrace,empty probe", nm, ",")
+	ymax = 0
+	for (i = 1; i <= ntpsz; i++)
+		for (j = 1; j <= np; j++)
+			for (c = 0; c < 2; c++) {
+				v = tpv[tpsz[i], c ? "irq" : "task", pn[j]]
+				if (v + 0 > ymax) ymax = v + 0
+			}
+	if (!ntpsz || !ymax) {
+		printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\"><text x=\"20\" y=\"40\">no B1 tracepoint results</text></svg>\n", W, H > svgpeers
+		return
+	}
+	step = 10 ^ int(log(ymax) / log(10))
+	while (ymax / step < 4) step /= 2
+	ytop = (int(ymax / step) + 1) * step
+	xl0 = xl1 = log(tpsz[1]) / log(2)
+	for (i = 1; i <= ntpsz; i++) {
+		v = log(tpsz[i]) / log(2)
+		if (v < xl0) xl0 = v
+		if (v > xl1) xl1 = v
+	}
+	if (xl1 == xl0) { xl0 -= 1; xl1 += 1 }
+	pw = W - L - R; ph = H - T - B
+	o = sprintf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H)
+	o = o sprintf("<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H)
+	o = o sprintf("<text x=\"%d\" y=\"22\" font-size=\"14\">B1 behind one tracepoint: ns per event on CPU 0 (lower is better)</text>\n", L)
+	o = o sprintf("<text x=\"%d\" y=\"38\" font-size=\"11\" fill=\"#555\">guest %s, %d vCPUs (%s), median of %s, %s pages per CPU; solid: task, dashed: hard IRQ</text>\n",
+		      L, gkern, gcpus, accel, tpreps, tppages)
+	for (v = 0; v <= ytop + step / 2; v += step) {
+		py = T + ph - ph * v / ytop
+		o = o sprintf("<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, py, L + pw, py)
+		o = o sprintf("<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 6, py + 4, v)
+	}
+	for (i = 1; i <= ntpsz; i++) {
+		px = L + pw * (log(tpsz[i]) / log(2) - xl0) / (xl1 - xl0)
+		o = o sprintf("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#999\"/>\n", px, T + ph, px, T + ph + 5)
+		o = o sprintf("<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d</text>\n", px, T + ph + 18, tpsz[i])
+	}
+	o = o sprintf("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T + ph, L + pw, T + ph)
+	o = o sprintf("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T, L, T + ph)
+	o = o sprintf("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">record size, bytes</text>\n", L + pw / 2, H - 10)
+	o = o sprintf("<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\">ns per event</text>\n", T + ph / 2)
+	n = 0
+	for (j = 1; j <= np; j++)
+		for (c = 0; c < 2; c++) {
+			ctx = c ? "irq" : "task"
+			pts = ""
+			for (i = 1; i <= ntpsz; i++) {
+				v = tpv[tpsz[i], ctx, pn[j]]
+				if (v == "" || v + 0 <= 0)
+					continue
+				px = L + pw * (log(tpsz[i]) / log(2) - xl0) / (xl1 - xl0)
+				py = T + ph - ph * v / ytop
+				pts = pts sprintf("%.1f,%.1f ", px, py)
+				o = o sprintf("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", px, py, col[j])
+			}
+			if (pts == "")
+				continue
+			o = o sprintf("<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", pts, col[j],
+				      c ? " stroke-dasharray=\"6 4\"" : "")
+			if (c)
+				continue
+			ly = T + 10 + 20 * ++n
+			o = o sprintf("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"/>\n", L + pw + 15, ly, L + pw + 45, ly, col[j])
+			o = o sprintf("<text x=\"%d\" y=\"%d\">%s</text>\n", L + pw + 50, ly + 4, nm[j])
+		}
+	o = o "</svg>\n"
+	printf "%s", o > svgpeers
 }

@@ -5,8 +5,9 @@
 #
 #   B1-B4 in one QEMU VM (selftests/vmrun, guest side selftests/bench/guest.sh
 #   driving selftests/bench/pmcbench), the native libpmcring benchmark on this
-#   host (make -C user bench).  Prints the tables, writes out/bench.json and
-#   out/bench.svg (ns/record by record size, pmcring and ftrace).
+#   host (make -C user bench).  Prints the tables, writes out/bench.json,
+#   out/bench.svg (ns/record by record size, pmcring and ftrace) and
+#   out/bench-peers.svg (ns/event by record size, every tracepoint peer).
 #
 # Environment: KVER (kernel series, default 6.1), BENCH_QUICK=1 (tiny sizes,
 # a minute), BENCH_CPUS / BENCH_MEM (VM, default 2 / 2048), BENCH_NO_PERF=1
@@ -139,7 +140,7 @@ host_model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 } >"$BDIR/all.jsonl"
 
 awk -v native="$BDIR/native.json" -v jsonout="$OUT/bench.json" \
-	-v svgout="$OUT/bench.svg" -f "$TOP/selftests/bench/report.awk" \
-	"$BDIR/all.jsonl"
-log "wrote $OUT/bench.json and $OUT/bench.svg"
+	-v svgout="$OUT/bench.svg" -v svgpeers="$OUT/bench-peers.svg" \
+	-f "$TOP/selftests/bench/report.awk" "$BDIR/all.jsonl"
+log "wrote $OUT/bench.json, $OUT/bench.svg and $OUT/bench-peers.svg"
 exit "$vm_rc"

@@ -319,6 +319,34 @@ int fmt_end(struct fmt_writer *w, struct out_batch *b, uint64_t ts);
 int fmt_abort(struct fmt_writer *w);
 void fmt_writer_free(struct fmt_writer *w);
 
+/* pmcids with a period kept per ring: the module's go up to 8 */
+#define FMT_MAX_PMCID	64u
+
+/*
+ * The last PERIOD of each ring and pmcid, [ring * FMT_MAX_PMCID + pmcid],
+ * 0 for none: the period of the CALLCHAINs that follow on that ring.  The
+ * writers keep one (fmt.c), and so does `pmcring report` for a blob set's
+ * PERIOD records.  Zeroed: empty; free(v) when done.
+ */
+struct fmt_period_last {
+	uint64_t	*v;
+	unsigned int	nr_rings;
+};
+
+/*
+ * The slot of @ring and @pmcid, grown as rings appear (up to 65536);
+ * NULL for a pmcid beyond FMT_MAX_PMCID or when memory runs out.
+ */
+uint64_t *fmt_period_last(struct fmt_period_last *t, uint32_t ring,
+			  uint32_t pmcid);
+/* The last PERIOD of @ring and @pmcid, 0 if none (the table does not grow). */
+static inline uint64_t fmt_period_get(const struct fmt_period_last *t,
+				      uint32_t ring, uint32_t pmcid)
+{
+	return ring < t->nr_rings && pmcid < FMT_MAX_PMCID ?
+	       t->v[(size_t)ring * FMT_MAX_PMCID + pmcid] : 0;
+}
+
 /* Realtime of a monotonic timestamp, with the session's offset. */
 void fmt_realtime(const struct fmt_opts *o, uint64_t ts, struct timespec *rt);
 

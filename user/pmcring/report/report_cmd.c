@@ -42,11 +42,11 @@ struct report_cmd {
 	size_t		nperiods;
 	uint64_t	ncc;		/* CALLCHAINs read */
 	/*
-	 * A blob set's PERIOD records: the last one of each CPU and pmcid
-	 * ([cpu * REPORT_PERIOD_PMCIDS + pmcid], 0: none), for the
-	 * CALLCHAINs of that CPU and pmcid after it.  NULL until one is read.
+	 * A blob set's PERIOD records: the last one of each CPU and pmcid,
+	 * for the CALLCHAINs of that CPU and pmcid after it (the writers'
+	 * table; empty until one is read).
 	 */
-	uint64_t	*plast;
+	struct fmt_period_last plast;
 	uint64_t	pcs[PMCRING_CALLCHAIN_DEPTH_MAX];
 };
 
@@ -101,22 +101,6 @@ static void report_cmd_periods_map(struct report_cmd *c)
 	free(path);
 }
 
-#define REPORT_PERIOD_CPUS	4096u
-#define REPORT_PERIOD_PMCIDS	64u
-
-/* The slot of a blob set's last PERIOD of @cpu and @pmcid, NULL if none. */
-static uint64_t *report_cmd_plast(struct report_cmd *c, uint32_t cpu,
-				  uint32_t pmcid, bool make)
-{
-	if (cpu >= REPORT_PERIOD_CPUS || pmcid >= REPORT_PERIOD_PMCIDS)
-		return NULL;
-	if (!c->plast && make)
-		c->plast = calloc((size_t)REPORT_PERIOD_CPUS *
-				  REPORT_PERIOD_PMCIDS, sizeof(*c->plast));
-	return c->plast ? &c->plast[cpu * REPORT_PERIOD_PMCIDS + pmcid] :
-	       NULL;
-}
-
 /* One parsed pmclog record (libpmcring's typed view) into the model. */
 static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 			 int32_t cpu)
@@ -128,23 +112,23 @@ static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 	case PMCRING_TYPE_CALLCHAIN: {
 		const struct pmcring_log_ev_callchain *cc = &ev->pl_u.pl_cc;
 
-		uint64_t *last;
+		uint64_t last;
 
 		if (c->periods && c->ncc < c->nperiods)
 			report_set_period(r, le64toh(fmt_get64(c->periods,
 							       8 * c->ncc)));
-		else if ((last = report_cmd_plast(c, cc->pl_cpu, cc->pl_pmcid,
-						  false)) && *last)
-			report_set_period(r, *last);
+		else if ((last = fmt_period_get(&c->plast, cc->pl_cpu,
+						 cc->pl_pmcid)))
+			report_set_period(r, last);
 		c->ncc++;
 		return report_sample(r, ev->pl_ts, cc->pl_cpu, cc->pl_pid,
 				     cc->pl_tid, cc->pl_pmcid, cc->pl_pc,
 				     cc->pl_npc);
 	}
 	case PMCRING_TYPE_PERIOD: {
-		uint64_t *last = report_cmd_plast(c, ev->pl_u.pl_p.pl_cpu,
-						  ev->pl_u.pl_p.pl_pmcid,
-						  true);
+		uint64_t *last = fmt_period_last(&c->plast,
+						 ev->pl_u.pl_p.pl_cpu,
+						 ev->pl_u.pl_p.pl_pmcid);
 
 		if (last)
 			*last = ev->pl_u.pl_p.pl_period;
@@ -398,7 +382,7 @@ int report_read(struct report *r, const char *path, const char *who)
 		err = report_cmd_pmclog(&c);
 	else
 		err = report_cmd_other(&c, &im);
-	free(c.plast);
+	free(c.plast.v);
 	fmt_unmap_file(im.p, im.len);
 	return err;
 }
@@ -738,8 +722,8 @@ int cmd_report(int argc, char **argv)
 		err = report_cmd_pmclog(&c);
 	else
 		err = report_cmd_other(&c, &im);
-	free(c.plast);
-	c.plast = NULL;
+	free(c.plast.v);
+	c.plast = (struct fmt_period_last){ 0 };
 	if (err)
 		fprintf(stderr, "pmcring report: %s: %s\n", c.path, strerror(-err));
 	else if (event && report_select_event(c.r, event)) {

@@ -162,6 +162,58 @@ int out_batch_run_sync(struct out_batch *b);
 /* Advance an op past @done written bytes (for short writes). */
 void out_op_advance(struct out_batch *b, struct out_op *op, size_t done);
 
+/*
+ * Fixed-size entries of an index file (blob OFFSET, TYPE, TIMING; pmclog
+ * FILE.periods), staged side by side in a batch's arena a slab at a time
+ * and queued as one range when the slab is full or the batch is about to
+ * run: one iovec per slab, not one per entry.  Entries of one file are
+ * queued in order, so an entry's place in the file is fixed when it is
+ * taken.  Zeroed: no slab.
+ */
+struct out_slab {
+	const struct out_batch	*b;	/* the batch of the slab, and its */
+	uint64_t		gen;	/* generation: NULL, or old: none */
+	uint8_t			*start;	/* entries not queued yet */
+	uint8_t			*p;	/* the next entry */
+	unsigned int		left;	/* entries free after it */
+};
+
+/* Queue @sl's entries not queued yet to @f in @phase (before a batch runs). */
+int out_slab_put(struct out_slab *sl, struct out_batch *b,
+		 struct out_file *f, unsigned int phase);
+/*
+ * Queue what @sl holds, then take a new slab of @entries entries of @entry
+ * bytes from @b's arena: 0, -ENOBUFS (arena full, no slab), or out_put()'s
+ * error.
+ */
+int out_slab_new(struct out_slab *sl, struct out_batch *b, struct out_file *f,
+		 unsigned int phase, size_t entry, unsigned int entries);
+/* Has @sl room for one more entry in @b? */
+static inline bool out_slab_has_room(const struct out_slab *sl,
+				     const struct out_batch *b)
+{
+	return sl->b == b && sl->gen == b->gen && sl->left;
+}
+
+/* Room in @sl for one entry in @b, a new slab if need be (out_slab_new). */
+static inline int out_slab_room(struct out_slab *sl, struct out_batch *b,
+				struct out_file *f, unsigned int phase,
+				size_t entry, unsigned int entries)
+{
+	return out_slab_has_room(sl, b) ? 0 :
+	       out_slab_new(sl, b, f, phase, entry, entries);
+}
+
+/* The next entry of @entry bytes, after out_slab_room() said there is one. */
+static inline void *out_slab_take(struct out_slab *sl, size_t entry)
+{
+	void *p = sl->p;
+
+	sl->p += entry;
+	sl->left--;
+	return p;
+}
+
 int out_file_open(struct out_file *f, const char *path, bool excl);
 void out_file_close(struct out_file *f);
 

@@ -61,17 +61,9 @@ static const unsigned int blob_phase[BLOB_NR_FILES] = {
 	OUT_DATA, OUT_COMMIT, OUT_META, OUT_META,
 };
 
-struct blob_slab {
-	const struct out_batch	*b;
-	uint64_t		gen;
-	uint8_t			*start;		/* entries not queued yet */
-	uint8_t			*p;		/* the next entry */
-	unsigned int		left;
-};
-
 struct blob_stream {
 	struct out_file	f[BLOB_NR_FILES];
-	struct blob_slab slab[BLOB_NR_FILES];
+	struct out_slab	slab[BLOB_NR_FILES];
 	int64_t		t;		/* $t of the open file set */
 	uint64_t	msgs;		/* messages in the open file set */
 	uint64_t	first_sec;	/* realtime second of its first message */
@@ -275,58 +267,29 @@ static int blob_begin(struct fmt_writer *w, struct out_batch *b)
 static int blob_slab_put(struct blob *bl, struct blob_stream *bs,
 			 struct out_batch *b, unsigned int k)
 {
-	struct blob_slab *sl = &bs->slab[k];
-	int err;
-
-	if (sl->b != b || sl->gen != b->gen || sl->p == sl->start)
-		return 0;
-	err = out_put(b, &bs->f[k], OUT_PHASE(blob_seg(bl, b), blob_phase[k]),
-		      sl->start, (size_t)(sl->p - sl->start));
-	if (!err)
-		sl->start = sl->p;
-	return err;
+	return out_slab_put(&bs->slab[k], b, &bs->f[k],
+			    OUT_PHASE(blob_seg(bl, b), blob_phase[k]));
 }
 
 /*
  * Room for one entry of index file @k in @b (out_batch_room() kept it),
- * NULL or an ERR value in *err.  The entry is queued later, with the rest
- * of its slab: its place in the file is fixed already, as entries of one
- * file are queued in order.
+ * NULL and the error in *err if there is none.  The entry is queued later,
+ * with the rest of its slab.
  */
-static int blob_slab_new(struct blob *bl, struct blob_stream *bs,
-			 struct out_batch *b, unsigned int k)
-{
-	struct blob_slab *sl = &bs->slab[k];
-	int err = blob_slab_put(bl, bs, b, k);
-
-	if (err)
-		return err;
-	sl->p = out_alloc(b, blob_entry[k] * BLOB_SLAB_ENTRIES);
-	if (!sl->p)
-		return -ENOBUFS;
-	sl->start = sl->p;
-	sl->b = b;
-	sl->gen = b->gen;
-	sl->left = BLOB_SLAB_ENTRIES;
-	return 0;
-}
-
 static inline void *blob_entry_alloc(struct blob *bl, struct blob_stream *bs,
 				     struct out_batch *b, unsigned int k,
 				     int *err)
 {
-	struct blob_slab *sl = &bs->slab[k];
-	void *p;
+	struct out_slab *sl = &bs->slab[k];
 
-	if (sl->b != b || sl->gen != b->gen || !sl->left) {
-		*err = blob_slab_new(bl, bs, b, k);
+	if (!out_slab_has_room(sl, b)) {
+		*err = out_slab_new(sl, b, &bs->f[k],
+				    OUT_PHASE(blob_seg(bl, b), blob_phase[k]),
+				    blob_entry[k], BLOB_SLAB_ENTRIES);
 		if (*err)
 			return NULL;
 	}
-	p = sl->p;
-	sl->p += blob_entry[k];
-	sl->left--;
-	return p;
+	return out_slab_take(sl, blob_entry[k]);
 }
 
 /*

@@ -80,19 +80,11 @@ void fmt_pmclog_allocdyn(void *buf, const void *alloc,
  */
 #define PMCLOG_SLAB_ENTRIES	128u
 
-struct pmclog_slab {
-	const struct out_batch	*b;
-	uint64_t		gen;
-	uint8_t			*start;		/* entries not queued yet */
-	uint8_t			*p;		/* the next entry */
-	unsigned int		left;
-};
-
 struct pmclog {
 	struct out_file	f;
 	/* FILE.periods, open when pf.fd >= 0 */
 	struct out_file	pf;
-	struct pmclog_slab slab;
+	struct out_slab	slab;
 	struct fmt_period_last last;	/* of each ring and pmcid */
 	/*
 	 * PMCALLOCATE's rate of each fixed-period counter (0: frequency
@@ -169,21 +161,6 @@ static int pmclog_periods_open(struct fmt_writer *w, struct pmclog *pl,
 	return out_put(b, &pl->pf, OUT_META, hdr, FMT_PERIODS_HEADER);
 }
 
-/* Queue the slab's entries not queued yet (before the batch runs). */
-static int pmclog_slab_put(struct pmclog *pl, struct out_batch *b)
-{
-	struct pmclog_slab *sl = &pl->slab;
-	int err;
-
-	if (sl->b != b || sl->gen != b->gen || sl->p == sl->start)
-		return 0;
-	err = out_put(b, &pl->pf, OUT_META, sl->start,
-		      (size_t)(sl->p - sl->start));
-	if (!err)
-		sl->start = sl->p;
-	return err;
-}
-
 /*
  * Room in FILE.periods' slab for one entry, taken before the CALLCHAIN is
  * queued: queuing it may copy up to OUT_COPY_MAX bytes and the record into
@@ -193,34 +170,19 @@ static int pmclog_slab_put(struct pmclog *pl, struct out_batch *b)
  */
 static int pmclog_period_room(struct pmclog *pl, struct out_batch *b)
 {
-	struct pmclog_slab *sl = &pl->slab;
 	int err;
 
-	if (sl->b == b && sl->gen == b->gen && sl->left)
+	if (out_slab_has_room(&pl->slab, b))
 		return 0;
-	err = pmclog_slab_put(pl, b);
-	if (err)
-		return err;
-	sl->p = out_alloc(b, 8 * PMCLOG_SLAB_ENTRIES);
-	if (!sl->p) {
-		sl->b = NULL;
-		return -EAGAIN;
-	}
-	sl->start = sl->p;
-	sl->b = b;
-	sl->gen = b->gen;
-	sl->left = PMCLOG_SLAB_ENTRIES;
-	return 0;
+	err = out_slab_new(&pl->slab, b, &pl->pf, OUT_META, 8,
+			   PMCLOG_SLAB_ENTRIES);
+	return err == -ENOBUFS ? -EAGAIN : err;
 }
 
 /* FILE.periods gets @period for the CALLCHAIN just queued. */
 static void pmclog_period_put(struct pmclog *pl, uint64_t period)
 {
-	struct pmclog_slab *sl = &pl->slab;
-
-	fmt_put64(sl->p, 0, htole64(period));
-	sl->p += 8;
-	sl->left--;
+	fmt_put64(out_slab_take(&pl->slab, 8), 0, htole64(period));
 }
 
 static int pmclog_begin(struct fmt_writer *w, struct out_batch *b)
@@ -371,7 +333,8 @@ static int pmclog_flush(struct fmt_writer *w, struct out_batch *b)
 {
 	struct pmclog *pl = w->priv;
 
-	return pl && pl->pf.fd >= 0 ? pmclog_slab_put(pl, b) : 0;
+	return pl && pl->pf.fd >= 0 ?
+	       out_slab_put(&pl->slab, b, &pl->pf, OUT_META) : 0;
 }
 
 static void pmclog_free(struct fmt_writer *w)

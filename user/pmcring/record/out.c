@@ -85,6 +85,38 @@ void out_trim(struct out_batch *b, const void *p, size_t len)
 	b->arena_used = (size_t)((const char *)p - b->arena) + len;
 }
 
+int out_slab_put(struct out_slab *sl, struct out_batch *b,
+		 struct out_file *f, unsigned int phase)
+{
+	int err;
+
+	if (sl->b != b || sl->gen != b->gen || sl->p == sl->start)
+		return 0;
+	err = out_put(b, f, phase, sl->start, (size_t)(sl->p - sl->start));
+	if (!err)
+		sl->start = sl->p;
+	return err;
+}
+
+int out_slab_new(struct out_slab *sl, struct out_batch *b, struct out_file *f,
+		 unsigned int phase, size_t entry, unsigned int entries)
+{
+	int err = out_slab_put(sl, b, f, phase);
+
+	if (err)
+		return err;
+	sl->p = out_alloc(b, entry * entries);
+	if (!sl->p) {
+		sl->b = NULL;
+		return -ENOBUFS;
+	}
+	sl->start = sl->p;
+	sl->b = b;
+	sl->gen = b->gen;
+	sl->left = entries;
+	return 0;
+}
+
 int out_put_at(struct out_batch *b, struct out_file *f, unsigned int phase,
 	       uint64_t off, const void *p, size_t len)
 {

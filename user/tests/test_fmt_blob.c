@@ -5,7 +5,8 @@
  * seconds and microseconds of CLOCK_REALTIME and the type byte, byte for
  * byte; streams select record types; --blob-json sets keep the rules of
  * LDMS's reader ldms-csv-from-blobs (tests/ldms_blob_rules.py); rolled
- * file sets (by size and by time) each start their offsets at 8; a batch
+ * file sets (by size and by time) each start their offsets at 8, and a
+ * binary set a roll opens starts with the PERIODs in force; a batch
  * killed before its index entries leaves no OFFSET past DAT; reads round
  * trip; a batch larger than a segment (64 KiB) killed in the middle keeps
  * every whole segment before it; after a write that fails part-way,
@@ -276,6 +277,105 @@ static void test_periods(const char *dir, bool json)
 		      c.n > 1 ? (char *)c.it[1].data : "");
 	}
 	free_set(&s);
+}
+
+/*
+ * PERIODs across rolls: each binary set a roll opens starts with the
+ * PERIODs in force, one per ring and pmcid (ring 0 first), stamped with
+ * the time of the message that rolled it; a later PERIOD replaces its
+ * ring's in the sets after it; the set's own messages are the records in
+ * order.  A JSON set repeats none (its callchains carry "period").
+ */
+static void test_roll_periods(const char *dir, bool json)
+{
+	static struct ring_recs rr;
+	const char *name = json ? "rpj" : "rpb";
+	struct fmt_opts o;
+	struct out_batch b;
+	struct fmt_writer *w;
+	struct collect c;
+	struct set s;
+	unsigned int i, j, got = 0, sets = 0, head, nper = 0;
+	uint64_t p0 = 0;
+	long long t;
+	uint8_t *p;
+	int rc;
+
+	memset(&rr, 0, sizeof(rr));
+	p = rr_add(&rr, PMCRING_TYPE_PERIOD, 32, 1);
+	w32(p, 16, 1); w32(p, 20, 1); w64(p, 24, 5000);
+	p = rr_add(&rr, PMCRING_TYPE_PERIOD, 32, 0);
+	w32(p, 16, 1); w32(p, 20, 0); w64(p, 24, 7000);
+	for (i = 0; i < 24; i++) {
+		if (i == 12) {		/* ring 0 changes its period */
+			p = rr_add(&rr, PMCRING_TYPE_PERIOD, 32, 0);
+			w32(p, 16, 1); w32(p, 20, 0); w64(p, 24, 9000);
+		}
+		p = rr_add(&rr, PMCRING_TYPE_CALLCHAIN, 40, i & 1);
+		w32(p, 16, 42); w32(p, 20, 43); w32(p, 24, 1);
+		w32(p, 28, (i & 1) << 16); w64(p, 32, 0x401000 + i);
+	}
+	base_opts(&o, dir);
+	o.blob_json = json;
+	o.nr_streams = 1;
+	o.streams[0].name = (char *)name;
+	o.streams[0].types = PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN);
+	o.roll_bytes = 300;
+	w = start(&o, &b, dir);
+	for (i = 0; i < rr.n; i++)
+		feed(w, &b, &rr.r[i]);
+	stop(w, &b);
+	for (t = 1700000000; ; t++) {
+		load_set(&s, dir, name, t);
+		if (!s.p[0]) {
+			free_set(&s);
+			break;
+		}
+		rc = read_set(&s, &c);
+		CHECK(rc == FMT_END_CLEAN && c.n >= 1 && c.n <= 64,
+		      "%s set %lld: rc %d, %u messages", name, t, rc, c.n);
+		head = 0;
+		if (sets && !json) {
+			/* ring 0's PERIOD in force, then ring 1's */
+			head = 2;
+			for (j = 0; j < 2 && j < c.n; j++) {
+				const uint8_t *d = c.it[j].data;
+
+				CHECK(c.it[j].type == PMCRING_TYPE_PERIOD &&
+				      c.it[j].len == 32 &&
+				      fmt_get32(d, 16) == 1 &&
+				      fmt_get32(d, 20) == j &&
+				      fmt_get64(d, 24) == (j ? 5000 : p0) &&
+				      c.n > 2 && c.it[j].ts == c.it[2].ts &&
+				      c.it[j].rt.tv_sec == c.it[2].rt.tv_sec &&
+				      c.it[j].rt.tv_nsec == c.it[2].rt.tv_nsec,
+				      "%s set %lld: message %u is not ring %u's "
+				      "PERIOD in force (%llu)", name, t, j, j,
+				      (unsigned long long)(j ? 5000 : p0));
+			}
+			nper += 2;
+		}
+		CHECK(fmt_get64(s.p[1], 8) == 8, "%s set %lld: first offset",
+		      name, t);
+		for (i = head; i < c.n && i < 64; i++, got++) {
+			/* JSON: no PERIOD message, the callchains in order */
+			while (json && got < rr.n &&
+			       rr.r[got].type == PMCRING_TYPE_PERIOD)
+				got++;
+			CHECK(got < rr.n && c.it[i].ts == rr.r[got].ts,
+			      "%s set %lld message %u: not record %u", name, t,
+			      i, got);
+			if (got < rr.n && rr.r[got].type == PMCRING_TYPE_PERIOD &&
+			    rr.r[got].cpu == 0)
+				p0 = fmt_get64(rr.r[got].data, 24);
+		}
+		sets++;
+		free_set(&s);
+	}
+	CHECK(got == rr.n && sets > 3, "%s: %u records in %u sets", name, got,
+	      sets);
+	CHECK(json || nper == 2 * (sets - 1), "%s: %u repeated PERIODs in %u "
+	      "sets", name, nper, sets);
 }
 
 /* Roll every ~200 bytes: every set starts at offset 8 and holds whole
@@ -770,6 +870,8 @@ int main(void)
 	test_periods(dir, true);
 	test_roll_size(dir, &rr);
 	test_roll_time(dir);
+	test_roll_periods(dir, false);
+	test_roll_periods(dir, true);
 	test_kill(dir, &rr);
 	test_kill_segments(dir, &rr);
 	/* TIMING cut after 2 entries and 5 bytes: only the first batch */

@@ -4,8 +4,10 @@
  * formats: the records of a hand-built profile of this program go through
  * the command's own pmclog, barman and blob writers, and the folded stacks
  * of each file, a blob written with --blob-json included, are the expected
- * ones, and `pmcring script` prints each file's samples symbolized; a file
- * that is no recording gets a clear error.
+ * ones, and `pmcring script` prints each file's samples symbolized; a
+ * binary blob set's samples weigh the last PERIOD of their CPU, also in
+ * the sets a roll opens (they repeat the PERIODs in force); a file that is
+ * no recording gets a clear error.
  */
 #include <dirent.h>
 
@@ -111,8 +113,13 @@ static void with_periods(struct recs *out, const struct recs *rs,
 	out->p.ts = rs->p.ts;
 }
 
-static void write_format(const struct recs *rs, enum fmt_kind kind,
-			 const char *path, bool json)
+/*
+ * @rs through the @kind writer into @path; a blob set rolls before DAT
+ * would pass @roll bytes (0: never), the batch running whenever the
+ * writer asks, as the consumer runs it.
+ */
+static void write_roll(const struct recs *rs, enum fmt_kind kind,
+		       const char *path, bool json, uint64_t roll)
 {
 	struct fmt_opts o = { .kind = kind, .path = path };
 	struct fmt_writer *w;
@@ -132,12 +139,19 @@ static void write_format(const struct recs *rs, enum fmt_kind kind,
 	o.streams[0].types = PMCRING_TYPES_ALL;
 	o.nr_streams = 1;
 	o.blob_json = json;
+	o.roll_bytes = roll;
 	REQUIRE(!out_batch_init(&b, 256, 1 << 20), "batch");
 	w = fmt_writer_new(&o);
 	REQUIRE(w, "fmt_writer_new: %s", strerror(errno));
 	REQUIRE(!fmt_begin(w, &b), "fmt_begin");
 	for (i = 0; i < rs->n; i++) {
 		err = fmt_record(w, &b, &rs->r[i]);
+		if (err == -EAGAIN) {
+			REQUIRE(!fmt_flush(w, &b), "fmt_flush");
+			REQUIRE(!out_batch_run_sync(&b), "run");
+			out_batch_reset(&b);
+			err = fmt_record(w, &b, &rs->r[i]);
+		}
 		REQUIRE(!err, "fmt_record: %s", strerror(-err));
 	}
 	REQUIRE(!fmt_end(w, &b, rs->p.ts), "fmt_end");
@@ -146,6 +160,68 @@ static void write_format(const struct recs *rs, enum fmt_kind kind,
 	REQUIRE(!err, "out_batch_run_sync: %s", strerror(-err));
 	fmt_writer_free(w);
 	out_batch_free(&b);
+}
+
+static void write_format(const struct recs *rs, enum fmt_kind kind,
+			 const char *path, bool json)
+{
+	write_roll(rs, kind, path, json, 0);
+}
+
+/*
+ * @rs into binary blob sets under @path that roll before DAT would pass
+ * @roll bytes: the DAT files of stream "all" in $t order into @dats.
+ */
+static unsigned int write_blob_rolled(const struct recs *rs, const char *path,
+				      uint64_t roll, char dats[][1024],
+				      unsigned int max)
+{
+	unsigned int n = 0;
+	long long t;
+
+	write_roll(rs, FMT_BLOB, path, false, roll);
+	/* a roll's $t is the previous one + 1 (the records share a second) */
+	for (t = 1700000000; n < max; t++) {
+		snprintf(dats[n], 1024, "%s/c/all.DAT.%lld", path, t);
+		if (access(dats[n], F_OK))
+			break;
+		n++;
+	}
+	return n;
+}
+
+/* CALLCHAINs of a blob set on CPU 0 and CPU 1, and whether one is first. */
+struct set_samples {
+	unsigned int	n[2];
+	bool		period_first;	/* a PERIOD before any CALLCHAIN */
+	bool		seen_cc;
+};
+
+static int set_samples_cb(const struct fmt_item *it, void *ctx)
+{
+	struct set_samples *ss = ctx;
+
+	if (it->type == PMCRING_TYPE_PERIOD && !ss->seen_cc)
+		ss->period_first = true;
+	if (it->type == PMCRING_TYPE_CALLCHAIN && it->cpu >= 0 && it->cpu < 2) {
+		ss->n[it->cpu]++;
+		ss->seen_cc = true;
+	}
+	return 0;
+}
+
+static void count_set(const char *dat, struct set_samples *ss)
+{
+	struct fmt_blob_set set;
+	char which[1100];
+	size_t bad;
+
+	memset(ss, 0, sizeof(*ss));
+	REQUIRE(!fmt_blob_map(dat, &set, which, sizeof(which)), "map %s",
+		which);
+	CHECK(fmt_blob_read(&set, set_samples_cb, ss, &bad) == FMT_END_CLEAN,
+	      "%s: not clean", dat);
+	fmt_blob_unmap(&set);
 }
 
 static unsigned int count(const char *s, const char *what)
@@ -198,6 +274,8 @@ int main(void)
 	const char *want = "tproc;f_root;f_leaf 5\n"
 			   "tproc;f_root;f_leaf;kfunc_a;kfunc_b 1\n";
 	static struct recs rs, rp;
+	static char dats[8][1024];
+	unsigned int nsets, i, later = 0;
 	struct self_map m;
 	char *out;
 	int rc;
@@ -258,6 +336,38 @@ int main(void)
 	out = run_report(&rc, "--folded", "--kallsyms", ks, dat, NULL);
 	CHECK(rc == 0 && !strcmp(out, want), "blob PERIOD folded:\n%s", out);
 	free(out);
+	free((void *)rp.r[0].data);
+	free((void *)rp.r[1].data);
+
+	/*
+	 * the same, in sets that roll every ~250 bytes: a set a roll opens
+	 * repeats the PERIODs in force, so each later set's samples weigh 7
+	 * (CPU 0) and 11 (CPU 1) too, not 1
+	 */
+	snprintf(path, sizeof(path), "%s/roll", dir);
+	REQUIRE(!mkdir(path, 0755), "mkdir %s: %s", path, strerror(errno));
+	with_periods(&rp, &rs, 7, 11);
+	nsets = write_blob_rolled(&rp, path, 250, dats, 8);
+	CHECK(nsets >= 3, "%u rolled sets", nsets);
+	for (i = 1; i < nsets; i++) {
+		struct set_samples ss;
+		char head[128];
+
+		count_set(dats[i], &ss);
+		if (!ss.n[0] && !ss.n[1])
+			continue;
+		later += ss.n[0] + ss.n[1];
+		CHECK(ss.period_first, "%s: no PERIOD before its samples",
+		      dats[i]);
+		snprintf(head, sizeof(head), "%u samples, event count %u (the "
+			 "sum of the samples' recorded periods)\n",
+			 ss.n[0] + ss.n[1], 7 * ss.n[0] + 11 * ss.n[1]);
+		out = run_report(&rc, "--kallsyms", ks, dats[i], NULL);
+		CHECK(rc == 0 && strstr(out, head), "%s: want '%.*s':\n%s",
+		      dats[i], (int)strlen(head) - 1, head, out);
+		free(out);
+	}
+	CHECK(later >= 2, "%u samples in the sets after the first", later);
 	free((void *)rp.r[0].data);
 	free((void *)rp.r[1].data);
 

@@ -10,7 +10,9 @@
  * Messages are the binary pmclog records (type 's'), or with --blob-json one
  * flat NUL-terminated JSON object each (type 'j'), which LDMS's
  * ldms-csv-from-blobs reads.  Unlike LDMS's writer, offsets restart at 8 in
- * every new file set when files roll.  Write order, each step complete
+ * every new file set when files roll, and a binary set a roll opens starts
+ * with the PERIODs in force (blob_repeat_periods()): each set stands
+ * alone.  Write order, each step complete
  * before the next (fmt.h): DAT (OUT_DATA), then TIMING and TYPE (OUT_META),
  * then OFFSET (OUT_COMMIT).  So after a kill at any moment OFFSET never
  * points past what DAT holds and never has more entries than TIMING and
@@ -66,6 +68,8 @@ struct blob_stream {
 	struct out_slab	slab[BLOB_NR_FILES];
 	int64_t		t;		/* $t of the open file set */
 	uint64_t	msgs;		/* messages in the open file set */
+	/* the PERIODs a roll repeated at its start (blob_repeat_periods()) */
+	uint64_t	head;
 	uint64_t	first_sec;	/* realtime second of its first message */
 };
 
@@ -78,10 +82,12 @@ struct blob {
 	uint64_t		seg_start;
 	char			dir[4096];
 	/*
-	 * --blob-json: the last PERIOD of each ring and pmcid, for the
-	 * "period" of the callchains that follow (0: none recorded)
+	 * The last PERIOD of each ring and pmcid (0: none recorded): with
+	 * --blob-json the "period" of the callchains that follow, in a
+	 * binary set the PERIODs a roll repeats
 	 */
 	struct fmt_period_last	last;
+	bool			repeat_warned;
 };
 
 /* The segment of @b being queued (0 in a batch not seen yet). */
@@ -233,6 +239,7 @@ static int blob_open_set(struct fmt_writer *w, struct out_batch *b,
 	}
 	bs->t = t;
 	bs->msgs = 0;
+	bs->head = 0;
 	return 0;
 }
 
@@ -332,12 +339,115 @@ static bool blob_wants(const struct fmt_writer *w, unsigned int i,
 	return types & PMCRING_TYPE_BIT(type);
 }
 
+/*
+ * One message of @len bytes at @msg into stream @bs: its OFFSET, TYPE and
+ * TIMING entries and its DAT bytes (in @data_phase), in the arena
+ * (@in_arena: JSON, a repeated PERIOD) or in a ring (binary messages are
+ * the ring's bytes, short runs copied).  Inline: blob_record()'s
+ * per-message path.
+ */
+static inline __attribute__((always_inline)) int
+blob_msg(struct fmt_writer *w, struct out_batch *b, struct blob_stream *bs,
+	 const void *msg, size_t len, bool in_arena, unsigned int data_phase,
+	 const struct timespec *rt)
+{
+	struct blob *bl = w->priv;
+	uint64_t *off, *tim;
+	uint8_t *typ;
+	int err;
+
+	off = blob_entry_alloc(bl, bs, b, BLOB_OFF, &err);
+	typ = off ? blob_entry_alloc(bl, bs, b, BLOB_TYP, &err) : NULL;
+	tim = typ && w->o.blob_timing ?
+	      blob_entry_alloc(bl, bs, b, BLOB_TIM, &err) : NULL;
+	if (!off || !typ || (w->o.blob_timing && !tim))
+		return err;
+	*off = htole64(bs->f[BLOB_DAT].off);
+	*typ = w->o.blob_json ? 'j' : 's';
+	if (tim) {
+		tim[0] = htole64((uint64_t)rt->tv_sec);
+		tim[1] = htole64((uint64_t)rt->tv_nsec / 1000);
+	}
+	err = in_arena ? blob_put(b, &bs->f[BLOB_DAT], data_phase, msg, len) :
+	      out_put_ring_phase(b, &bs->f[BLOB_DAT], data_phase, msg, len);
+	if (err)
+		return err;
+	bs->msgs++;
+	b->items++;
+	return 0;
+}
+
+/*
+ * A binary set opened by a roll starts with the PERIODs in force: one
+ * PERIOD message for each ring and pmcid with a last PERIOD, ring by ring,
+ * stamped with the time of the record that rolled the set (@r, @rt), so
+ * that the samples of the set before the next PERIOD of their ring weigh
+ * their period, not the fixed one or 1.  The batch is empty at a roll;
+ * should the repeats not fit in it (thousands of rings and pmcids with
+ * periods), the set repeats none and a warning says so.
+ */
+static int blob_repeat_periods(struct fmt_writer *w, struct out_batch *b,
+			       struct blob_stream *bs, const struct fmt_rec *r,
+			       const struct timespec *rt)
+{
+	struct blob *bl = w->priv;
+	const struct fmt_period_last *t = &bl->last;
+	size_t k, n = 0, slabs, nr = (size_t)t->nr_rings * FMT_MAX_PMCID;
+	uint8_t *rec;
+	int err;
+
+	for (k = 0; k < nr; k++)
+		n += t->v[k] != 0;
+	if (!n)
+		return 0;
+	/*
+	 * blob_record()'s own reserve, and the repeats: their index slabs,
+	 * a range of each and a DAT range after each (a slab taken between
+	 * two PERIODs breaks their run in the arena)
+	 */
+	slabs = n / BLOB_SLAB_ENTRIES + 2;
+	if (!out_batch_room(b, 14 * w->o.nr_streams + 1 +
+			       6 * (unsigned int)slabs + 2,
+			    w->o.nr_streams * 25 * (BLOB_SLAB_ENTRIES + 1) +
+			    n * PMCRING_SIZE_PERIOD +
+			    slabs * 25 * (BLOB_SLAB_ENTRIES + 1))) {
+		if (!bl->repeat_warned)
+			fprintf(stderr, "pmcring: %s: %zu PERIODs in force do "
+				"not fit a batch: a rolled set repeats none, "
+				"its samples before their ring's next PERIOD "
+				"weigh the fixed period or 1\n", bl->dir, n);
+		bl->repeat_warned = true;
+		return 0;
+	}
+	for (k = 0; k < nr; k++) {
+		if (!t->v[k])
+			continue;
+		rec = out_alloc(b, PMCRING_SIZE_PERIOD);
+		if (!rec)
+			return -ENOBUFS;
+		memset(rec, 0, PMCRING_SIZE_PERIOD);
+		fmt_put32(rec, 0, PMCRING_HEADER(PMCRING_TYPE_PERIOD,
+						 PMCRING_SIZE_PERIOD));
+		fmt_put64(rec, 8, r->ts);
+		fmt_put32(rec, 16, (uint32_t)(k % FMT_MAX_PMCID));	/* pmcid */
+		fmt_put32(rec, 20, (uint32_t)(k / FMT_MAX_PMCID));	/* ring */
+		fmt_put64(rec, 24, t->v[k]);
+		err = blob_msg(w, b, bs, rec, PMCRING_SIZE_PERIOD, true,
+			       OUT_PHASE(blob_seg(bl, b), OUT_DATA), rt);
+		if (err)
+			return err;
+	}
+	bs->head = bs->msgs;
+	return 0;
+}
+
 static bool blob_must_roll(const struct fmt_writer *w, unsigned int i,
 			   size_t msg_len, const struct timespec *rt)
 {
 	const struct blob_stream *bs = &((struct blob *)w->priv)->s[i];
 
-	if (!bs->msgs)
+	/* one message of its own first, the repeated PERIODs aside */
+	if (bs->msgs <= bs->head)
 		return false;
 	if (w->o.roll_bytes && bs->f[BLOB_DAT].off + msg_len > w->o.roll_bytes)
 		return true;
@@ -345,17 +455,26 @@ static bool blob_must_roll(const struct fmt_writer *w, unsigned int i,
 	       (uint64_t)rt->tv_sec >= bs->first_sec + w->o.roll_secs;
 }
 
-/* Close stream @i's files and open the next set with a later $t. */
+/*
+ * Close stream @i's files and open the next set with a later $t, for @r
+ * at @rt; a binary set of a stream that takes PERIOD starts with the
+ * PERIODs in force.
+ */
 static int blob_roll(struct fmt_writer *w, struct out_batch *b,
-		     unsigned int i, const struct timespec *rt)
+		     unsigned int i, const struct fmt_rec *r,
+		     const struct timespec *rt)
 {
 	struct blob_stream *bs = &((struct blob *)w->priv)->s[i];
 	int64_t t = rt->tv_sec > bs->t ? rt->tv_sec : bs->t + 1;
+	int err;
 
 	blob_close_set(bs);
 	/* nothing is queued (blob_record() waits for an empty batch) */
 	memset(bs->slab, 0, sizeof(bs->slab));
-	return blob_open_set(w, b, i, t);
+	err = blob_open_set(w, b, i, t);
+	if (err || w->o.blob_json || !blob_wants(w, i, PMCRING_TYPE_PERIOD))
+		return err;
+	return blob_repeat_periods(w, b, bs, r, rt);
 }
 
 static int blob_flush(struct fmt_writer *w, struct out_batch *b);
@@ -369,8 +488,6 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 	size_t len = r->len;
 	bool roll = false;
 	unsigned int i, data_phase;
-	uint64_t *off, *tim;
-	uint8_t *typ;
 	char *json = NULL;
 	int err;
 
@@ -439,32 +556,23 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		if (!blob_wants(w, i, r->type))
 			continue;
 		if (blob_must_roll(w, i, len, &rt)) {
-			err = blob_roll(w, b, i, &rt);
+			err = blob_roll(w, b, i, r, &rt);
 			if (err)
 				return err;
 		}
-		if (!bs->msgs)
+		if (bs->msgs == bs->head)
 			bs->first_sec = (uint64_t)rt.tv_sec;
-		off = blob_entry_alloc(bl, bs, b, BLOB_OFF, &err);
-		typ = off ? blob_entry_alloc(bl, bs, b, BLOB_TYP, &err) : NULL;
-		tim = typ && w->o.blob_timing ?
-		      blob_entry_alloc(bl, bs, b, BLOB_TIM, &err) : NULL;
-		if (!off || !typ || (w->o.blob_timing && !tim))
-			return err;
-		*off = htole64(bs->f[BLOB_DAT].off);
-		*typ = w->o.blob_json ? 'j' : 's';
-		if (tim) {
-			tim[0] = htole64((uint64_t)rt.tv_sec);
-			tim[1] = htole64((uint64_t)rt.tv_nsec / 1000);
-		}
-		/* binary messages are the ring's bytes: short runs copied */
-		err = json ? blob_put(b, &bs->f[BLOB_DAT], data_phase, msg, len) :
-		      out_put_ring_phase(b, &bs->f[BLOB_DAT], data_phase, msg,
-					 len);
+		err = blob_msg(w, b, bs, msg, len, json, data_phase, &rt);
 		if (err)
 			return err;
-		bs->msgs++;
-		b->items++;
+	}
+	/* a binary PERIOD: in force from here, for the sets rolls open */
+	if (r->type == PMCRING_TYPE_PERIOD && r->len == PMCRING_SIZE_PERIOD) {
+		uint64_t *last = fmt_period_last(&bl->last, r->cpu,
+						 fmt_get32(r->data, 16));
+
+		if (last)
+			*last = fmt_get64(r->data, 24);
 	}
 	return 0;
 }

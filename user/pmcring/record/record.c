@@ -3,7 +3,7 @@
  * `pmcring record`: open a session, start the command (or follow a pid, or
  * the whole system), and drain every CPU's ring in exact timestamp order
  * into a pmclog, barman or blob file until the command exits, the duration
- * ends or SIGINT/SIGTERM arrives; then disable, drain what is left, write
+ * ends or SIGINT/SIGTERM/SIGHUP arrives; then disable, drain what is left, write
  * CLOSELOG / the final header, and exit 0.
  */
 #define _GNU_SOURCE
@@ -44,6 +44,8 @@
 #define CHILD_GRACE_MS	10000u
 
 static volatile sig_atomic_t stop_signal, nr_signals, signal_from_tty;
+/* SIGHUP is ours: it was not ignored when we started (nohup) */
+static bool catch_hup;
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
@@ -275,6 +277,7 @@ static int child_start(struct child *ch, char **cmd)
 	sigemptyset(&stops);
 	sigaddset(&stops, SIGINT);
 	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stops, &old);
 	ch->pid = fork();
 	if (ch->pid < 0) {
@@ -287,6 +290,8 @@ static int child_start(struct child *ch, char **cmd)
 	if (ch->pid == 0) {
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		if (catch_hup)		/* else nohup's SIG_IGN stays */
+			signal(SIGHUP, SIG_DFL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(p[1]);
 		if (read(p[0], &go, 1) != 1)
@@ -925,7 +930,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
 	struct sigaction sa = { .sa_sigaction = on_signal,
-				.sa_flags = SA_SIGINFO };
+				.sa_flags = SA_SIGINFO }, hup;
 	int child_sig = 0;
 	char *bid_log = NULL;
 	char err[256];
@@ -950,6 +955,18 @@ int cmd_record(int argc, char **argv)
 	/* no SA_RESTART: a signal ends the wait at once */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/*
+	 * A hangup (the terminal or the ssh session gone) finishes the files
+	 * as SIGTERM does and is passed on to the command, as timeout(1)
+	 * does; its default action left files without their end (no
+	 * CLOSELOG, no final barman header, no FILE.buildids) and the command
+	 * running.  Under nohup (SIGHUP ignored) it stays ignored, for the
+	 * command too.
+	 */
+	if (!sigaction(SIGHUP, NULL, &hup) && hup.sa_handler != SIG_IGN) {
+		catch_hup = true;
+		sigaction(SIGHUP, &sa, NULL);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	/*
 	 * Past RLIMIT_FSIZE a write gets EFBIG instead of the default

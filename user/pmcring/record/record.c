@@ -727,7 +727,7 @@ static int record_loop(struct recorder *r, int *child_sig)
 }
 
 /*
- * FILE.periods beside a pmclog file, when the rings have samples: their
+ * FILE.periods beside a pmclog file, when the rings can have samples: their
  * periods from PERIOD records (frequency mode), or the fixed period of
  * -c, which the file's PMCALLOCATEDYN does not hold.
  */
@@ -817,7 +817,8 @@ static int record_setup(struct recorder *r)
 	cpuid_string(r->fo.cpuid, sizeof(r->fo.cpuid));
 	r->fo.sample_rate = r->o.period ? 0 : (uint32_t)(r->o.freq ? r->o.freq :
 					   REC_DEFAULT_FREQ);
-	r->fo.periods = record_periods(so.types);
+	/* no counter (-e none, or none the machine counts): no sample */
+	r->fo.periods = r->fo.nr_counters && record_periods(so.types);
 	/* --generate, or --types naming them (a bench module's records) */
 	r->fo.keep_generated = r->o.gen_count != 0 ||
 		(r->o.types & PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED));

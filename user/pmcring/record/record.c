@@ -342,9 +342,14 @@ static bool child_poll(struct child *ch)
  */
 static void child_reap(struct child *ch, int sig)
 {
-	unsigned int ms;
+	/*
+	 * A deadline, not a count of naps: under load each 10 ms nap
+	 * oversleeps (1000 of them took 14 s, not 10: TCG, both vCPUs
+	 * busy, a command ignoring SIGTERM).
+	 */
+	uint64_t end = now_ns(CLOCK_MONOTONIC) + CHILD_GRACE_MS * 1000000ull;
 
-	for (ms = 0; !child_poll(ch) && ms < CHILD_GRACE_MS; ms += 10)
+	while (!child_poll(ch) && now_ns(CLOCK_MONOTONIC) < end)
 		usleep(10000);
 	if (child_poll(ch))
 		return;

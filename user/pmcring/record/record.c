@@ -543,6 +543,10 @@ static void write_error(const struct fmt_opts *fo, const struct consumer *c,
 	if (err == -ENOSPC)
 		fprintf(stderr, "pmcring: %s: no space left on device: stopped; "
 			"what was written is a valid prefix\n", path);
+	else if (err == -ESPIPE)	/* only barman refuses a pipe */
+		fprintf(stderr, "pmcring: %s: not seekable (a pipe): a barman "
+			"file's header is rewritten in place; write it to a "
+			"file\n", path);
 	else
 		fprintf(stderr, "pmcring: writing %s: %s\n", path,
 			strerror(-err));

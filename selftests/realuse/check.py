@@ -851,6 +851,15 @@ def scenario(d):
 def main():
     bad = 0
     for d in sys.argv[1:]:
+        if os.path.basename(os.path.normpath(d)) == 'x-devnull':
+            # -o /dev/null: exit 0, no sidecar created next to the device
+            ls = open(os.path.join(d, 'ls')).read()
+            rc = open(os.path.join(d, 'rc')).read().strip()
+            ok = rc == 'rc=0' and '.periods' not in ls and '.buildids' not in ls
+            bad += not ok
+            print('%-4s %-26s -o /dev/null: %s, %s' % ('ok' if ok else 'FAIL', 'x-devnull', rc,
+                  'no sidecar' if ok else ls.strip()))
+            continue
         if not os.path.exists(os.path.join(d, 'meta')):
             continue
         try:

@@ -230,13 +230,5 @@ if echo x-devnull | grep -Eq "$FILTER"; then
 	ls -la /dev/null* >"$OUT/x-devnull/ls" 2>&1
 	rm -f /dev/null.periods /dev/null.buildids /dev/null.buildids.tmp
 fi
-# -o a pipe: pmcring record -o /dev/stdout | cat >FILE
-if echo x-pipe | grep -Eq "$FILTER"; then
-	mkdir -p "$OUT/x-pipe"
-	pmcring record -o /dev/stdout -- pmcring-workload -d 1 -t 1 2>"$OUT/x-pipe/err" | cat >"$T/pipe.pmclog"
-	echo "rc=$?" >"$OUT/x-pipe/rc"
-	cp "$T/pipe.pmclog" "$OUT/x-pipe/rec.out"
-	pmcring dump "$T/pipe.pmclog" >/dev/null 2>"$OUT/x-pipe/dump.err"; echo "dumprc=$?" >>"$OUT/x-pipe/rc"
-	ls -la /dev/stdout* /proc/self/fd/ >"$OUT/x-pipe/ls" 2>&1
-fi
+# -o a pipe: cli_pipe.sh
 echo "# done"

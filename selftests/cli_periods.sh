@@ -6,8 +6,8 @@
 # the pmclog file: the magic and one period per CALLCHAIN of the file, each
 # 1000000, while the file itself has no PERIOD record; `pmcring report`
 # gives the event count as the sum of those periods.  With -c the sidecar
-# holds the fixed period; a recording without samples removes an older
-# one.  A binary blob set keeps the PERIOD records, a JSON one gives each
+# holds the fixed period; a recording without samples (no CALLCHAIN
+# type, or no counter: -e none) has none and removes an older one.  A binary blob set keeps the PERIOD records, a JSON one gives each
 # callchain its "period", which report weights it by.
 lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
 . "$lib/pmcring_test.sh"
@@ -67,6 +67,10 @@ grep -q "^# Event 'cpu-clock' (pmcid 1): $ncc samples, event count $((ncc * 1000
 # no samples: no sidecar, the older one removed
 record nosamples --types proccsw -e cpu-clock -F 1000 -o "$dir/f.pmclog"
 [ -e "$side" ] && fail "a recording without samples left $side"
+# -e none: no counter, so no sample either: no sidecar (it used to get one
+# of the header alone, as the session still took CALLCHAIN)
+record nocounter -e none -o "$dir/f.pmclog"
+[ -e "$side" ] && fail "-e none (no counter, no sample) left $side ($(wc -c <"$side") bytes)"
 
 # blob: binary keeps PERIOD, JSON puts the period in each callchain
 record blob --format blob -e cpu-clock -F 1000 -o "$dir/blob"

@@ -50,6 +50,7 @@ struct out_file {
 	int		fd;
 	uint64_t	off;		/* where the next append goes */
 	char		*path;		/* for messages */
+	bool		stream;		/* not seekable (a pipe): appends only */
 	/* its last range in a batch: later bytes right after it extend it */
 	const struct out_batch *last_b;
 	uint64_t	last_gen;

@@ -174,6 +174,9 @@ static int barman_begin(struct fmt_writer *w, struct out_batch *b)
 	err = out_file_open(&bm->f, w->o.path, false);
 	if (err)
 		return err;
+	/* the header is rewritten at offset 0: a pipe would get it twice */
+	if (bm->f.stream)
+		return -ESPIPE;
 	bm_init_header(bm, &w->o);
 	bm->last_ts = w->o.start_ns;
 	/* The first header goes first; frames follow it. */

@@ -380,7 +380,10 @@ static int out_op_run_sync(struct out_batch *b, struct out_op *op)
 	ssize_t n;
 
 	while (op->len) {
-		n = pwritev(op->f->fd, &b->iov[op->iov_first], (int)op->iov_cnt,
+		/* a pipe has no offsets: it takes the bytes in order */
+		n = op->f->stream ?
+		    writev(op->f->fd, &b->iov[op->iov_first], (int)op->iov_cnt) :
+		    pwritev(op->f->fd, &b->iov[op->iov_first], (int)op->iov_cnt,
 			    (off_t)op->off);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -418,6 +421,7 @@ int out_file_open(struct out_file *f, const char *path, bool excl)
 	f->fd = open(path, flags, 0644);
 	if (f->fd < 0)
 		return -errno;
+	f->stream = lseek(f->fd, 0, SEEK_CUR) < 0 && errno == ESPIPE;
 	f->off = 0;
 	f->path = strdup(path);
 	if (!f->path) {

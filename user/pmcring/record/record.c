@@ -3,7 +3,7 @@
  * `pmcring record`: open a session, start the command (or follow a pid, or
  * the whole system), and drain every CPU's ring in exact timestamp order
  * into a pmclog, barman or blob file until the command exits, the duration
- * ends or SIGINT/SIGTERM arrives; then disable, drain what is left, write
+ * ends or SIGINT/SIGTERM/SIGHUP arrives; then disable, drain what is left, write
  * CLOSELOG / the final header, and exit 0.
  */
 #define _GNU_SOURCE
@@ -44,6 +44,8 @@
 #define CHILD_GRACE_MS	10000u
 
 static volatile sig_atomic_t stop_signal, nr_signals, signal_from_tty;
+/* SIGHUP is ours: it was not ignored when we started (nohup) */
+static bool catch_hup;
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
@@ -275,6 +277,7 @@ static int child_start(struct child *ch, char **cmd)
 	sigemptyset(&stops);
 	sigaddset(&stops, SIGINT);
 	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stops, &old);
 	ch->pid = fork();
 	if (ch->pid < 0) {
@@ -287,6 +290,8 @@ static int child_start(struct child *ch, char **cmd)
 	if (ch->pid == 0) {
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		if (catch_hup)		/* else nohup's SIG_IGN stays */
+			signal(SIGHUP, SIG_DFL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(p[1]);
 		if (read(p[0], &go, 1) != 1)
@@ -337,9 +342,14 @@ static bool child_poll(struct child *ch)
  */
 static void child_reap(struct child *ch, int sig)
 {
-	unsigned int ms;
+	/*
+	 * A deadline, not a count of naps: under load each 10 ms nap
+	 * oversleeps (1000 of them took 14 s, not 10: TCG, both vCPUs
+	 * busy, a command ignoring SIGTERM).
+	 */
+	uint64_t end = now_ns(CLOCK_MONOTONIC) + CHILD_GRACE_MS * 1000000ull;
 
-	for (ms = 0; !child_poll(ch) && ms < CHILD_GRACE_MS; ms += 10)
+	while (!child_poll(ch) && now_ns(CLOCK_MONOTONIC) < end)
 		usleep(10000);
 	if (child_poll(ch))
 		return;
@@ -533,6 +543,10 @@ static void write_error(const struct fmt_opts *fo, const struct consumer *c,
 	if (err == -ENOSPC)
 		fprintf(stderr, "pmcring: %s: no space left on device: stopped; "
 			"what was written is a valid prefix\n", path);
+	else if (err == -ESPIPE)	/* only barman refuses a pipe */
+		fprintf(stderr, "pmcring: %s: not seekable (a pipe): a barman "
+			"file's header is rewritten in place; write it to a "
+			"file\n", path);
 	else
 		fprintf(stderr, "pmcring: writing %s: %s\n", path,
 			strerror(-err));
@@ -722,7 +736,7 @@ static int record_loop(struct recorder *r, int *child_sig)
 }
 
 /*
- * FILE.periods beside a pmclog file, when the rings have samples: their
+ * FILE.periods beside a pmclog file, when the rings can have samples: their
  * periods from PERIOD records (frequency mode), or the fixed period of
  * -c, which the file's PMCALLOCATEDYN does not hold.
  */
@@ -812,7 +826,8 @@ static int record_setup(struct recorder *r)
 	cpuid_string(r->fo.cpuid, sizeof(r->fo.cpuid));
 	r->fo.sample_rate = r->o.period ? 0 : (uint32_t)(r->o.freq ? r->o.freq :
 					   REC_DEFAULT_FREQ);
-	r->fo.periods = record_periods(so.types);
+	/* no counter (-e none, or none the machine counts): no sample */
+	r->fo.periods = r->fo.nr_counters && record_periods(so.types);
 	/* --generate, or --types naming them (a bench module's records) */
 	r->fo.keep_generated = r->o.gen_count != 0 ||
 		(r->o.types & PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED));
@@ -925,7 +940,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
 	struct sigaction sa = { .sa_sigaction = on_signal,
-				.sa_flags = SA_SIGINFO };
+				.sa_flags = SA_SIGINFO }, hup;
 	int child_sig = 0;
 	char *bid_log = NULL;
 	char err[256];
@@ -950,6 +965,18 @@ int cmd_record(int argc, char **argv)
 	/* no SA_RESTART: a signal ends the wait at once */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/*
+	 * A hangup (the terminal or the ssh session gone) finishes the files
+	 * as SIGTERM does and is passed on to the command, as timeout(1)
+	 * does; its default action left files without their end (no
+	 * CLOSELOG, no final barman header, no FILE.buildids) and the command
+	 * running.  Under nohup (SIGHUP ignored) it stays ignored, for the
+	 * command too.
+	 */
+	if (!sigaction(SIGHUP, NULL, &hup) && hup.sa_handler != SIG_IGN) {
+		catch_hup = true;
+		sigaction(SIGHUP, &sa, NULL);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	/*
 	 * Past RLIMIT_FSIZE a write gets EFBIG instead of the default

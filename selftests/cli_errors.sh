@@ -7,7 +7,8 @@
 # /dev/pmcring says how to load the module, a command that cannot be run
 # exits 127, a command's own status passes through; perf's spellings (-F
 # HZ, -g, --call-graph) work and the old ones say the new; --version and
-# `pmcring list` (every event, and whether this machine counts it).
+# `pmcring list` (every event, and whether this machine counts it), which
+# an event this machine cannot count points to.
 lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
 . "$lib/pmcring_test.sh"
 
@@ -66,4 +67,10 @@ done
 grep -q "^cpu-clock .* yes" "$dir/list.txt" ||
 	{ cat "$dir/list.txt"; fail "list: cpu-clock not countable"; }
 echo "# $(grep -c ' yes' "$dir/list.txt") events counted here"
+# an event this machine cannot count (TCG has no PMU) points to the list
+if ! grep -q "^cycles .* yes" "$dir/list.txt"; then
+	expect 1 "cannot sample cycles: .*pmcring list" -e cycles -- true
+else
+	echo "# cycles is counted here: no uncountable event to try"
+fi
 echo "ok: errors say what to do; the command's status passes through"

@@ -461,8 +461,11 @@ static bool add_counters(struct pmcring *s, struct rec_opts *o,
 				strerror(-err));
 			return true;
 		}
-		fprintf(stderr, "pmcring: cannot sample %s: %s\n", ev[i].name,
-			strerror(-err));
+		fprintf(stderr, "pmcring: cannot sample %s: %s%s\n", ev[i].name,
+			strerror(-err),
+			err == -ENOENT || err == -ENODEV ?
+			" (this machine has no such counter: `pmcring list` "
+			"shows the events it has)" : "");
 		return false;
 	}
 	return true;

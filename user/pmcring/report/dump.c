@@ -244,8 +244,9 @@ static int sub_usage(const char *cmd, int help)
 	fprintf(help ? stdout : stderr,
 		"usage: pmcring %s PATH...\n"
 		"\n"
-		"%s a pmclog, barman or LDMS blob file; the format comes from\n"
-		"its magic.  A blob file set is named by any of its files\n"
+		"%s\n"
+		"a pmclog, barman or LDMS blob file; the format comes from its\n"
+		"magic.  A blob file set is named by any of its files\n"
 		"(STREAM.DAT.T, .OFFSET.T, ...) or by its directory (all sets).\n"
 		"\n"
 		"  -h, --help   this text\n", cmd,

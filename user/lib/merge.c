@@ -484,26 +484,6 @@ vis_top_moved(struct pmcring_merge *m, struct merge_ring *top)
 }
 
 /*
- * The rest of a hand-out from ring @t, whose cursor is past the record of
- * @ts handed out: peek the next record (all of its checks), then the heap.
- */
-static __attribute__((noinline)) int hand_out_peek(struct pmcring_merge *m,
-						   unsigned int t, uint64_t ts)
-{
-	struct merge_ring *top = &m->rings[t];
-	struct pmcring_cpu_buf *b = top->b;
-	int ret = cpu_buf_peek_rec(b, &top->rec);
-
-	if (ret > 0) {
-		top->next = b->data + (top->rec.end & b->mask);
-		vis_top_moved(m, top);
-	}
-	else
-		ran_dry(m, t, ts, ret);
-	return 1;
-}
-
-/*
  * Hand out the head of the visible heap (nothing blocks it) and peek the
  * ring's next record, every case.  pmcring_merge_next() does the common
  * one itself.
@@ -632,12 +612,12 @@ none:
 /*
  * The per-record path, a leaf: it hands out the head of the visible heap
  * when nothing blocks it and the ring's next record is an ordinary one,
- * and leaves every other case, at the first sign of it, to a tail call
- * of the code that handles all of them (merge_next_slow(), hand_out(),
- * hand_out_peek()).  What it does is cpu_buf_step() and cpu_buf_peek_rec()
- * with their rare branches taken out: the record is checked as they check
- * it (a record that fails goes to cpu_buf_peek_rec(), which decides), its
- * timestamp clamped there.
+ * and leaves every other case, at the first sign of it and before it
+ * changed anything, to a tail call of the code that handles all of them
+ * (merge_next_slow(), hand_out()).  What it does is cpu_buf_step() and
+ * cpu_buf_peek_rec() with their rare branches taken out: the record is
+ * checked as they check it (a record that fails goes to
+ * cpu_buf_peek_rec(), which decides), its timestamp clamped there.
  */
 int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
 {
@@ -656,20 +636,18 @@ int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
 	t = m->vis[0].idx;
 	top = &m->rings[t];
 	b = top->b;
-	/* space to give back, a clamped timestamp to count, staging */
-	if (__builtin_expect(b->pos >= top->give_at || b->rare || b->rd, 0))
-		return hand_out(m, r);
 	last = top->rec.ts;
 	pos = top->rec.end;
-	*r = top->rec;
-	/* cpu_buf_step() */
-	WRITE_ONCE(&b->records, b->records + 1);
-	b->last_ts = last;
-	WRITE_ONCE(&b->pos, pos);
-	/* cpu_buf_peek_rec(): data_head is loaded there */
-	avail = b->head - pos;
-	if (__builtin_expect(avail < PMCRING_HEADER_SIZE, 0))
-		return hand_out_peek(m, t, last);
+	/*
+	 * The next record's header first: loading it starts the chain of
+	 * loads the heap's compares wait for, so nothing else comes before
+	 * it (the record goes out below, once all checks passed).
+	 */
+	avail = b->head - pos;		/* cpu_buf_peek_rec() loads data_head */
+	/* space to give back, a clamped timestamp to count, staging */
+	if (__builtin_expect(b->pos >= top->give_at || b->rare || b->rd ||
+			     avail < PMCRING_HEADER_SIZE, 0))
+		return hand_out(m, r);
 	h = (const void *)top->next;	/* b->data + (pos & b->mask) */
 	hdr = h->pl_header;
 	ts = h->pl_tsc;
@@ -684,7 +662,12 @@ int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
 			     len - PMCRING_HEADER_SIZE >
 			     PMCRING_RECORD_MAX - PMCRING_HEADER_SIZE ||
 			     space > avail || ts < last, 0))
-		return hand_out_peek(m, t, last);
+		return hand_out(m, r);
+	*r = top->rec;
+	/* cpu_buf_step() */
+	WRITE_ONCE(&b->records, b->records + 1);
+	b->last_ts = last;
+	WRITE_ONCE(&b->pos, pos);
 	top->rec.data = h;
 	top->rec.len = len;
 	top->rec.type = PMCRING_HEADER_TYPE(hdr);

@@ -67,7 +67,7 @@ struct pmcring_cpu_buf {
 			bool		corrupt;
 			bool		peek_back;/* peeked ts was clamped */
 		};
-		uint16_t		rare;	/* either: the merge's one test */
+		uint16_t		rare;	/* either (merge.c: set_slow_at()) */
 	};
 	struct pmcring_mmap_page	*ctl;	/* control page, read-write */
 	const struct pmcring_prod_page	*prod;	/* producer page */

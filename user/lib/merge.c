@@ -49,12 +49,11 @@ struct merge_ring {
 	struct pmcring_record	rec;	/* peeked, when in the visible heap;
 					 * rec.ring is the ring's index */
 	/*
-	 * AUTO_CONSUME: a record at or past this ring position goes through
-	 * give_back_step(): 0 while nothing handed out is to be given back,
-	 * then the last position given back plus 1/16 of the ring.  Without
-	 * AUTO_CONSUME, UINT64_MAX.  One compare per record.
+	 * A record at or past this ring position goes out through hand_out()
+	 * (set_slow_at()): the per-record path's one test for space to give
+	 * back, a clamped timestamp to count and staged records.
 	 */
-	uint64_t		give_at;
+	uint64_t		slow_at;
 	/*
 	 * In the visible heap: where the record after rec is in the ring
 	 * (data + (rec.end & mask)).  The per-record path reads the next
@@ -90,6 +89,7 @@ struct pmcring_merge {
 	unsigned int		*dirty;	/* rings with records to give back */
 	unsigned int		ndirty;
 	bool			*isvis;	/* ring in the visible heap */
+	bool			*isdirty; /* ring in dirty[] */
 	struct pmcring_staging	stg;	/* limit 0: no staging */
 };
 
@@ -141,11 +141,36 @@ static void sift_up(struct heap_ent *h, unsigned int i)
 	h[i] = e;
 }
 
+/*
+ * Ring @i's slow_at, after any change of what it tests: 0 (every record
+ * through hand_out()) while a clamped timestamp is to be counted, records
+ * are staged or the ring is corrupt, and with AUTO_CONSUME while nothing
+ * of the ring was handed out since its space was last given back all
+ * (hand_out() notes the ring in dirty[]); with AUTO_CONSUME then the last
+ * position given back plus 1/16 of the ring (the data size is a power of
+ * two, >= 16), else never.
+ */
+static void set_slow_at(struct pmcring_merge *m, unsigned int i)
+{
+	struct merge_ring *mr = &m->rings[i];
+	struct pmcring_cpu_buf *b = mr->b;
+
+	if (b->rare || b->rd)
+		mr->slow_at = 0;
+	else if (!(m->flags & PMCRING_MERGE_F_AUTO_CONSUME))
+		mr->slow_at = UINT64_MAX;
+	else if (!m->isdirty[i])
+		mr->slow_at = 0;
+	else
+		mr->slow_at = b->tail + (b->mask + 1) / 16;
+}
+
 static void vis_push(struct pmcring_merge *m, unsigned int i)
 {
 	struct pmcring_cpu_buf *b = m->rings[i].b;
 
 	m->rings[i].next = b->data + (m->rings[i].rec.end & b->mask);
+	set_slow_at(m, i);
 	m->isvis[i] = true;
 	m->vis[m->nvis] = (struct heap_ent){ m->rings[i].rec.ts, i };
 	sift_up(m->vis, m->nvis++);
@@ -200,9 +225,10 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	m->dr = calloc(n, sizeof(*m->dr));
 	m->dirty = calloc(n, sizeof(*m->dirty));
 	m->isvis = calloc(n, sizeof(*m->isvis));
+	m->isdirty = calloc(n, sizeof(*m->isdirty));
 	m->bound = calloc(n, sizeof(*m->bound));
 	if (!m->rings || !m->vis || !m->dr || !m->dirty || !m->isvis ||
-	    !m->bound) {
+	    !m->isdirty || !m->bound) {
 		pmcring_merge_free(m);
 		errno = ENOMEM;
 		return NULL;
@@ -221,8 +247,6 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 		m->rings[i].b = bufs[i];
 		m->rings[i].rec.cpu = pmcring_cpu_buf_cpu(bufs[i]);
 		m->rings[i].rec.ring = i;
-		m->rings[i].give_at = m->flags & PMCRING_MERGE_F_AUTO_CONSUME ?
-				      0 : UINT64_MAX;
 		if (m->stg.limit)
 			bufs[i]->stg = &m->stg;
 		dr_push(m, i);
@@ -289,10 +313,12 @@ static void give_back_all(struct pmcring_merge *m)
 	unsigned int i;
 
 	for (i = 0; i < m->ndirty; i++) {
-		struct merge_ring *mr = &m->rings[m->dirty[i]];
+		unsigned int d = m->dirty[i];
 
-		pmcring_cpu_buf_consume(mr->b, pmcring_cpu_buf_pos(mr->b));
-		mr->give_at = 0;
+		pmcring_cpu_buf_consume(m->rings[d].b,
+					pmcring_cpu_buf_pos(m->rings[d].b));
+		m->isdirty[d] = false;
+		set_slow_at(m, d);
 	}
 	m->ndirty = 0;
 }
@@ -311,6 +337,7 @@ void pmcring_merge_free(struct pmcring_merge *m)
 				pmcring_cpu_buf_unstage(m->rings[i].b);
 	free(m->dirty);
 	free(m->isvis);
+	free(m->isdirty);
 	free(m->bound);
 	free(m->rings);
 	free(m->vis);
@@ -435,21 +462,6 @@ static __attribute__((noinline)) void ran_dry(struct pmcring_merge *m,
 	dr_push(m, t);
 }
 
-/* AUTO_CONSUME, off the per-record path: give back, or note the ring. */
-static __attribute__((noinline)) void give_back_step(struct pmcring_merge *m,
-						     unsigned int t)
-{
-	struct merge_ring *mr = &m->rings[t];
-	struct pmcring_cpu_buf *b = mr->b;
-
-	if (!mr->give_at)
-		m->dirty[m->ndirty++] = t;
-	else
-		pmcring_cpu_buf_consume(b, b->pos);
-	/* 1/16 of the ring (the data size is a power of two, >= 16) */
-	mr->give_at = b->tail + (b->mask + 1) / 16;
-}
-
 /*
  * Ring @top, the head of the visible heap, peeked its next record: give the
  * heap its new key.  The record after that one is prefetched, as the
@@ -504,15 +516,22 @@ static __attribute__((noinline)) int hand_out(struct pmcring_merge *m,
 	 * a store to the shared control page per record would cost more than
 	 * the rest of the merge.
 	 */
-	if (b->pos >= top->give_at)
-		give_back_step(m, t);
+	if (m->flags & PMCRING_MERGE_F_AUTO_CONSUME) {
+		if (!m->isdirty[t]) {
+			m->isdirty[t] = true;
+			m->dirty[m->ndirty++] = t;
+		} else if (b->pos - b->tail >= (b->mask + 1) / 16) {
+			pmcring_cpu_buf_consume(b, b->pos);
+		}
+	}
 	ret = cpu_buf_step(b, &top->rec);	/* next + peek */
 	if (ret > 0) {
 		top->next = b->data + (top->rec.end & b->mask);
+		set_slow_at(m, t);
 		vis_top_moved(m, top);
-	}
-	else
+	} else {
 		ran_dry(m, t, r->ts, ret);
+	}
 	return 1;
 }
 
@@ -542,6 +561,7 @@ static int stage_full(struct pmcring_merge *m)
 			ret = cpu_buf_peek_rec(b, &mr->rec);
 			if (ret <= 0)
 				return ret < 0 ? ret : -EBADMSG;
+			set_slow_at(m, i);	/* staged: rd */
 		}
 	}
 	return 0;
@@ -628,7 +648,7 @@ int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
 	uint32_t hdr, len;
 	unsigned int t;
 
-	/* every ring is in one heap: no drained ring, some visible */
+	/* every ring is in one of the heaps: none drained, all visible */
 	if (__builtin_expect(m->err || (m->ndr &&
 			     (!m->nvis || blocks(&m->dr[0], m->vis[0].key,
 						 m->vis[0].idx))), 0))
@@ -639,15 +659,20 @@ int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
 	last = top->rec.ts;
 	pos = top->rec.end;
 	/*
-	 * The next record's header first: loading it starts the chain of
-	 * loads the heap's compares wait for, so nothing else comes before
-	 * it (the record goes out below, once all checks passed).
+	 * b->head is the data_head last loaded, with acquire ((C), in
+	 * cpu_buf_peek_ids(), which loads it again when the records below
+	 * it are used up: hand_out()).  Space to give back, a clamped
+	 * timestamp to count, staged records: slow_at.
 	 */
-	avail = b->head - pos;		/* cpu_buf_peek_rec() loads data_head */
-	/* space to give back, a clamped timestamp to count, staging */
-	if (__builtin_expect(b->pos >= top->give_at || b->rare || b->rd ||
+	avail = b->head - pos;
+	if (__builtin_expect(b->pos >= top->slow_at ||
 			     avail < PMCRING_HEADER_SIZE, 0))
 		return hand_out(m, r);
+	/*
+	 * The next record's header before anything else: it starts the
+	 * chain of loads the heap's compares wait for.  The record goes out
+	 * below, once the checks passed.
+	 */
 	h = (const void *)top->next;	/* b->data + (pos & b->mask) */
 	hdr = h->pl_header;
 	ts = h->pl_tsc;

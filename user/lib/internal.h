@@ -62,8 +62,13 @@ struct pmcring_cpu_buf {
 	uint64_t			records;
 	struct pmcring_stage_chunk	*rd;	/* chunk holding pos, or NULL */
 	unsigned int			cpu;
-	bool				corrupt;
-	bool				peek_back;/* peeked ts was clamped */
+	union {
+		struct {
+			bool		corrupt;
+			bool		peek_back;/* peeked ts was clamped */
+		};
+		uint16_t		rare;	/* either (merge.c: set_slow_at()) */
+	};
 	struct pmcring_mmap_page	*ctl;	/* control page, read-write */
 	const struct pmcring_prod_page	*prod;	/* producer page */
 	uint64_t			start;	/* pos at init: bytes passed */

@@ -46,11 +46,20 @@
 
 struct merge_ring {
 	struct pmcring_cpu_buf	*b;
-	struct pmcring_record	rec;	/* peeked, when in the visible heap */
-	uint64_t		bound;	/* when in the drained heap */
-	uint32_t		give;	/* AUTO_CONSUME: give back in steps of */
-	bool			dirty;	/* AUTO_CONSUME: records to give back */
-	bool			vis;	/* in the visible heap */
+	struct pmcring_record	rec;	/* peeked, when in the visible heap;
+					 * rec.ring is the ring's index */
+	/*
+	 * A record at or past this ring position goes out through hand_out()
+	 * (set_slow_at()): the per-record path's one test for space to give
+	 * back, a clamped timestamp to count and staged records.
+	 */
+	uint64_t		slow_at;
+	/*
+	 * In the visible heap: where the record after rec is in the ring
+	 * (data + (rec.end & mask)).  The per-record path reads the next
+	 * header from here, one load after the heap, not three.
+	 */
+	const uint8_t		*next;
 } __attribute__((aligned(64)));	/* one cache line each */
 
 /* A heap entry carries its key, so sifting touches only the heap array. */
@@ -66,6 +75,7 @@ struct pmcring_merge {
 	struct heap_ent		*vis;	/* min-heap of rings by record ts */
 	struct heap_ent		*dr;	/* min-heap of drained rings by bound */
 	struct merge_ring	*rings;
+	uint64_t		*bound;	/* drained ring's bound, by index */
 	pmcring_clock_fn	clock;
 	void			*clock_ctx;
 	struct pmcring		*sess;	/* of _new_session(): maps new rings */
@@ -78,6 +88,8 @@ struct pmcring_merge {
 	int			err;	/* sticky error of a ring */
 	unsigned int		*dirty;	/* rings with records to give back */
 	unsigned int		ndirty;
+	bool			*isvis;	/* ring in the visible heap */
+	bool			*isdirty; /* ring in dirty[] */
 	struct pmcring_staging	stg;	/* limit 0: no staging */
 };
 
@@ -129,9 +141,37 @@ static void sift_up(struct heap_ent *h, unsigned int i)
 	h[i] = e;
 }
 
+/*
+ * Ring @i's slow_at, after any change of what it tests: 0 (every record
+ * through hand_out()) while a clamped timestamp is to be counted, records
+ * are staged or the ring is corrupt, and with AUTO_CONSUME while nothing
+ * of the ring was handed out since its space was last given back all
+ * (hand_out() notes the ring in dirty[]); with AUTO_CONSUME then the last
+ * position given back plus 1/16 of the ring (the data size is a power of
+ * two, >= 16), else never.
+ */
+static void set_slow_at(struct pmcring_merge *m, unsigned int i)
+{
+	struct merge_ring *mr = &m->rings[i];
+	struct pmcring_cpu_buf *b = mr->b;
+
+	if (b->rare || b->rd)
+		mr->slow_at = 0;
+	else if (!(m->flags & PMCRING_MERGE_F_AUTO_CONSUME))
+		mr->slow_at = UINT64_MAX;
+	else if (!m->isdirty[i])
+		mr->slow_at = 0;
+	else
+		mr->slow_at = b->tail + (b->mask + 1) / 16;
+}
+
 static void vis_push(struct pmcring_merge *m, unsigned int i)
 {
-	m->rings[i].vis = true;
+	struct pmcring_cpu_buf *b = m->rings[i].b;
+
+	m->rings[i].next = b->data + (m->rings[i].rec.end & b->mask);
+	set_slow_at(m, i);
+	m->isvis[i] = true;
 	m->vis[m->nvis] = (struct heap_ent){ m->rings[i].rec.ts, i };
 	sift_up(m->vis, m->nvis++);
 }
@@ -144,7 +184,7 @@ static void vis_pop(struct pmcring_merge *m)
 
 static void dr_push(struct pmcring_merge *m, unsigned int i)
 {
-	m->dr[m->ndr] = (struct heap_ent){ m->rings[i].bound, i };
+	m->dr[m->ndr] = (struct heap_ent){ m->bound[i], i };
 	sift_up(m->dr, m->ndr++);
 }
 
@@ -184,7 +224,11 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	m->vis = calloc(n, sizeof(*m->vis));
 	m->dr = calloc(n, sizeof(*m->dr));
 	m->dirty = calloc(n, sizeof(*m->dirty));
-	if (!m->rings || !m->vis || !m->dr || !m->dirty) {
+	m->isvis = calloc(n, sizeof(*m->isvis));
+	m->isdirty = calloc(n, sizeof(*m->isdirty));
+	m->bound = calloc(n, sizeof(*m->bound));
+	if (!m->rings || !m->vis || !m->dr || !m->dirty || !m->isvis ||
+	    !m->isdirty || !m->bound) {
 		pmcring_merge_free(m);
 		errno = ENOMEM;
 		return NULL;
@@ -202,9 +246,7 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	for (i = 0; i < n; i++) {
 		m->rings[i].b = bufs[i];
 		m->rings[i].rec.cpu = pmcring_cpu_buf_cpu(bufs[i]);
-		uint64_t give = pmcring_cpu_buf_data_size(bufs[i]) / 16;
-
-		m->rings[i].give = give < UINT32_MAX ? (uint32_t)give : UINT32_MAX;
+		m->rings[i].rec.ring = i;
 		if (m->stg.limit)
 			bufs[i]->stg = &m->stg;
 		dr_push(m, i);
@@ -271,10 +313,12 @@ static void give_back_all(struct pmcring_merge *m)
 	unsigned int i;
 
 	for (i = 0; i < m->ndirty; i++) {
-		struct merge_ring *mr = &m->rings[m->dirty[i]];
+		unsigned int d = m->dirty[i];
 
-		pmcring_cpu_buf_consume(mr->b, pmcring_cpu_buf_pos(mr->b));
-		mr->dirty = false;
+		pmcring_cpu_buf_consume(m->rings[d].b,
+					pmcring_cpu_buf_pos(m->rings[d].b));
+		m->isdirty[d] = false;
+		set_slow_at(m, d);
 	}
 	m->ndirty = 0;
 }
@@ -292,6 +336,9 @@ void pmcring_merge_free(struct pmcring_merge *m)
 			if (m->rings[i].b)
 				pmcring_cpu_buf_unstage(m->rings[i].b);
 	free(m->dirty);
+	free(m->isvis);
+	free(m->isdirty);
+	free(m->bound);
 	free(m->rings);
 	free(m->vis);
 	free(m->dr);
@@ -397,8 +444,8 @@ static int refresh(struct pmcring_merge *m, unsigned int i, uint64_t ts,
 	if (ret)
 		return ret;
 	bound = pending ? pending : m->T;
-	if (bound > mr->bound)
-		mr->bound = bound;
+	if (bound > m->bound[i])
+		m->bound[i] = bound;
 	return 0;
 }
 
@@ -407,37 +454,54 @@ static __attribute__((noinline)) void ran_dry(struct pmcring_merge *m,
 					      unsigned int t, uint64_t ts,
 					      int ret)
 {
-	struct merge_ring *top = &m->rings[t];
-
 	if (ret < 0)
 		m->err = ret;	/* reported on the next call */
-	top->vis = false;
+	m->isvis[t] = false;
 	vis_pop(m);
-	top->bound = ts;
+	m->bound[t] = ts;
 	dr_push(m, t);
 }
 
-/* AUTO_CONSUME, off the per-record path: give back, or note the ring. */
-static __attribute__((noinline)) void give_back_step(struct pmcring_merge *m,
-						     unsigned int t)
+/*
+ * Ring @top, the head of the visible heap, peeked its next record: give the
+ * heap its new key.  The record after that one is prefetched, as the
+ * hardware prefetcher does not follow many rings (two it does).
+ */
+static inline __attribute__((always_inline)) void
+vis_top_moved(struct pmcring_merge *m, struct merge_ring *top)
 {
-	struct merge_ring *mr = &m->rings[t];
-	struct pmcring_cpu_buf *b = mr->b;
+	struct heap_ent *h = m->vis;
+	unsigned int n = m->nvis;
 
-	if (b->pos - b->tail >= mr->give)
-		pmcring_cpu_buf_consume(b, b->pos);
-	if (!mr->dirty) {
-		mr->dirty = true;
-		m->dirty[m->ndirty++] = t;
+	if (n == 2) {
+		/*
+		 * Two rings: compare the two heads, without a branch (which
+		 * way it goes is as random as the rings' records are mixed).
+		 */
+		uint64_t k0 = top->rec.ts, k1 = h[1].key, kx;
+		unsigned int i0 = h[0].idx, i1 = h[1].idx, ix;
+		uint64_t sw = -(uint64_t)((k1 < k0) | ((k1 == k0) & (i1 < i0)));
+
+		kx = (k0 ^ k1) & sw;
+		ix = (i0 ^ i1) & (unsigned int)sw;
+		h[0].key = k0 ^ kx;
+		h[0].idx = i0 ^ ix;
+		h[1].key = k1 ^ kx;
+		h[1].idx = i1 ^ ix;
+		return;
 	}
+	h[0].key = top->rec.ts;
+	__builtin_prefetch(top->next);
+	sift_down(h, n, 0);
 }
 
 /*
  * Hand out the head of the visible heap (nothing blocks it) and peek the
- * ring's next record.  The per-record path: inline, few loads.
+ * ring's next record, every case.  pmcring_merge_next() does the common
+ * one itself.
  */
-static inline __attribute__((always_inline)) int
-hand_out(struct pmcring_merge *m, struct pmcring_record *r)
+static __attribute__((noinline)) int hand_out(struct pmcring_merge *m,
+					      struct pmcring_record *r)
 {
 	unsigned int t = m->vis[0].idx;
 	struct merge_ring *top = &m->rings[t];
@@ -445,30 +509,29 @@ hand_out(struct pmcring_merge *m, struct pmcring_record *r)
 	int ret;
 
 	*r = top->rec;
-	r->ring = t;
+	/*
+	 * AUTO_CONSUME: the records handed out before are done with.  Their
+	 * space goes back in steps of 1/16 of the ring, here when this ring
+	 * has that much, and all of it when the merge returns 0: a fence and
+	 * a store to the shared control page per record would cost more than
+	 * the rest of the merge.
+	 */
 	if (m->flags & PMCRING_MERGE_F_AUTO_CONSUME) {
-		/*
-		 * The records handed out before are done with.  Their space
-		 * goes back in steps of 1/16 of the ring, here when this
-		 * ring has that much, and all of it when the merge returns
-		 * 0: a fence and a store to the shared control page per
-		 * record would cost more than the rest of the merge.
-		 */
-		if (b->pos - b->tail >= top->give || !top->dirty)
-			give_back_step(m, t);
+		if (!m->isdirty[t]) {
+			m->isdirty[t] = true;
+			m->dirty[m->ndirty++] = t;
+		} else if (b->pos - b->tail >= (b->mask + 1) / 16) {
+			pmcring_cpu_buf_consume(b, b->pos);
+		}
 	}
 	ret = cpu_buf_step(b, &top->rec);	/* next + peek */
 	if (ret > 0) {
-		/*
-		 * The record after it is read when this one goes out: with
-		 * many rings the hardware prefetcher does not follow them all.
-		 */
-		__builtin_prefetch(b->data + (top->rec.end & b->mask));
-		m->vis[0].key = top->rec.ts;
-		sift_down(m->vis, m->nvis, 0);
-		return 1;
+		top->next = b->data + (top->rec.end & b->mask);
+		set_slow_at(m, t);
+		vis_top_moved(m, top);
+	} else {
+		ran_dry(m, t, r->ts, ret);
 	}
-	ran_dry(m, t, r->ts, ret);
 	return 1;
 }
 
@@ -494,10 +557,11 @@ static int stage_full(struct pmcring_merge *m)
 		ret = pmcring_cpu_buf_stage(b);
 		if (ret < 0)
 			return ret;
-		if (ret && mr->vis) {
+		if (ret && m->isvis[i]) {
 			ret = cpu_buf_peek_rec(b, &mr->rec);
 			if (ret <= 0)
 				return ret < 0 ? ret : -EBADMSG;
+			set_slow_at(m, i);	/* staged: rd */
 		}
 	}
 	return 0;
@@ -537,7 +601,7 @@ again:
 				goto again;
 			continue;
 		}
-		e = (struct heap_ent){ m->rings[d].bound, d };
+		e = (struct heap_ent){ m->bound[d], d };
 		if (blocks(&e, ts, t))
 			goto none;	/* a record of d is in flight, or ts >= T */
 		m->dr[0] = e;
@@ -565,14 +629,78 @@ none:
 	return 0;
 }
 
+/*
+ * The per-record path, a leaf: it hands out the head of the visible heap
+ * when nothing blocks it and the ring's next record is an ordinary one,
+ * and leaves every other case, at the first sign of it and before it
+ * changed anything, to a tail call of the code that handles all of them
+ * (merge_next_slow(), hand_out()).  What it does is cpu_buf_step() and
+ * cpu_buf_peek_rec() with their rare branches taken out: the record is
+ * checked as they check it (a record that fails goes to
+ * cpu_buf_peek_rec(), which decides), its timestamp clamped there.
+ */
 int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
 {
-	/* common case: a visible record that no drained ring blocks */
-	if (__builtin_expect(m->nvis && !m->err &&
-			     (!m->ndr || !blocks(&m->dr[0], m->vis[0].key,
-						 m->vis[0].idx)), 1))
+	const struct pmcring_rec_header *h;
+	struct pmcring_cpu_buf *b;
+	struct merge_ring *top;
+	uint64_t pos, avail, ts, space, last;
+	uint32_t hdr, len;
+	unsigned int t;
+
+	/* every ring is in one of the heaps: none drained, all visible */
+	if (__builtin_expect(m->err || (m->ndr &&
+			     (!m->nvis || blocks(&m->dr[0], m->vis[0].key,
+						 m->vis[0].idx))), 0))
+		return merge_next_slow(m, r);
+	t = m->vis[0].idx;
+	top = &m->rings[t];
+	b = top->b;
+	last = top->rec.ts;
+	pos = top->rec.end;
+	/*
+	 * b->head is the data_head last loaded, with acquire ((C), in
+	 * cpu_buf_peek_ids(), which loads it again when the records below
+	 * it are used up: hand_out()).  Space to give back, a clamped
+	 * timestamp to count, staged records: slow_at.
+	 */
+	avail = b->head - pos;
+	if (__builtin_expect(b->pos >= top->slow_at ||
+			     avail < PMCRING_HEADER_SIZE, 0))
 		return hand_out(m, r);
-	return merge_next_slow(m, r);
+	/*
+	 * The next record's header before anything else: it starts the
+	 * chain of loads the heap's compares wait for.  The record goes out
+	 * below, once the checks passed.
+	 */
+	h = (const void *)top->next;	/* b->data + (pos & b->mask) */
+	hdr = h->pl_header;
+	ts = h->pl_tsc;
+	len = PMCRING_HEADER_LEN(hdr);
+	space = PMCRING_RING_SPACE(len);
+	/*
+	 * Magic and type in one compare: (hdr >> 16) is magic << 8 | type,
+	 * type in [1, PMCRING_TYPE_MAX]; then the length, then the clamp.
+	 */
+	if (__builtin_expect((hdr >> 16) - (PMCRING_LOG_MAGIC << 8 | 1) >
+			     PMCRING_TYPE_MAX - 1 ||
+			     len - PMCRING_HEADER_SIZE >
+			     PMCRING_RECORD_MAX - PMCRING_HEADER_SIZE ||
+			     space > avail || ts < last, 0))
+		return hand_out(m, r);
+	*r = top->rec;
+	/* cpu_buf_step() */
+	WRITE_ONCE(&b->records, b->records + 1);
+	b->last_ts = last;
+	WRITE_ONCE(&b->pos, pos);
+	top->rec.data = h;
+	top->rec.len = len;
+	top->rec.type = PMCRING_HEADER_TYPE(hdr);
+	top->rec.ts = ts;
+	top->rec.end = pos + space;
+	top->next = b->data + ((pos + space) & b->mask);
+	vis_top_moved(m, top);
+	return 1;
 }
 
 /*

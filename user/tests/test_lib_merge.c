@@ -6,7 +6,9 @@
  * also while the thread writes to its other CPUs), go idle, wrap their
  * small rings and drop records (6 and 64 CPUs); an idle CPU does not stall
  * it, an in-flight record on a drained CPU does.  Over random inputs with
- * many equal timestamps, what comes out is exactly a reference sort's.
+ * many equal timestamps, what comes out is exactly a reference sort's,
+ * also from two rings (the merge's two-ring compare) that wrap, drop and
+ * announce the drops, or stay empty for a while.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -963,12 +965,241 @@ static int test_reference(unsigned int seed, unsigned int n,
 	return 0;
 }
 
+/* ---- two rings: the merge's two-ring compare ------------------------------ */
+
+/*
+ * Two rings of one page (the merge compares their two heads instead of
+ * sifting a heap, without a branch): records with many equal timestamps
+ * across and within the rings, some going backwards (clamped), a ring
+ * left empty for a few rounds then filled, both wrapping their ring
+ * several times.  Exactly the reference sort must come out.
+ */
+static int test_two_rings(unsigned int seed, uint32_t flags)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(2, 1);
+	struct pmcring_cpu_buf *bufs[2];
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o), .clock = fixed_clock, .flags = flags,
+	};
+	enum { ROUNDS = 300, PER = 40 };
+	static struct ref_rec in[ROUNDS * PER], out[ROUNDS * PER];
+	uint64_t last[2] = { 0 }, seq[2] = { 0 }, base = 1000;
+	struct pmcring_cpu_stats st = { .sz = sizeof(st) };
+	size_t nin = 0, nout = 0, i;
+	unsigned int round, seed0 = seed, uses[2] = { 0 };
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+
+	if (!p)
+		FAIL("setup: %m");
+	bufs[0] = pmcring_uprod_cpu_buf(p, 1);	/* ring 0 is CPU 1 */
+	bufs[1] = pmcring_uprod_cpu_buf(p, 0);
+	m = pmcring_merge_new(bufs, 2, &o);
+	if (!m)
+		FAIL("merge: %m");
+	for (round = 0; round < ROUNDS; round++) {
+		/* rounds 10-19: ring 0 empty, 40-49: ring 1 empty */
+		unsigned int only = round / 10 == 1 ? 2 : round / 10 == 4 ? 1 : 0;
+		unsigned int k, n = (unsigned int)rand_r(&seed) % PER;
+		uint64_t top = base;
+
+		for (k = 0; k < n; k++) {
+			unsigned int ring = only ? only - 1 :
+					    (unsigned int)rand_r(&seed) % 2;
+			unsigned int back = (unsigned int)rand_r(&seed) % 16;
+			uint64_t ts = base + (unsigned int)rand_r(&seed) % 4;
+
+			/* mostly in order within a ring, 1 in 16 backwards */
+			if (back && ts < last[ring])
+				ts = last[ring] + (back & 1);
+			put_at(p, ring ? 0 : 1, ts, seq[ring]);
+			in[nin++] = (struct ref_rec){
+				ts < last[ring] ? last[ring] : ts, ring,
+				seq[ring]++ };
+			uses[ring]++;
+			if (ts > last[ring])
+				last[ring] = ts;
+			if (last[ring] > top)
+				top = last[ring];
+		}
+		fixed_now = top + 1;
+		for (;;) {
+			int ret = next2(m, &r);
+			const struct pmcring_rec_generated *g;
+
+			if (ret < 0)
+				FAIL("merge: %s", strerror(-ret));
+			if (!ret)
+				break;
+			g = r.data;
+			if (nout == nin)
+				FAIL("round %u: more out than in", round);
+			if (r.type != PMCRING_TYPE_GENERATED || r.len != 32 ||
+			    r.cpu != (r.ring ? 0u : 1u) || g->pl_cpu != r.cpu)
+				FAIL("round %u: record %zu: type %u len %u ring %u"
+				     " cpu %u", round, nout, r.type, r.len,
+				     r.ring, r.cpu);
+			out[nout++] = (struct ref_rec){ r.ts, r.ring, g->pl_seq };
+			if (!(flags & PMCRING_MERGE_F_AUTO_CONSUME))
+				pmcring_cpu_buf_consume(bufs[r.ring], r.end);
+		}
+		if (nout != nin)
+			FAIL("round %u: %zu out, %zu in", round, nout, nin);
+		base = fixed_now;
+	}
+	/* each ring wrapped its 4 KiB several times */
+	if (uses[0] * 32 < 4 * 4096 || uses[1] * 32 < 4 * 4096)
+		FAIL("rings did not wrap: %u %u records", uses[0], uses[1]);
+	qsort(in, nin, sizeof(*in), ref_cmp);
+	for (i = 0; i < nin; i++)
+		if (ref_cmp(&in[i], &out[i]))
+			FAIL("seed %u record %zu: ts %llu ring %u seq %llu, "
+			     "want ts %llu ring %u seq %llu", seed0, i,
+			     (unsigned long long)out[i].ts, out[i].ring,
+			     (unsigned long long)out[i].seq,
+			     (unsigned long long)in[i].ts, in[i].ring,
+			     (unsigned long long)in[i].seq);
+	pmcring_cpu_buf_stats(bufs[0], &st);
+	if (st.records != uses[0])
+		FAIL("ring 0 passed %llu records, %u written",
+		     (unsigned long long)st.records, uses[0]);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
+/*
+ * Two rings of one page, ring 0 overfilled again and again (it drops, then
+ * announces the drops with a DROPNOTIFY, which lands behind records not
+ * handed out yet): every record committed comes out once, in write order,
+ * all of them in (ts, ring) order, the DROPNOTIFYs too, through several
+ * wraps of both rings.
+ */
+static void drops_write(struct pmcring_uprod *p, unsigned int n,
+			uint64_t *seq, bool *dropped)
+{
+	unsigned int k;
+
+	for (k = 0; k < n; k++) {
+		unsigned int cpu = k % 20 ? 0 : 1;
+
+		if (put_gen(p, cpu, seq[cpu], 32, true) == 0)
+			seq[cpu]++;
+		else if (cpu == 0)
+			*dropped = true;
+		else
+			FAIL("ring 1 dropped");
+	}
+}
+
+struct drops_out {
+	uint64_t	lastts, got[2], next_seq[2], drops;
+	unsigned int	last_ring;
+	/* DROPNOTIFYs peeked as the next record of ring 0 (no run dry) */
+	unsigned int	mid;
+};
+
+/* Hand out up to @max records (0: all there are); the number. */
+static unsigned int drops_merge(struct pmcring_merge *m, struct drops_out *o,
+				uint32_t flags, unsigned int max)
+{
+	struct pmcring_record r;
+	unsigned int n = 0;
+	bool ring0 = false;	/* a record of ring 0 came out before */
+
+	while (!max || n < max) {
+		int ret = next2(m, &r);
+
+		if (ret < 0)
+			FAIL("merge: %s", strerror(-ret));
+		if (!ret)
+			break;
+		n++;
+		if (r.ts < o->lastts || (r.ts == o->lastts &&
+					 r.ring < o->last_ring))
+			FAIL("out of order");
+		o->lastts = r.ts;
+		o->last_ring = r.ring;
+		if (!(flags & PMCRING_MERGE_F_AUTO_CONSUME))
+			pmcring_cpu_buf_consume(pmcring_merge_buf(m, r.ring),
+						r.end);
+		if (r.type == PMCRING_TYPE_DROPNOTIFY) {
+			if (r.ring != 0 || r.len != PMCRING_HEADER_SIZE)
+				FAIL("DROPNOTIFY ring %u len %u", r.ring,
+				     r.len);
+			o->drops++;
+			o->mid += ring0;
+			continue;
+		}
+		if (r.type != PMCRING_TYPE_GENERATED)
+			FAIL("type %u", r.type);
+		/* records come in write order, none twice, none lost */
+		if (((const struct pmcring_rec_generated *)r.data)->pl_seq !=
+		    o->next_seq[r.ring]++)
+			FAIL("ring %u: seq out of order", r.ring);
+		ring0 |= r.ring == 0;
+		o->got[r.ring]++;
+	}
+	return n;
+}
+
+static int test_two_rings_drops(uint32_t flags)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(2, 1);
+	struct drops_out o = { 0 };
+	struct pmcring_merge *m;
+	uint64_t seq[2] = { 0 };
+	unsigned int round;
+	bool dropped = false;
+
+	if (!p)
+		FAIL("setup: %m");
+	m = merge_of(p, flags);
+	if (!m)
+		FAIL("merge: %m");
+	for (round = 0; round < 20; round++) {
+		unsigned int j;
+
+		/*
+		 * Bursts to ring 0 larger than the room the merge leaves
+		 * (4 KiB, 32-byte records): it drops, and its DROPNOTIFY
+		 * lands behind records the merge's last data_head did not
+		 * cover yet, so the merge steps onto it from a record.
+		 */
+		for (j = 0; j < 10; j++) {
+			drops_write(p, 200, seq, &dropped);
+			drops_merge(m, &o, flags, 70);
+		}
+		drops_merge(m, &o, flags, 0);
+		if (o.got[0] != seq[0] || o.got[1] != seq[1])
+			FAIL("round %u: %llu/%llu and %llu/%llu out", round,
+			     (unsigned long long)o.got[0],
+			     (unsigned long long)seq[0],
+			     (unsigned long long)o.got[1],
+			     (unsigned long long)seq[1]);
+	}
+	/* DROPNOTIFYs that follow records of ring 0 */
+	if (!dropped || o.drops < 20 || !o.mid)
+		FAIL("%llu DROPNOTIFY, %u behind a record",
+		     (unsigned long long)o.drops, o.mid);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
 int main(void)
 {
 	static const unsigned int ns[] = { 1, 2, 3, 16, 33, 256 };
 	unsigned int i, s;
 
 	if (test_staging() || test_staging_held() || test_staging_free())
+		return 1;
+	for (s = 1; s <= 4; s++)
+		if (test_two_rings(s * 104729, s & 1 ?
+				   PMCRING_MERGE_F_AUTO_CONSUME : 0))
+			return 1;
+	if (test_two_rings_drops(PMCRING_MERGE_F_AUTO_CONSUME) ||
+	    test_two_rings_drops(0))
 		return 1;
 	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
 		for (s = 1; s <= 4; s++)

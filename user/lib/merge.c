@@ -3,14 +3,16 @@
  * Exact timestamp merge of CPU rings (EXACT CROSS-CPU ORDER in
  * <linux/pmcring.h>).
  *
- * Every ring is in one of two min-heaps:
+ * Every ring is either
  *
- *   visible	the ring has a peeked record; keyed by (record ts, index).
- *   drained	the ring had nothing more when last looked at; keyed by its
- *		bound, a timestamp below which it will never produce a
+ *   visible	it has a peeked record, keyed by (record ts, index) in a
+ *		tournament tree of all rings (a ring without a record is a
+ *		key above every record's there), or
+ *   drained	it had nothing more when last looked at; in a min-heap keyed
+ *		by its bound, a timestamp below which it will never produce a
  *		record.  Bounds only grow, so an old bound stays true.
  *
- * Records go out in (ts, ring index) order.  The head r of the visible heap
+ * Records go out in (ts, ring index) order.  The head r of the visible tree
  * (ring t) is handed out once no drained ring d blocks it: d blocks r while
  * (bound, d) < (r.ts, t), i.e. its bound is below r.ts, or equal to it and
  * d < t (d may still produce a record of r.ts, which goes first).  Every
@@ -29,8 +31,9 @@
  * for the next round (the caller's next wake-up, see
  * pmcring_merge_timeout_ns()).  A ring that runs dry after handing out a
  * record starts with that record's ts as its bound (rings are in ts order).
- * Cost per record: O(log n) heap work on the ring that produced it; only
- * when no ring has a visible record are all rings looked at (one load each).
+ * Cost per record: log2 n compares up the tree from the ring that produced
+ * it; only when no ring has a visible record are all rings looked at (one
+ * load each).
  *
  * Staging: when the merge returns 0 (it waits for a bound), rings at least
  * 1/PMCRING_MERGE_STAGING_FILL full have their records not handed out yet
@@ -39,6 +42,7 @@
  * same order.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdlib.h>
 #include "internal.h"
 
@@ -46,7 +50,7 @@
 
 struct merge_ring {
 	struct pmcring_cpu_buf	*b;
-	struct pmcring_record	rec;	/* peeked, when in the visible heap;
+	struct pmcring_record	rec;	/* peeked, when visible;
 					 * rec.ring is the ring's index */
 	/*
 	 * A record at or past this ring position goes out through hand_out()
@@ -55,24 +59,37 @@ struct merge_ring {
 	 */
 	uint64_t		slow_at;
 	/*
-	 * In the visible heap: where the record after rec is in the ring
+	 * Visible: where the record after rec is in the ring
 	 * (data + (rec.end & mask)).  The per-record path reads the next
-	 * header from here, one load after the heap, not three.
+	 * header from here, one load after the tree's root, not three.
 	 */
 	const uint8_t		*next;
 } __attribute__((aligned(64)));	/* one cache line each */
 
-/* A heap entry carries its key, so sifting touches only the heap array. */
+/*
+ * A heap or tree entry carries its key, so sifting and replaying touch only
+ * their own array.
+ */
 struct heap_ent {
 	uint64_t	key;		/* record ts, or bound */
 	unsigned int	idx;		/* ring index, breaks ties */
 };
 
+/* A tree leaf of a ring without a record: above every record's (ts, index) */
+#define TREE_NONE	((struct heap_ent){ UINT64_MAX, UINT_MAX })
+
 struct pmcring_merge {
 	unsigned int		n;
-	unsigned int		nvis;	/* entries in vis[] */
+	unsigned int		leaves;	/* of tree[]: n up to a power of 2 */
+	unsigned int		nvis;	/* visible rings */
 	unsigned int		ndr;	/* entries in dr[] */
-	struct heap_ent		*vis;	/* min-heap of rings by record ts */
+	/*
+	 * The visible rings' tournament (winner) tree: tree[1] the least
+	 * (ts, index), node j the lesser of 2j and 2j + 1, ring i's leaf
+	 * leaves + i (TREE_NONE when not visible).  Siblings share half a
+	 * cache line.
+	 */
+	struct heap_ent		*tree;
 	struct heap_ent		*dr;	/* min-heap of drained rings by bound */
 	struct merge_ring	*rings;
 	uint64_t		*bound;	/* drained ring's bound, by index */
@@ -88,7 +105,7 @@ struct pmcring_merge {
 	int			err;	/* sticky error of a ring */
 	unsigned int		*dirty;	/* rings with records to give back */
 	unsigned int		ndirty;
-	bool			*isvis;	/* ring in the visible heap */
+	bool			*isvis;	/* ring visible (a record in tree[]) */
 	bool			*isdirty; /* ring in dirty[] */
 	struct pmcring_staging	stg;	/* limit 0: no staging */
 };
@@ -99,7 +116,7 @@ static bool blocks(const struct heap_ent *d, uint64_t ts, unsigned int t)
 	return d->key < ts || (d->key == ts && d->idx < t);
 }
 
-/* ---- two binary min-heaps of ring indexes -------------------------------- */
+/* ---- the drained heap, the visible tree ---------------------------------- */
 
 static bool ent_less(const struct heap_ent *a, const struct heap_ent *b)
 {
@@ -165,6 +182,34 @@ static void set_slow_at(struct pmcring_merge *m, unsigned int i)
 		mr->slow_at = b->tail + (b->mask + 1) / 16;
 }
 
+/*
+ * Ring @i's leaf becomes @e: replay its matches up to the root, one compare
+ * of the lesser so far with the sibling's winner a level, without a branch
+ * (which side wins is as random as the rings' records are mixed, and the
+ * number of levels is fixed).  The order of ent_less().
+ */
+static inline __attribute__((always_inline)) void
+tree_set(struct heap_ent *tr, unsigned int leaves, unsigned int i,
+	 struct heap_ent e)
+{
+	unsigned int j = leaves + i;
+
+	tr[j] = e;
+	for (; j > 1; j >>= 1) {
+		const struct heap_ent *s = &tr[j ^ 1];
+		uint64_t sk = s->key, kx;
+		unsigned int si = s->idx, ix;
+		uint64_t sw = -(uint64_t)((sk < e.key) |
+					  ((sk == e.key) & (si < e.idx)));
+
+		kx = (e.key ^ sk) & sw;
+		ix = (e.idx ^ si) & (unsigned int)sw;
+		e.key ^= kx;
+		e.idx ^= ix;
+		tr[j >> 1] = e;
+	}
+}
+
 static void vis_push(struct pmcring_merge *m, unsigned int i)
 {
 	struct pmcring_cpu_buf *b = m->rings[i].b;
@@ -172,14 +217,9 @@ static void vis_push(struct pmcring_merge *m, unsigned int i)
 	m->rings[i].next = b->data + (m->rings[i].rec.end & b->mask);
 	set_slow_at(m, i);
 	m->isvis[i] = true;
-	m->vis[m->nvis] = (struct heap_ent){ m->rings[i].rec.ts, i };
-	sift_up(m->vis, m->nvis++);
-}
-
-static void vis_pop(struct pmcring_merge *m)
-{
-	m->vis[0] = m->vis[--m->nvis];
-	sift_down(m->vis, m->nvis, 0);
+	m->nvis++;
+	tree_set(m->tree, m->leaves, i,
+		 (struct heap_ent){ m->rings[i].rec.ts, i });
 }
 
 static void dr_push(struct pmcring_merge *m, unsigned int i)
@@ -201,9 +241,11 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 					const struct pmcring_merge_opts *opts)
 {
 	struct pmcring_merge *m;
-	unsigned int i;
+	unsigned int i, leaves = 1;
+	size_t tsz;
 
-	if (!OPTS_VALID(opts) || !n || !bufs || !OPTS_GET(opts, clock, NULL) ||
+	if (!OPTS_VALID(opts) || !n || n > UINT_MAX / 4 || !bufs ||
+	    !OPTS_GET(opts, clock, NULL) ||
 	    (OPTS_GET(opts, flags, 0) & ~(PMCRING_MERGE_F_AUTO_CONSUME |
 					  PMCRING_MERGE_F_NO_STAGING))) {
 		errno = EINVAL;
@@ -221,19 +263,27 @@ struct pmcring_merge *pmcring_merge_new(struct pmcring_cpu_buf **bufs,
 	m->rings = aligned_alloc(64, n * sizeof(*m->rings));
 	if (m->rings)
 		memset(m->rings, 0, n * sizeof(*m->rings));
-	m->vis = calloc(n, sizeof(*m->vis));
+	while (leaves < n)
+		leaves *= 2;
+	/* a multiple of the alignment, as aligned_alloc() wants */
+	tsz = (2 * (size_t)leaves * sizeof(*m->tree) + 63) & ~(size_t)63;
+	m->tree = aligned_alloc(64, tsz);
+	if (m->tree)
+		for (i = 0; i < 2 * leaves; i++)
+			m->tree[i] = TREE_NONE;
 	m->dr = calloc(n, sizeof(*m->dr));
 	m->dirty = calloc(n, sizeof(*m->dirty));
 	m->isvis = calloc(n, sizeof(*m->isvis));
 	m->isdirty = calloc(n, sizeof(*m->isdirty));
 	m->bound = calloc(n, sizeof(*m->bound));
-	if (!m->rings || !m->vis || !m->dr || !m->dirty || !m->isvis ||
+	if (!m->rings || !m->tree || !m->dr || !m->dirty || !m->isvis ||
 	    !m->isdirty || !m->bound) {
 		pmcring_merge_free(m);
 		errno = ENOMEM;
 		return NULL;
 	}
 	m->n = n;
+	m->leaves = leaves;
 	m->clock = OPTS_GET(opts, clock, NULL);
 	m->clock_ctx = OPTS_GET(opts, clock_ctx, NULL);
 	m->max_delay_ns = OPTS_GET(opts, max_delay_ns, 0) ?:
@@ -340,7 +390,7 @@ void pmcring_merge_free(struct pmcring_merge *m)
 	free(m->isdirty);
 	free(m->bound);
 	free(m->rings);
-	free(m->vis);
+	free(m->tree);
 	free(m->dr);
 	free(m);
 }
@@ -457,53 +507,35 @@ static __attribute__((noinline)) void ran_dry(struct pmcring_merge *m,
 	if (ret < 0)
 		m->err = ret;	/* reported on the next call */
 	m->isvis[t] = false;
-	vis_pop(m);
+	m->nvis--;
+	tree_set(m->tree, m->leaves, t, TREE_NONE);
 	m->bound[t] = ts;
 	dr_push(m, t);
 }
 
 /*
- * Ring @top, the head of the visible heap, peeked its next record: give the
- * heap its new key.  The record after that one is prefetched, as the
- * hardware prefetcher does not follow many rings (two it does).
+ * Ring @t (@top), the visible tree's winner, peeked its next record: give
+ * the tree its new key.  With more than two rings the record after that
+ * one is prefetched, as the hardware prefetcher does not follow many rings
+ * (two it does).
  */
 static inline __attribute__((always_inline)) void
-vis_top_moved(struct pmcring_merge *m, struct merge_ring *top)
+vis_top_moved(struct pmcring_merge *m, unsigned int t, struct merge_ring *top)
 {
-	struct heap_ent *h = m->vis;
-	unsigned int n = m->nvis;
-
-	if (n == 2) {
-		/*
-		 * Two rings: compare the two heads, without a branch (which
-		 * way it goes is as random as the rings' records are mixed).
-		 */
-		uint64_t k0 = top->rec.ts, k1 = h[1].key, kx;
-		unsigned int i0 = h[0].idx, i1 = h[1].idx, ix;
-		uint64_t sw = -(uint64_t)((k1 < k0) | ((k1 == k0) & (i1 < i0)));
-
-		kx = (k0 ^ k1) & sw;
-		ix = (i0 ^ i1) & (unsigned int)sw;
-		h[0].key = k0 ^ kx;
-		h[0].idx = i0 ^ ix;
-		h[1].key = k1 ^ kx;
-		h[1].idx = i1 ^ ix;
-		return;
-	}
-	h[0].key = top->rec.ts;
-	__builtin_prefetch(top->next);
-	sift_down(h, n, 0);
+	if (m->leaves > 2)
+		__builtin_prefetch(top->next);
+	tree_set(m->tree, m->leaves, t, (struct heap_ent){ top->rec.ts, t });
 }
 
 /*
- * Hand out the head of the visible heap (nothing blocks it) and peek the
+ * Hand out the visible tree's winner (nothing blocks it) and peek the
  * ring's next record, every case.  pmcring_merge_next() does the common
  * one itself.
  */
 static __attribute__((noinline)) int hand_out(struct pmcring_merge *m,
 					      struct pmcring_record *r)
 {
-	unsigned int t = m->vis[0].idx;
+	unsigned int t = m->tree[1].idx;
 	struct merge_ring *top = &m->rings[t];
 	struct pmcring_cpu_buf *b = top->b;
 	int ret;
@@ -528,7 +560,7 @@ static __attribute__((noinline)) int hand_out(struct pmcring_merge *m,
 	if (ret > 0) {
 		top->next = b->data + (top->rec.end & b->mask);
 		set_slow_at(m, t);
-		vis_top_moved(m, top);
+		vis_top_moved(m, t, top);
 	} else {
 		ran_dry(m, t, r->ts, ret);
 	}
@@ -586,8 +618,8 @@ again:
 		if (!m->nvis)
 			goto none;
 	}
-	t = m->vis[0].idx;
-	ts = m->vis[0].key;
+	t = m->tree[1].idx;
+	ts = m->tree[1].key;
 	while (m->ndr && blocks(&m->dr[0], ts, t)) {
 		unsigned int d = m->dr[0].idx;
 
@@ -596,8 +628,8 @@ again:
 			return m->err = ret;
 		if (ret) {
 			dr_pop(m);
-			vis_push(m, d);
-			if (m->vis[0].idx != t)
+			vis_push(m, d);	/* may be the new winner */
+			if (m->tree[1].idx != t)
 				goto again;
 			continue;
 		}
@@ -630,7 +662,7 @@ none:
 }
 
 /*
- * The per-record path, a leaf: it hands out the head of the visible heap
+ * The per-record path, a leaf: it hands out the visible tree's winner
  * when nothing blocks it and the ring's next record is an ordinary one,
  * and leaves every other case, at the first sign of it and before it
  * changed anything, to a tail call of the code that handles all of them
@@ -648,12 +680,12 @@ int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
 	uint32_t hdr, len;
 	unsigned int t;
 
-	/* every ring is in one of the heaps: none drained, all visible */
+	/* every ring is visible or drained: none drained, all visible */
 	if (__builtin_expect(m->err || (m->ndr &&
-			     (!m->nvis || blocks(&m->dr[0], m->vis[0].key,
-						 m->vis[0].idx))), 0))
+			     (!m->nvis || blocks(&m->dr[0], m->tree[1].key,
+						 m->tree[1].idx))), 0))
 		return merge_next_slow(m, r);
-	t = m->vis[0].idx;
+	t = m->tree[1].idx;
 	top = &m->rings[t];
 	b = top->b;
 	last = top->rec.ts;
@@ -670,7 +702,7 @@ int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
 		return hand_out(m, r);
 	/*
 	 * The next record's header before anything else: it starts the
-	 * chain of loads the heap's compares wait for.  The record goes out
+	 * chain of loads the tree's compares wait for.  The record goes out
 	 * below, once the checks passed.
 	 */
 	h = (const void *)top->next;	/* b->data + (pos & b->mask) */
@@ -699,7 +731,7 @@ int pmcring_merge_next(struct pmcring_merge *m, struct pmcring_record *r)
 	top->rec.ts = ts;
 	top->rec.end = pos + space;
 	top->next = b->data + ((pos + space) & b->mask);
-	vis_top_moved(m, top);
+	vis_top_moved(m, t, top);
 	return 1;
 }
 
@@ -719,8 +751,8 @@ uint64_t pmcring_merge_timeout_ns(struct pmcring_merge *m, uint64_t look_ns,
 	if (late > m->late_ns)
 		m->late_ns = late;
 	/* Records held back count from their own commit. */
-	if (m->nvis && m->vis[0].key < from)
-		from = m->vis[0].key;
+	if (m->nvis && m->tree[1].key < from)
+		from = m->tree[1].key;
 	/* aim at 3/4 of the promise: the rest absorbs jitter not seen yet */
 	deadline = from + m->max_delay_ns - m->max_delay_ns / 4;
 	deadline = deadline > m->late_ns ? deadline - m->late_ns : 0;

@@ -8,7 +8,10 @@
  * it, an in-flight record on a drained CPU does.  Over random inputs with
  * many equal timestamps, what comes out is exactly a reference sort's,
  * also from two rings (the merge's two-ring compare) that wrap, drop and
- * announce the drops, or stay empty for a while.
+ * announce the drops, or stay empty for a while, and from 3, 5, 16 and 17
+ * (the merge's tournament tree) merged a part at a time, rings running dry
+ * and coming back while others hold records, or held back by a record in
+ * flight while the others advance.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -965,11 +968,247 @@ static int test_reference(unsigned int seed, unsigned int n,
 	return 0;
 }
 
+/* ---- more than two rings: the merge's tournament tree -------------------- */
+
+/*
+ * The merge's tree over @n rings (3, 5 and 17 leave leaves without a ring),
+ * merged a part at a time: a ring runs dry while others still hold records,
+ * and gets records again while they do (the count of these comebacks must
+ * not be 0); every ring stays empty for 8 rounds in turn; many equal
+ * timestamps, some going backwards (clamped).  Exactly the reference sort
+ * must come out.
+ */
+static int test_tree_rounds(unsigned int seed, unsigned int n, uint32_t flags)
+{
+	enum { ROUNDS = 240 };
+	struct pmcring_uprod *p = pmcring_uprod_new(n, 4);
+	struct pmcring_cpu_buf **bufs = calloc(n, sizeof(*bufs));
+	unsigned int *order = calloc(n, sizeof(*order));
+	uint64_t *last = calloc(n, 8), *seq = calloc(n, 8), *got = calloc(n, 8);
+	size_t cap = (size_t)ROUNDS * 2 * n, nin = 0, nout = 0, i;
+	struct ref_rec *in = calloc(cap, sizeof(*in));
+	struct ref_rec *out = calloc(cap, sizeof(*out));
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o), .clock = fixed_clock, .flags = flags,
+	};
+	unsigned int round, seed0 = seed, comebacks = 0;
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	uint64_t base = 1000;
+
+	if (!p || !bufs || !order || !last || !seq || !got || !in || !out)
+		FAIL("setup: %m");
+	for (i = 0; i < n; i++)
+		order[i] = (unsigned int)(n - 1 - i);	/* ring i: CPU n-1-i */
+	for (i = 0; i < n; i++)
+		bufs[i] = pmcring_uprod_cpu_buf(p, order[i]);
+	m = pmcring_merge_new(bufs, n, &o);
+	if (!m)
+		FAIL("merge: %m");
+	for (round = 0; round < ROUNDS; round++) {
+		unsigned int k, cnt = (unsigned int)rand_r(&seed) % (2 * n + 1);
+		uint64_t top = base;
+		size_t want;
+
+		for (k = 0; k < cnt; k++) {
+			unsigned int ring = (unsigned int)rand_r(&seed) % n;
+			unsigned int back = (unsigned int)rand_r(&seed) % 16;
+			uint64_t ts = base + (unsigned int)rand_r(&seed) % 4;
+
+			if ((round / 8 + ring) % 3 == 0)
+				continue;	/* this ring's 8 idle rounds */
+			/* all of the ring out, records of others not yet */
+			if (got[ring] == seq[ring] && nout < nin)
+				comebacks++;
+			if (back && ts < last[ring])
+				ts = last[ring] + (back & 1);
+			put_at(p, order[ring], ts, seq[ring]);
+			in[nin++] = (struct ref_rec){
+				ts < last[ring] ? last[ring] : ts, ring,
+				seq[ring]++ };
+			if (ts > last[ring])
+				last[ring] = ts;
+			if (last[ring] > top)
+				top = last[ring];
+		}
+		/*
+		 * The clock past every record; records of the next round are
+		 * at or past it, so the bounds it gives stay true.
+		 */
+		fixed_now = top + 1;
+		/* a part of what is there, all of it every 4th round */
+		want = round % 4 == 3 ? nin :
+		       nout + (size_t)rand_r(&seed) % (nin - nout + 1);
+		while (nout < want) {
+			int ret = next2(m, &r);
+			const struct pmcring_rec_generated *g;
+
+			if (ret < 0)
+				FAIL("merge: %s", strerror(-ret));
+			if (!ret)
+				break;
+			g = r.data;
+			if (nout == nin)
+				FAIL("round %u: more out than in", round);
+			if (r.ring >= n || r.cpu != order[r.ring] ||
+			    g->pl_cpu != r.cpu)
+				FAIL("round %u: ring %u cpu %u", round, r.ring,
+				     r.cpu);
+			out[nout++] = (struct ref_rec){ r.ts, r.ring, g->pl_seq };
+			got[r.ring]++;
+			if (!(flags & PMCRING_MERGE_F_AUTO_CONSUME))
+				pmcring_cpu_buf_consume(bufs[r.ring], r.end);
+		}
+		if (nout != want)
+			FAIL("round %u: %zu out, %zu wanted", round, nout, want);
+		base = fixed_now;
+	}
+	if (pmcring_merge_next(m, &r) != 0 || pmcring_merge_next(m, &r) != 0)
+		FAIL("extra record");
+	if (!comebacks)
+		FAIL("n %u: no ring came back while others held records", n);
+	qsort(in, nin, sizeof(*in), ref_cmp);
+	for (i = 0; i < nin; i++)
+		if (ref_cmp(&in[i], &out[i]))
+			FAIL("seed %u n %u record %zu: ts %llu ring %u seq %llu, "
+			     "want ts %llu ring %u seq %llu", seed0, n, i,
+			     (unsigned long long)out[i].ts, out[i].ring,
+			     (unsigned long long)out[i].seq,
+			     (unsigned long long)in[i].ts, in[i].ring,
+			     (unsigned long long)in[i].seq);
+	printf("# tree of %u rings: %zu records, %u comebacks\n", n, nin,
+	       comebacks);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	free(bufs);
+	free(order);
+	free(last);
+	free(seq);
+	free(got);
+	free(in);
+	free(out);
+	return 0;
+}
+
+#define PENDING_RINGS	17
+#define PENDING_PER	4	/* records per ring and phase */
+
+/*
+ * Ring @x of @n holds a record in flight (pending_ts set, real clock) while
+ * the other rings advance through the tree, @x having run dry among them:
+ * what is below its pending timestamp goes out, nothing at or above it,
+ * also on more calls; once it commits (a timestamp some rings below and
+ * above @x have too), its record takes its place: exactly the reference
+ * sort comes out.  The merge's clock is far ahead: only pending_ts bounds.
+ */
+static int test_tree_pending(unsigned int n, unsigned int x, uint32_t flags)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(n, 4);
+	struct pmcring_cpu_buf *bufs[PENDING_RINGS];
+	enum { CAP = PENDING_RINGS * PENDING_PER * 2 + 2 };
+	struct ref_rec in[CAP], out[CAP];
+	uint64_t seq[PENDING_RINGS] = { 0 }, t_lo, t0, t1;
+	struct pmcring_merge_opts o = {
+		.sz = sizeof(o), .clock = fixed_clock, .flags = flags,
+	};
+	struct pmcring_rec_generated *held;
+	struct pmcring_merge *m;
+	struct pmcring_record r;
+	size_t nin = 0, nout = 0, first, i;
+	unsigned int k, j;
+	int ret;
+
+	if (!p || n > PENDING_RINGS || x >= n)
+		FAIL("setup: %m");
+	for (j = 0; j < n; j++)
+		bufs[j] = pmcring_uprod_cpu_buf(p, n - 1 - j);	/* ring j */
+	m = pmcring_merge_new(bufs, n, &o);
+	if (!m)
+		FAIL("merge: %m");
+	fixed_now = UINT64_MAX / 2;
+	t_lo = now() - 1000000;
+	for (k = 0; k < PENDING_PER; k++)
+		for (j = 0; j < n; j++) {
+			uint64_t ts = t_lo + k * 10 + j % 3;
+
+			put_at(p, n - 1 - j, ts, seq[j]);
+			in[nin++] = (struct ref_rec){ ts, j, seq[j]++ };
+		}
+	t0 = now();
+	held = pmcring_uprod_reserve(p, n - 1 - x, PMCRING_TYPE_GENERATED, 32);
+	t1 = now();
+	if (!held)
+		FAIL("reserve: %m");
+	for (k = 0; k < PENDING_PER; k++)
+		for (j = 0; j < n; j++) {
+			uint64_t ts = t1 + 1000 + k * 10 + j % 3;
+
+			if (j == x)
+				continue;
+			put_at(p, n - 1 - j, ts, seq[j]);
+			in[nin++] = (struct ref_rec){ ts, j, seq[j]++ };
+		}
+	first = (size_t)n * PENDING_PER;
+	/* x's record in flight: only what is below its pending_ts, */
+	for (k = 0; k < 3; k++) {	/* also on more calls */
+		while ((ret = pmcring_merge_next(m, &r)) == 1) {
+			if (nout == first || r.ts >= t0)
+				FAIL("ts %llu ring %u out before the pending "
+				     "%llu", (unsigned long long)r.ts, r.ring,
+				     (unsigned long long)t0);
+			out[nout++] = (struct ref_rec){ r.ts, r.ring,
+				((const struct pmcring_rec_generated *)
+				 r.data)->pl_seq };
+			if (!(flags & PMCRING_MERGE_F_AUTO_CONSUME))
+				pmcring_cpu_buf_consume(bufs[r.ring], r.end);
+		}
+		if (ret < 0)
+			FAIL("merge: %s", strerror(-ret));
+	}
+	if (nout != first)
+		FAIL("%zu of %zu records below pending_ts out", nout, first);
+	/* commit at a timestamp rings below and above x have too */
+	held->h.pl_tsc = t1 + 1010 + x % 3;
+	held->pl_seq = seq[x];
+	held->pl_cpu = n - 1 - x;
+	in[nin++] = (struct ref_rec){ t1 + 1010 + x % 3, x, seq[x]++ };
+	pmcring_uprod_commit(p, n - 1 - x);
+	put_at(p, n - 1 - x, t1 + 1031, seq[x]);
+	in[nin++] = (struct ref_rec){ t1 + 1031, x, seq[x]++ };
+	for (;;) {
+		ret = next2(m, &r);
+		if (ret < 0)
+			FAIL("merge: %s", strerror(-ret));
+		if (!ret)
+			break;
+		if (nout == nin)
+			FAIL("more out than in");
+		out[nout++] = (struct ref_rec){ r.ts, r.ring,
+			((const struct pmcring_rec_generated *)r.data)->pl_seq };
+		if (!(flags & PMCRING_MERGE_F_AUTO_CONSUME))
+			pmcring_cpu_buf_consume(bufs[r.ring], r.end);
+	}
+	if (nout != nin)
+		FAIL("%zu out, %zu in", nout, nin);
+	qsort(in, nin, sizeof(*in), ref_cmp);
+	for (i = 0; i < nin; i++)
+		if (ref_cmp(&in[i], &out[i]))
+			FAIL("n %u x %u record %zu: ts %llu ring %u seq %llu, "
+			     "want ts %llu ring %u seq %llu", n, x, i,
+			     (unsigned long long)out[i].ts, out[i].ring,
+			     (unsigned long long)out[i].seq,
+			     (unsigned long long)in[i].ts, in[i].ring,
+			     (unsigned long long)in[i].seq);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return 0;
+}
+
 /* ---- two rings: the merge's two-ring compare ------------------------------ */
 
 /*
- * Two rings of one page (the merge compares their two heads instead of
- * sifting a heap, without a branch): records with many equal timestamps
+ * Two rings of one page (the merge compares their two heads, without a
+ * branch, its tree of one level): records with many equal timestamps
  * across and within the rings, some going backwards (clamped), a ring
  * left empty for a few rounds then filled, both wrapping their ring
  * several times.  Exactly the reference sort must come out.
@@ -1189,7 +1428,8 @@ static int test_two_rings_drops(uint32_t flags)
 
 int main(void)
 {
-	static const unsigned int ns[] = { 1, 2, 3, 16, 33, 256 };
+	static const unsigned int ns[] = { 1, 2, 3, 5, 16, 17, 33, 256 };
+	static const unsigned int tree_ns[] = { 3, 5, 16, 17 };
 	unsigned int i, s;
 
 	if (test_staging() || test_staging_held() || test_staging_free())
@@ -1208,6 +1448,15 @@ int main(void)
 					   s & 1 ? PMCRING_MERGE_F_AUTO_CONSUME :
 					   0))
 				return 1;
+	for (i = 0; i < sizeof(tree_ns) / sizeof(tree_ns[0]); i++)
+		for (s = 1; s <= 2; s++)
+			if (test_tree_rounds(s * 6007 + i, tree_ns[i], s & 1 ?
+					     PMCRING_MERGE_F_AUTO_CONSUME : 0))
+				return 1;
+	if (test_tree_pending(17, 9, PMCRING_MERGE_F_AUTO_CONSUME) ||
+	    test_tree_pending(5, 2, 0) || test_tree_pending(3, 0, 0) ||
+	    test_tree_pending(16, 15, PMCRING_MERGE_F_AUTO_CONSUME))
+		return 1;
 	if (test_ties() || test_backwards())
 		return 1;
 	if (test_idle_cpus_do_not_stall())

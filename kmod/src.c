@@ -580,7 +580,17 @@ static void pmcring_src_attach_record(struct pmcring_session *s,
 	kfree(buf);
 }
 
-int pmcring_src_enable(struct pmcring_session *s)
+/*
+ * ENABLE, before the session goes on pmcring_active: recheck the target
+ * and forget the follow set.  While the session is off the list no probe
+ * touches the set, so the fork probe never dropped the entry of a process
+ * that died since the last enable (or since an ADD_COUNTER before the
+ * first), and its pid may belong to anyone by now.  Emptied after the
+ * session is published, the probes would record that process's switches,
+ * execs, maps and forks until the xa_destroy(): this must come first.  The
+ * tree is added again by pmcring_src_enable() once the fork probe is on.
+ */
+int pmcring_src_enable_prepare(struct pmcring_session *s)
 {
 	struct pmcring_src_state *st = s->src;
 	int err;
@@ -590,12 +600,18 @@ int pmcring_src_enable(struct pmcring_session *s)
 	err = pmcring_src_target_recheck(s);
 	if (err)
 		return err;
-	/*
-	 * Forget processes of an earlier enable (their pids may have been
-	 * reused); the tree is added again once the fork probe is on.
-	 */
 	if (st->targets)
 		xa_destroy(st->targets);
+	return 0;
+}
+
+int pmcring_src_enable(struct pmcring_session *s)
+{
+	struct pmcring_src_state *st = s->src;
+	int err;
+
+	if (!st)
+		return -EINVAL;
 	mutex_lock(&pmcring_src_mutex);
 	err = pmcring_src_sched_get(s);
 	if (err)

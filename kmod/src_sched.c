@@ -137,7 +137,10 @@ static void pmcring_src_probe_fork(void *data, struct task_struct *parent,
 		 * it here, not at exit, where the thread that writes PROCEXIT
 		 * need not be the last to pass (a stale entry of a dead pid
 		 * is harmless: whoever gets the pid next comes by here, and
-		 * the entries are as many as the processes followed).  One
+		 * the entries are as many as the processes followed).  That
+		 * holds only while s is on this list: a disabled session
+		 * keeps stale entries, which is why ENABLE empties the set
+		 * before it publishes s (pmcring_src_enable_prepare()).  One
 		 * thread (PMCRING_CFG_F_TID) is followed without descendants.
 		 */
 		if (st->targets && !thread) {

@@ -246,6 +246,31 @@ bool pmcring_src_may_follow(const struct pmcring_session *s,
 }
 
 /*
+ * May @s read the state of @p it follows (comm, mappings, executable) at
+ * ENABLE, as /proc/PID/maps is read through mm_access()?  The caller holds
+ * @p's exec_update_lock, so that an exec that changes its credentials is
+ * either not begun or past setup_new_exec(): the mm and the dumpability
+ * seen are of one image.  A session without CAP_PERFMON must still pass
+ * the check that put @p in the set: pmcring_src_may_trace() for the target
+ * (may sleep), pmcring_src_may_follow() below it.
+ */
+bool pmcring_src_may_read(const struct pmcring_session *s,
+			  struct task_struct *p)
+{
+	bool ok;
+
+	lockdep_assert_held(&p->signal->exec_update_lock);
+	if (s->src->perfmon)
+		return true;
+	if (task_tgid(p) == s->src->target_pid)
+		return pmcring_src_may_trace(s, p);
+	rcu_read_lock();
+	ok = pmcring_src_may_follow(s, p);
+	rcu_read_unlock();
+	return ok;
+}
+
+/*
  * What a per-pid target must pass, at CONFIGURE and again at each step that
  * widens what is recorded (ENABLE, ADD_COUNTER), with the opener's
  * credentials: a live user process the opener may trace.
@@ -561,7 +586,7 @@ static void pmcring_src_attach_record(struct pmcring_session *s,
 		buf = kmalloc(PATH_MAX, GFP_KERNEL);
 		task = get_pid_task(st->target_pid, PIDTYPE_TGID);
 		if (task && buf)
-			pmcring_src_exe_path(task, buf, PATH_MAX, &path);
+			pmcring_src_exe_path(s, task, buf, PATH_MAX, &path);
 		if (task)
 			put_task_struct(task);
 	}

@@ -149,7 +149,9 @@ static void pmcring_src_probe_fork(void *data, struct task_struct *parent,
 			else if (xa_load(st->targets, tgid))
 				pmcring_src_target_del(st, tgid);
 		}
-		if (pmcring_src_follows(s, child))
+		/* The parent (current) too: its dumpability is the child's. */
+		if (pmcring_src_follows(s, parent) &&
+		    pmcring_src_follows(s, child))
 			pmcring_src_fork_records(s, parent, child, thread);
 	}
 	rcu_read_unlock();
@@ -165,7 +167,11 @@ static void pmcring_src_probe_exec(void *data, struct task_struct *p,
 	pmcring_src_comm(rec.pl_pcomm, p);
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
-		if (!pmcring_src_follows(s, p) || pmcring_src_exec_revoke(s, p))
+		/*
+		 * In the set, not pmcring_src_follows(): that already says no
+		 * for the non-dumpable image this probe must revoke.
+		 */
+		if (!pmcring_src_in_set(s, p) || pmcring_src_exec_revoke(s, p))
 			continue;
 		/* PROCEXEC and MAP_IN of the new image */
 		pmcring_src_map_exec(s, p, bprm);

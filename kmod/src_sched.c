@@ -455,6 +455,9 @@ void pmcring_src_sched_exit(void)
 	tracepoint_synchronize_unregister();
 }
 
+/* The entry of the tree walk, told from the fork probe's xa_mk_value(1). */
+#define PMCRING_SRC_FILLED	xa_mk_value(2)
+
 /* Is @p the target process or one of its descendants?  Under RCU. */
 static bool pmcring_src_descends(struct task_struct *p, struct pid *target)
 {
@@ -489,6 +492,39 @@ static bool pmcring_src_chain_ok(const struct pmcring_session *s,
 }
 
 /*
+ * Add @p, found by the walk, unless it died since: the list was built
+ * before the checks slept, and the number of a process reaped meanwhile may
+ * be another's now.  pid_alive() goes false before the number is freed
+ * (__unhash_process() before free_pid()); the reuser's fork probe then
+ * stores or erases the entry under the xarray's lock.  So: insert (never
+ * over the probe's entry) a value of our own, then test pid_alive() again.
+ * Still alive after the insert (the full barrier orders the two against
+ * the reaper's store and the probe's locked update): the number was not
+ * reused before the insert, and a later reuse passes the fork probe, which
+ * fixes the entry.  Dead: take back our own value only, with a cmpxchg
+ * that leaves an entry the probe stored meanwhile.  A zombie (no live
+ * thread) has nothing left to record.  True if @p is in the set.
+ */
+static bool pmcring_src_fill_add(struct pmcring_src_state *st,
+				 struct task_struct *p)
+{
+	pid_t tgid = task_tgid_nr(p);
+	int err;
+
+	if (tgid <= 0 || !pid_alive(p) || !atomic_read(&p->signal->live))
+		return false;
+	err = xa_insert(st->targets, tgid, PMCRING_SRC_FILLED, GFP_KERNEL);
+	if (err)
+		return err == -EBUSY;	/* the fork probe was first */
+	/* Pairs with the reaper's thread_pid = NULL before free_pid(). */
+	smp_mb();
+	if (pid_alive(p))
+		return true;
+	xa_cmpxchg(st->targets, tgid, PMCRING_SRC_FILLED, NULL, GFP_KERNEL);
+	return false;
+}
+
+/*
  * Check and add one process @p (referenced) found by the walk, under its
  * exec_update_lock as perf_event_open() attaches an event: an exec that
  * changes its credentials either came first, and the check sees the new
@@ -517,7 +553,7 @@ static bool pmcring_src_fill_one(struct pmcring_session *s,
 		rcu_read_unlock();
 	}
 	if (ok)
-		pmcring_src_target_add(st, task_tgid_nr(p));
+		ok = pmcring_src_fill_add(st, p);
 	up_read(&p->signal->exec_update_lock);
 	return ok;
 }

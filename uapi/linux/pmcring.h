@@ -461,7 +461,9 @@ struct pmcring_prod_page {
  * (no memory), the ring exists without them: it stays empty (data_head 0,
  * pending_ts 0), a fault on its data pages is SIGBUS (a consumer reading
  * only below data_head never takes one), and each record of that CPU is
- * counted in lost.  Once set the flag stays.
+ * counted in lost.  Once set the flag stays.  It is stored with release
+ * after the pages are in place: a consumer that reads flags with a
+ * load-acquire and sees it can read the data pages without a fault.
  */
 #define PMCRING_PROD_F_DATA		(1ull << 0)
 

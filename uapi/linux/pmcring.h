@@ -416,7 +416,11 @@ struct pmcring_mmap_page {
  * its reservation; so lost - reported are the drops no DROPNOTIFY has
  * announced (yet).  Once the session is disabled and the ring drained,
  * nothing will announce them: a consumer that writes a log ends it with
- * one DROPNOTIFY of its own for each ring where lost > reported.
+ * one DROPNOTIFY of its own for each ring where lost > reported.  The
+ * kernel raises lost at the drop and reported later, with a write barrier
+ * between: a live reader loads reported first, with a load-acquire, then
+ * lost, and gets lost >= reported.  Read the other way round, or in an
+ * unspecified order, reported may pass lost: clamp lost - reported at 0.
  */
 struct pmcring_prod_page {
 	__u64	pending_ts;		/* see EXACT CROSS-CPU ORDER above */

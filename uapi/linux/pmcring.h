@@ -209,7 +209,15 @@ struct pmcring_rec_pmcdetach {			/* 24 bytes */
 
 struct pmcring_rec_proccsw {			/* 40 bytes */
 	struct pmcring_rec_header h;
-	__u64	pl_value;	/* counter value accumulated by the thread */
+	__u64	pl_value;	/* ns the outgoing thread ran since it
+				 * was switched in (se.sum_exec_runtime
+				 * delta).  FreeBSD's hwpmc puts the
+				 * counter's delta over that slice here;
+				 * a perf counter cannot be read from
+				 * sched_switch, so pmcring gives the
+				 * cpu-clock quantity instead
+				 * (Documentation/sources.rst)
+				 */
 	__u32	pl_pmcid;
 	__u32	pl_pid;
 	__u32	pl_tid;
@@ -233,7 +241,12 @@ struct pmcring_rec_procexit {			/* 32 bytes */
 	struct pmcring_rec_header h;
 	__u32	pl_pmcid;
 	__u32	pl_pid;
-	__u64	pl_value;
+	__u64	pl_value;	/* CPU time of the whole process in ns
+				 * at the exit of its last thread
+				 * (FreeBSD: the counter's value
+				 * accumulated by the process; see
+				 * PROCCSW)
+				 */
 };
 
 struct pmcring_rec_procfork {			/* 24 bytes */

@@ -505,7 +505,15 @@ struct pmcring_info {
 	__u32	max_data_pages;		/* largest data_pages accepted */
 	__u32	max_record;		/* PMCRING_RECORD_MAX */
 	__u32	flags;			/* PMCRING_INFO_F_* */
-	__u64	types_supported;	/* PMCRING_TYPE_BIT() of producible types */
+	__u64	types_supported;	/* PMCRING_TYPE_BIT() of the types
+					 * config.types accepts: every type
+					 * this module knows.  CLOSELOG and
+					 * INITIALIZE are accepted but never
+					 * written to a ring (a consumer that
+					 * writes a pmclog file writes them);
+					 * each other bit is a type the
+					 * module writes
+					 */
 	__u64	region_size;		/* 0 until configured */
 	__u64	__reserved[4];		/* 0 */
 };

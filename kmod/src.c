@@ -678,6 +678,16 @@ void pmcring_src_disable(struct pmcring_session *s)
 	pmcring_src_sched_put(s);
 	st->hooked = false;
 	mutex_unlock(&pmcring_src_mutex);
+	/*
+	 * Off pmcring_active since the caller's synchronize_rcu(), so the
+	 * fork probe no longer drops the entries of processes that die:
+	 * forget them now, lest an ADD_COUNTER while disabled put counters
+	 * on whatever process gets one of their pids (its thread walk
+	 * trusts the set).  The counters' overflow handlers are disarmed,
+	 * and xa_load() is safe against xa_destroy() (RCU-freed nodes).
+	 */
+	if (st->targets)
+		xa_destroy(st->targets);
 	if (st->target_pid)
 		pmcring_src_attach_record(s, PMCRING_TYPE_PMCDETACH);
 }

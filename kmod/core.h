@@ -18,7 +18,13 @@
 /* Pages of a CPU region before the data: control page, producer page. */
 #define PMCRING_META_PAGES	2u
 
-/* Record types the module can produce (GET_INFO, CONFIGURE's mask check). */
+/*
+ * Record types CONFIGURE accepts in its mask, reported by GET_INFO as
+ * types_supported.  CLOSELOG and INITIALIZE are known but never written to
+ * a ring (pmclog writers make them); they stay in the mask so that a
+ * consumer passing types_supported back, or naming them, is not refused.
+ * Every other bit is a type the module writes.
+ */
 #define PMCRING_TYPES_KNOWN						\
 	(PMCRING_TYPE_BIT(PMCRING_TYPE_CLOSELOG) |			\
 	 PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY) |			\

@@ -407,6 +407,10 @@ static int pmcring_dev_enable(struct pmcring_session *s)
 		return -EINVAL;
 	if (s->enabled)
 		return 0;
+	/* Not published yet: no probe reads the follow set it empties. */
+	err = pmcring_src_enable_prepare(s);
+	if (err)
+		return err;
 
 	mutex_lock(&pmcring_active_lock);
 	list_add_rcu(&s->active_node, &pmcring_active);

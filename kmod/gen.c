@@ -257,6 +257,20 @@ static enum hrtimer_restart pmcring_gen_tick(struct hrtimer *timer)
 	u64 irq_count = g->flags & PMCRING_GEN_F_HARDIRQ ? g->count : 0;
 	u32 i;
 
+	/*
+	 * gc's CPU went offline and took the timer here (hrtimers are
+	 * migrated at CPU death).  The NMI stream cannot go on: the NMI we
+	 * raise lands on this CPU, whose handler serves this CPU's stream
+	 * (pmcring_gen_nmi_gc), so gc's nmi_seq would never reach count
+	 * and the caller would wait until a signal.  End gc's timer stream
+	 * here; written[] says how far it got.  Without an NMI stream the
+	 * hard-IRQ records go on from here, as before.
+	 */
+	if (unlikely(smp_processor_id() != gc->cpu) &&
+	    (g->flags & PMCRING_GEN_F_NMI)) {
+		pmcring_gen_stream_done(g);
+		return HRTIMER_NORESTART;
+	}
 	for (i = 0; i < g->irq_batch && gc->irq_seq < irq_count; i++)
 		pmcring_gen_record(gc, gc->irq_seq++, PMCRING_GEN_CTX_HARDIRQ,
 				   !i);
@@ -415,7 +429,11 @@ static struct pmcring_gen *pmcring_gen_alloc(struct pmcring_session *s,
 
 /*
  * Start every stream.  CPU hotplug is held off while starting only: a CPU
- * going offline later moves its streams elsewhere, which is harmless.
+ * going offline later moves its task and hard-IRQ streams elsewhere, which
+ * is harmless, and ends its NMI stream (pmcring_gen_tick()).  Holding the
+ * hotplug lock for the whole run instead would stall every
+ * cpus_read_lock() in the system behind a waiting hotplug writer for as
+ * long as the run lasts.
  */
 static int pmcring_gen_start(struct pmcring_gen *g)
 {

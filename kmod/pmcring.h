@@ -135,6 +135,11 @@ void pmcring_src_exit(void);			/* module unload, no lock */
 /* CONFIGURE: check permissions for cfg (-EACCES, -ESRCH, -EINVAL). */
 int pmcring_src_configure(struct pmcring_session *s,
 			  const struct pmcring_config *cfg);
+/*
+ * ENABLE, before s goes on pmcring_active: recheck the target (-ESRCH,
+ * -EACCES), forget the follow set of an earlier enable.
+ */
+int pmcring_src_enable_prepare(struct pmcring_session *s);
 /* ENABLE, after s is on pmcring_active: attach probes, synthesize state. */
 int pmcring_src_enable(struct pmcring_session *s);
 /* DISABLE and release, after s left pmcring_active and synchronize_rcu(). */

@@ -221,12 +221,19 @@ int pmcring_ring_alloc_data(struct pmcring_ring *rb)
 	data = pmcring_ring_vmap(rb);
 	if (!data)
 		goto err_pages;
-	WRITE_ONCE(rb->prod->flags, PMCRING_PROD_F_DATA);
 	/*
 	 * pages[] and the vmap before the pointer; pairs with
 	 * smp_load_acquire() in pmcring_ring_has_data() (the fault handler).
 	 */
 	smp_store_release(&rb->data, data);
+	/*
+	 * The flag after the pointer: a ring whose pages are retried when
+	 * its CPU comes back may be mapped already, and a consumer that saw
+	 * the flag and then faulted on a data page before rb->data was set
+	 * would get SIGBUS.  Pairs with the consumer's load-acquire of
+	 * flags, which comes before its fault (uapi PMCRING_PROD_F_DATA).
+	 */
+	smp_store_release(&rb->prod->flags, PMCRING_PROD_F_DATA);
 	return 0;
 
 err_pages:

@@ -336,7 +336,14 @@ pmcring_ring_reserve_inline(struct pmcring_ring *rb, unsigned int type, u32 len,
 				    PMCRING_SIZE_DROPNOTIFY, ts);
 		local_inc(&rb->prod->records);
 		local_add(PMCRING_SIZE_DROPNOTIFY, &rb->prod->bytes);
-		/* the drops it announces: lost - reported stays unannounced */
+		/*
+		 * The drops it announces: lost - reported stays unannounced.
+		 * Each was counted in lost on this CPU before it was claimed
+		 * from unreported above; lost before reported, pairs with a
+		 * reader's load-acquire of reported before it loads lost
+		 * (uapi struct pmcring_prod_page).
+		 */
+		smp_wmb();
 		local_add(drops, &rb->prod->reported);
 		rec += PMCRING_SIZE_DROPNOTIFY;
 	}

@@ -246,6 +246,31 @@ bool pmcring_src_may_follow(const struct pmcring_session *s,
 }
 
 /*
+ * May @s read the state of @p it follows (comm, mappings, executable) at
+ * ENABLE, as /proc/PID/maps is read through mm_access()?  The caller holds
+ * @p's exec_update_lock, so that an exec that changes its credentials is
+ * either not begun or past setup_new_exec(): the mm and the dumpability
+ * seen are of one image.  A session without CAP_PERFMON must still pass
+ * the check that put @p in the set: pmcring_src_may_trace() for the target
+ * (may sleep), pmcring_src_may_follow() below it.
+ */
+bool pmcring_src_may_read(const struct pmcring_session *s,
+			  struct task_struct *p)
+{
+	bool ok;
+
+	lockdep_assert_held(&p->signal->exec_update_lock);
+	if (s->src->perfmon)
+		return true;
+	if (task_tgid(p) == s->src->target_pid)
+		return pmcring_src_may_trace(s, p);
+	rcu_read_lock();
+	ok = pmcring_src_may_follow(s, p);
+	rcu_read_unlock();
+	return ok;
+}
+
+/*
  * What a per-pid target must pass, at CONFIGURE and again at each step that
  * widens what is recorded (ENABLE, ADD_COUNTER), with the opener's
  * credentials: a live user process the opener may trace.
@@ -561,7 +586,7 @@ static void pmcring_src_attach_record(struct pmcring_session *s,
 		buf = kmalloc(PATH_MAX, GFP_KERNEL);
 		task = get_pid_task(st->target_pid, PIDTYPE_TGID);
 		if (task && buf)
-			pmcring_src_exe_path(task, buf, PATH_MAX, &path);
+			pmcring_src_exe_path(s, task, buf, PATH_MAX, &path);
 		if (task)
 			put_task_struct(task);
 	}
@@ -580,7 +605,17 @@ static void pmcring_src_attach_record(struct pmcring_session *s,
 	kfree(buf);
 }
 
-int pmcring_src_enable(struct pmcring_session *s)
+/*
+ * ENABLE, before the session goes on pmcring_active: recheck the target
+ * and forget the follow set.  While the session is off the list no probe
+ * touches the set, so the fork probe never dropped the entry of a process
+ * that died since the last enable (or since an ADD_COUNTER before the
+ * first), and its pid may belong to anyone by now.  Emptied after the
+ * session is published, the probes would record that process's switches,
+ * execs, maps and forks until the xa_destroy(): this must come first.  The
+ * tree is added again by pmcring_src_enable() once the fork probe is on.
+ */
+int pmcring_src_enable_prepare(struct pmcring_session *s)
 {
 	struct pmcring_src_state *st = s->src;
 	int err;
@@ -590,12 +625,18 @@ int pmcring_src_enable(struct pmcring_session *s)
 	err = pmcring_src_target_recheck(s);
 	if (err)
 		return err;
-	/*
-	 * Forget processes of an earlier enable (their pids may have been
-	 * reused); the tree is added again once the fork probe is on.
-	 */
 	if (st->targets)
 		xa_destroy(st->targets);
+	return 0;
+}
+
+int pmcring_src_enable(struct pmcring_session *s)
+{
+	struct pmcring_src_state *st = s->src;
+	int err;
+
+	if (!st)
+		return -EINVAL;
 	mutex_lock(&pmcring_src_mutex);
 	err = pmcring_src_sched_get(s);
 	if (err)
@@ -637,6 +678,16 @@ void pmcring_src_disable(struct pmcring_session *s)
 	pmcring_src_sched_put(s);
 	st->hooked = false;
 	mutex_unlock(&pmcring_src_mutex);
+	/*
+	 * Off pmcring_active since the caller's synchronize_rcu(), so the
+	 * fork probe no longer drops the entries of processes that die:
+	 * forget them now, lest an ADD_COUNTER while disabled put counters
+	 * on whatever process gets one of their pids (its thread walk
+	 * trusts the set).  The counters' overflow handlers are disarmed,
+	 * and xa_load() is safe against xa_destroy() (RCU-freed nodes).
+	 */
+	if (st->targets)
+		xa_destroy(st->targets);
 	if (st->target_pid)
 		pmcring_src_attach_record(s, PMCRING_TYPE_PMCDETACH);
 }

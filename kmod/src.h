@@ -11,6 +11,7 @@
 #include <linux/pid.h>
 #include <linux/cpumask.h>
 #include <linux/sched.h>
+#include <linux/sched/coredump.h>
 #include <linux/sched/signal.h>
 #include <linux/threads.h>
 #include <linux/xarray.h>
@@ -123,11 +124,12 @@ static inline u32 pmcring_src_tid(const struct pmcring_session *s,
 }
 
 /*
- * Does session @s follow task @t?  System-wide sessions follow every task;
- * per-pid sessions the tgids in their target set; others none.  Any context.
+ * Is task @t's process in the target set of @s?  System-wide sessions
+ * have every task; per-pid sessions the tgids in their target set; others
+ * none.  Any context.
  */
-static inline bool pmcring_src_follows(const struct pmcring_session *s,
-				       struct task_struct *t)
+static inline bool pmcring_src_in_set(const struct pmcring_session *s,
+				      struct task_struct *t)
 {
 	const struct pmcring_src_state *st = s->src;
 	pid_t tgid;
@@ -141,6 +143,38 @@ static inline bool pmcring_src_follows(const struct pmcring_session *s,
 		return false;
 	/* Outside the opener's namespace: nothing of it, paths included. */
 	return !st->ns_only || pmcring_src_pid(s, t);
+}
+
+/*
+ * Does session @s follow task @t?  In its set (pmcring_src_in_set()), and,
+ * for a session without CAP_PERFMON when @t is current, running an image
+ * that left it dumpable.  perf removes a task's events in begin_new_exec()
+ * (perf_event_exit_task()) right after set_dumpable() made a setuid image
+ * non-dumpable and commit_creds(), under exec_update_lock; our exec probe
+ * drops the process only later, from sched_process_exec, after the ELF
+ * loader mapped the new image.  Testing the dumpability of current->mm
+ * here closes that window for every record type, as perf's exit at exec
+ * does.  It also leaves out a process that made itself non-dumpable
+ * (prctl(PR_SET_DUMPABLE, 0)) while it stays so, as the tree walk of
+ * ENABLE does (pmcring_src_may_follow()).  current->mm is NULL in a
+ * kernel thread and after exit_mm() (the exit records); it is changed by
+ * current itself only (exec_mmap(), exit_mm()), so reading it here, NMI
+ * included, sees an mm that is not freed under us; get_dumpable() is one
+ * read of mm->flags.  Another task's mm cannot be read without task_lock():
+ * the callers that pass one check under its exec_update_lock instead.  Any
+ * context.
+ */
+static inline bool pmcring_src_follows(const struct pmcring_session *s,
+				       struct task_struct *t)
+{
+	struct mm_struct *mm;
+
+	if (!pmcring_src_in_set(s, t))
+		return false;
+	if (s->src->perfmon || t != current)
+		return true;
+	mm = READ_ONCE(t->mm);
+	return !mm || get_dumpable(mm) == SUID_DUMP_USER;
 }
 
 /*
@@ -205,6 +239,9 @@ bool pmcring_src_may_trace(const struct pmcring_session *s,
 /* src.c: may a session without CAP_PERFMON follow @p?  Under RCU. */
 bool pmcring_src_may_follow(const struct pmcring_session *s,
 			    struct task_struct *p);
+/* src.c: may @s read @p's mappings?  @p's exec_update_lock held. */
+bool pmcring_src_may_read(const struct pmcring_session *s,
+			  struct task_struct *p);
 /* src.c: a followed task exec'd a non-dumpable image; true if dropped. */
 bool pmcring_src_exec_revoke(struct pmcring_session *s, struct task_struct *p);
 
@@ -234,7 +271,7 @@ void pmcring_src_map_put(struct pmcring_session *s);
 void pmcring_src_map_exec(struct pmcring_session *s, struct task_struct *t,
 			  struct linux_binprm *bprm);
 void pmcring_src_synthesize(struct pmcring_session *s);
-int pmcring_src_exe_path(struct task_struct *t, char *buf, int size,
-			 const char **path);
+int pmcring_src_exe_path(struct pmcring_session *s, struct task_struct *t,
+			 char *buf, int size, const char **path);
 
 #endif /* _PMCRING_SRC_H */

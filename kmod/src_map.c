@@ -843,11 +843,32 @@ static struct notifier_block pmcring_src_module_nb = {
 
 /* ---- synthesis at enable ---- */
 
-/* Path of @t's executable (the mapping of mm->exe_file), into @buf. */
-int pmcring_src_exe_path(struct task_struct *t, char *buf, int size,
-			 const char **path)
+/*
+ * The mm of @t if @s may read it, referenced, as mm_access() gives it to
+ * /proc/PID/maps: checked and taken under @t's exec_update_lock.  Without
+ * the lock, a setuid exec could commit its credentials and map its image
+ * between the ENABLE walk's check and get_task_mm(), before the exec probe
+ * revokes the process.  Taken before an exec, the mm is the old image's,
+ * which @s was allowed to read.  NULL if none or not allowed.
+ */
+static struct mm_struct *pmcring_src_read_mm(struct pmcring_session *s,
+					     struct task_struct *t)
 {
-	struct mm_struct *mm = get_task_mm(t);
+	struct mm_struct *mm = NULL;
+
+	if (down_read_killable(&t->signal->exec_update_lock))
+		return NULL;
+	if (pmcring_src_may_read(s, t))
+		mm = get_task_mm(t);
+	up_read(&t->signal->exec_update_lock);
+	return mm;
+}
+
+/* Path of @t's executable (the mapping of mm->exe_file), into @buf. */
+int pmcring_src_exe_path(struct pmcring_session *s, struct task_struct *t,
+			 char *buf, int size, const char **path)
+{
+	struct mm_struct *mm = pmcring_src_read_mm(s, t);
 	struct vm_area_struct *vma;
 	int err = -ENOENT;
 
@@ -880,17 +901,28 @@ static void pmcring_src_synth_task(struct pmcring_session *s,
 	struct pmcring_rec_proc_create rec = {
 		.pl_pid = pmcring_src_pid(s, t),
 	};
-	struct mm_struct *mm;
+	struct mm_struct *mm = NULL;
 
+	/*
+	 * The name and the mappings of one image, one @s may still read
+	 * (pmcring_src_read_mm()): none of an image a setuid exec put in
+	 * since the tree walk.
+	 */
+	if (down_read_killable(&t->signal->exec_update_lock))
+		return;
+	if (!pmcring_src_may_read(s, t)) {
+		up_read(&t->signal->exec_update_lock);
+		return;
+	}
 	if (pmcring_session_wants(s, PMCRING_TYPE_PROC_CREATE)) {
 		__get_task_comm(rec.pl_pcomm, TASK_COMM_LEN, t);
 		pmcring_src_emit_task(s, PMCRING_TYPE_PROC_CREATE,
 				      PMCRING_SIZE_PROC_CREATE, &rec);
 	}
-	if (!pmcring_session_wants(s, PMCRING_TYPE_MAP_IN) ||
-	    (t->flags & PF_KTHREAD))
-		return;
-	mm = get_task_mm(t);
+	if (pmcring_session_wants(s, PMCRING_TYPE_MAP_IN) &&
+	    !(t->flags & PF_KTHREAD))
+		mm = get_task_mm(t);
+	up_read(&t->signal->exec_update_lock);
 	if (!mm)
 		return;
 	if (!mmap_read_lock_killable(mm)) {

@@ -137,7 +137,10 @@ static void pmcring_src_probe_fork(void *data, struct task_struct *parent,
 		 * it here, not at exit, where the thread that writes PROCEXIT
 		 * need not be the last to pass (a stale entry of a dead pid
 		 * is harmless: whoever gets the pid next comes by here, and
-		 * the entries are as many as the processes followed).  One
+		 * the entries are as many as the processes followed).  That
+		 * holds only while s is on this list: a disabled session
+		 * keeps stale entries, which is why ENABLE empties the set
+		 * before it publishes s (pmcring_src_enable_prepare()).  One
 		 * thread (PMCRING_CFG_F_TID) is followed without descendants.
 		 */
 		if (st->targets && !thread) {
@@ -146,7 +149,9 @@ static void pmcring_src_probe_fork(void *data, struct task_struct *parent,
 			else if (xa_load(st->targets, tgid))
 				pmcring_src_target_del(st, tgid);
 		}
-		if (pmcring_src_follows(s, child))
+		/* The parent (current) too: its dumpability is the child's. */
+		if (pmcring_src_follows(s, parent) &&
+		    pmcring_src_follows(s, child))
 			pmcring_src_fork_records(s, parent, child, thread);
 	}
 	rcu_read_unlock();
@@ -162,7 +167,11 @@ static void pmcring_src_probe_exec(void *data, struct task_struct *p,
 	pmcring_src_comm(rec.pl_pcomm, p);
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
-		if (!pmcring_src_follows(s, p) || pmcring_src_exec_revoke(s, p))
+		/*
+		 * In the set, not pmcring_src_follows(): that already says no
+		 * for the non-dumpable image this probe must revoke.
+		 */
+		if (!pmcring_src_in_set(s, p) || pmcring_src_exec_revoke(s, p))
 			continue;
 		/* PROCEXEC and MAP_IN of the new image */
 		pmcring_src_map_exec(s, p, bprm);
@@ -446,6 +455,9 @@ void pmcring_src_sched_exit(void)
 	tracepoint_synchronize_unregister();
 }
 
+/* The entry of the tree walk, told from the fork probe's xa_mk_value(1). */
+#define PMCRING_SRC_FILLED	xa_mk_value(2)
+
 /* Is @p the target process or one of its descendants?  Under RCU. */
 static bool pmcring_src_descends(struct task_struct *p, struct pid *target)
 {
@@ -480,6 +492,39 @@ static bool pmcring_src_chain_ok(const struct pmcring_session *s,
 }
 
 /*
+ * Add @p, found by the walk, unless it died since: the list was built
+ * before the checks slept, and the number of a process reaped meanwhile may
+ * be another's now.  pid_alive() goes false before the number is freed
+ * (__unhash_process() before free_pid()); the reuser's fork probe then
+ * stores or erases the entry under the xarray's lock.  So: insert (never
+ * over the probe's entry) a value of our own, then test pid_alive() again.
+ * Still alive after the insert (the full barrier orders the two against
+ * the reaper's store and the probe's locked update): the number was not
+ * reused before the insert, and a later reuse passes the fork probe, which
+ * fixes the entry.  Dead: take back our own value only, with a cmpxchg
+ * that leaves an entry the probe stored meanwhile.  A zombie (no live
+ * thread) has nothing left to record.  True if @p is in the set.
+ */
+static bool pmcring_src_fill_add(struct pmcring_src_state *st,
+				 struct task_struct *p)
+{
+	pid_t tgid = task_tgid_nr(p);
+	int err;
+
+	if (tgid <= 0 || !pid_alive(p) || !atomic_read(&p->signal->live))
+		return false;
+	err = xa_insert(st->targets, tgid, PMCRING_SRC_FILLED, GFP_KERNEL);
+	if (err)
+		return err == -EBUSY;	/* the fork probe was first */
+	/* Pairs with the reaper's thread_pid = NULL before free_pid(). */
+	smp_mb();
+	if (pid_alive(p))
+		return true;
+	xa_cmpxchg(st->targets, tgid, PMCRING_SRC_FILLED, NULL, GFP_KERNEL);
+	return false;
+}
+
+/*
  * Check and add one process @p (referenced) found by the walk, under its
  * exec_update_lock as perf_event_open() attaches an event: an exec that
  * changes its credentials either came first, and the check sees the new
@@ -508,7 +553,7 @@ static bool pmcring_src_fill_one(struct pmcring_session *s,
 		rcu_read_unlock();
 	}
 	if (ok)
-		pmcring_src_target_add(st, task_tgid_nr(p));
+		ok = pmcring_src_fill_add(st, p);
 	up_read(&p->signal->exec_update_lock);
 	return ok;
 }

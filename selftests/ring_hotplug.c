@@ -18,10 +18,13 @@
  * reader_maps_a_ring_alone: records GENERATEd only on a CPU that came
  * online after pmcring_new(), all other rings idle, all reach the reader
  * (nothing else triggers the merge's clock read).
+ * nmi_generate_ends_when_its_cpu_goes_offline: a GENERATE whose NMI stream
+ * runs on a CPU that goes offline returns (it used to wait for a signal).
  *
  * NEEDS_LIBPMCRING
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include "ring_common.h"
 #include "libpmcring.h"
@@ -396,6 +399,81 @@ TEST_F(hp, reader_maps_a_ring_alone)
 	pmcring_reader_free(rd);
 	pmcring_free(s);
 	free(hs.seen);
+}
+
+struct nmi_gen {
+	int			fd;
+	unsigned int		cpu;
+	int			ret;
+	struct pmcring_generate	req;
+	atomic_int		done;
+};
+
+static void *nmi_gen_thread(void *arg)
+{
+	struct nmi_gen *t = arg;
+	uint64_t mask[RT_MAX_CPUS / 64] = { 0 };
+
+	mask[t->cpu / 64] |= 1ull << (t->cpu % 64);
+	t->req.cpus = (uintptr_t)mask;
+	t->req.cpus_size = (t->cpu / 64 + 1) * 8;
+	t->ret = rt_ioctl(t->fd, PMCRING_IOC_GENERATE, &t->req);
+	atomic_store(&t->done, 1);
+	return NULL;
+}
+
+static void nmi_gen_wake(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * A GENERATE with an NMI stream on a CPU that goes offline mid-run
+ * returns.  The CPU's hrtimer migrates at its death and the NMIs it went
+ * on raising landed on the new CPU, whose handler serves another stream:
+ * the stream never ended and the caller waited until a signal (here after
+ * 20 s, as the test's failure).
+ */
+TEST_F_TIMEOUT(hp, nmi_generate_ends_when_its_cpu_goes_offline, 60)
+{
+	struct sigaction sa = { .sa_handler = nmi_gen_wake };
+	struct nmi_gen t = { .cpu = self->cpu };
+	struct pmcring_config cfg = { 0 };
+	struct rt_sess s;
+	pthread_t th;
+	int i;
+
+	PMCRING_REQUIRE_DEV();
+	if (!self->cpu || rt_online_cpus() < 2)
+		SKIP(return, "needs 2+ online CPUs with hotplug");
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));	/* no SA_RESTART */
+	cfg.data_pages = 16;
+	cfg.flags = PMCRING_CFG_F_NO_SYNTH;
+	cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
+		    PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY);
+	ASSERT_EQ(0, rt_open_cfg(&s, &cfg, 0));
+	t.fd = s.fd;
+	t.req.count = 1ull << 40;	/* runs until the CPU goes */
+	t.req.size = GEN_SIZE;
+	t.req.flags = PMCRING_GEN_F_NMI;
+	ASSERT_EQ(0, pthread_create(&th, NULL, nmi_gen_thread, &t));
+	usleep(200000);
+	ASSERT_EQ(0, atomic_load(&t.done));
+	ASSERT_EQ(0, set_online(self->cpu, 0));
+	for (i = 0; i < 2000 && !atomic_load(&t.done); i++)
+		usleep(10000);
+	if (!atomic_load(&t.done))
+		pthread_kill(th, SIGUSR1);
+	pthread_join(th, NULL);
+	rt_info("cpu %u offline: GENERATE returned %d after %d ms, %llu NMI records, %llu NMIs\n",
+		self->cpu, t.ret, i * 10,
+		(unsigned long long)t.req.written[PMCRING_GEN_CTX_NMI],
+		(unsigned long long)t.req.nmi_sent);
+	EXPECT_GT(2000, i);
+	EXPECT_EQ(0, t.ret);
+	EXPECT_LT(0, t.req.written[PMCRING_GEN_CTX_NMI] +
+		     t.req.dropped[PMCRING_GEN_CTX_NMI]);
+	rt_close(&s);
 }
 
 TEST_HARNESS_MAIN

@@ -209,7 +209,15 @@ struct pmcring_rec_pmcdetach {			/* 24 bytes */
 
 struct pmcring_rec_proccsw {			/* 40 bytes */
 	struct pmcring_rec_header h;
-	__u64	pl_value;	/* counter value accumulated by the thread */
+	__u64	pl_value;	/* ns the outgoing thread ran since it
+				 * was switched in (se.sum_exec_runtime
+				 * delta).  FreeBSD's hwpmc puts the
+				 * counter's delta over that slice here;
+				 * a perf counter cannot be read from
+				 * sched_switch, so pmcring gives the
+				 * cpu-clock quantity instead
+				 * (Documentation/sources.rst)
+				 */
 	__u32	pl_pmcid;
 	__u32	pl_pid;
 	__u32	pl_tid;
@@ -233,7 +241,12 @@ struct pmcring_rec_procexit {			/* 32 bytes */
 	struct pmcring_rec_header h;
 	__u32	pl_pmcid;
 	__u32	pl_pid;
-	__u64	pl_value;
+	__u64	pl_value;	/* CPU time of the whole process in ns
+				 * at the exit of its last thread
+				 * (FreeBSD: the counter's value
+				 * accumulated by the process; see
+				 * PROCCSW)
+				 */
 };
 
 struct pmcring_rec_procfork {			/* 24 bytes */
@@ -416,7 +429,11 @@ struct pmcring_mmap_page {
  * its reservation; so lost - reported are the drops no DROPNOTIFY has
  * announced (yet).  Once the session is disabled and the ring drained,
  * nothing will announce them: a consumer that writes a log ends it with
- * one DROPNOTIFY of its own for each ring where lost > reported.
+ * one DROPNOTIFY of its own for each ring where lost > reported.  The
+ * kernel raises lost at the drop and reported later, with a write barrier
+ * between: a live reader loads reported first, with a load-acquire, then
+ * lost, and gets lost >= reported.  Read the other way round, or in an
+ * unspecified order, reported may pass lost: clamp lost - reported at 0.
  */
 struct pmcring_prod_page {
 	__u64	pending_ts;		/* see EXACT CROSS-CPU ORDER above */
@@ -461,7 +478,9 @@ struct pmcring_prod_page {
  * (no memory), the ring exists without them: it stays empty (data_head 0,
  * pending_ts 0), a fault on its data pages is SIGBUS (a consumer reading
  * only below data_head never takes one), and each record of that CPU is
- * counted in lost.  Once set the flag stays.
+ * counted in lost.  Once set the flag stays.  It is stored with release
+ * after the pages are in place: a consumer that reads flags with a
+ * load-acquire and sees it can read the data pages without a fault.
  */
 #define PMCRING_PROD_F_DATA		(1ull << 0)
 
@@ -486,7 +505,15 @@ struct pmcring_info {
 	__u32	max_data_pages;		/* largest data_pages accepted */
 	__u32	max_record;		/* PMCRING_RECORD_MAX */
 	__u32	flags;			/* PMCRING_INFO_F_* */
-	__u64	types_supported;	/* PMCRING_TYPE_BIT() of producible types */
+	__u64	types_supported;	/* PMCRING_TYPE_BIT() of the types
+					 * config.types accepts: every type
+					 * this module knows.  CLOSELOG and
+					 * INITIALIZE are accepted but never
+					 * written to a ring (a consumer that
+					 * writes a pmclog file writes them);
+					 * each other bit is a type the
+					 * module writes
+					 */
 	__u64	region_size;		/* 0 until configured */
 	__u64	__reserved[4];		/* 0 */
 };

@@ -446,7 +446,7 @@ struct pmcring_log_ev_pmcdetach {
 };
 
 struct pmcring_log_ev_proccsw {
-	uint64_t	pl_value;
+	uint64_t	pl_value;	/* pmcring: ns run since switched in */
 	uint32_t	pl_pmcid, pl_pid, pl_tid;
 };
 
@@ -463,7 +463,7 @@ struct pmcring_log_ev_procexec {
 
 struct pmcring_log_ev_procexit {
 	uint32_t	pl_pmcid, pl_pid;
-	uint64_t	pl_value;
+	uint64_t	pl_value;	/* pmcring: CPU time of the process, ns */
 };
 
 struct pmcring_log_ev_procfork {

@@ -268,6 +268,13 @@ int pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
 	/* replaced once when a ring appears, pmcring_cpu_buf_adopt() */
 	const struct pmcring_prod_page *prod =
 		__atomic_load_n(&b->prod, __ATOMIC_ACQUIRE);
+	/*
+	 * reported before lost, and ordered: the kernel raises lost at a
+	 * drop and reported later, so lost read after it is never below it
+	 * (uapi struct pmcring_prod_page).  Not in the initializer, whose
+	 * evaluation order C leaves unspecified.
+	 */
+	uint64_t reported = smp_load_acquire(&prod->reported);
 	struct pmcring_cpu_stats all = {
 		.sz = st ? st->sz : 0,
 		.records = READ_ONCE(&b->records),
@@ -278,7 +285,7 @@ int pmcring_cpu_buf_stats(const struct pmcring_cpu_buf *b,
 		.prod_records = READ_ONCE(&prod->records),
 		.prod_bytes = READ_ONCE(&prod->bytes),
 		.prod_flags = READ_ONCE(&prod->flags),
-		.reported = READ_ONCE(&prod->reported),
+		.reported = reported,
 	};
 
 	if (!st || st->sz < offsetof(struct pmcring_cpu_stats, bytes))

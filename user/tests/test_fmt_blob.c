@@ -14,6 +14,7 @@
  * message; two runs in the same second into one directory make two whole
  * sets (O_EXCL, the next free $t).
  */
+#define _GNU_SOURCE	/* memmem() */
 #include <dirent.h>
 
 #include "test_fmt_common.h"
@@ -378,6 +379,138 @@ static void test_roll_periods(const char *dir, bool json)
 	      "sets", name, nper, sets);
 }
 
+/* Allocation record of @type for @pmcid named @name (DYN) into @rr. */
+static void ra_alloc(struct ring_recs *rr, unsigned int type, uint32_t pmcid,
+		     const char *name)
+{
+	uint8_t *p = rr_add(rr, type, type == PMCRING_TYPE_PMCALLOCATE ? 40 : 96,
+			    0);
+
+	w32(p, 16, pmcid);
+	w32(p, 20, 0x100 + pmcid);	/* event */
+	if (type == PMCRING_TYPE_PMCALLOCATE)
+		w64(p, 32, 4000);	/* rate */
+	else
+		memcpy(p + 32, name, strlen(name));
+}
+
+/* Is message @m the allocation record @type of @pmcid (named @name)? */
+static bool ra_is(const struct fmt_item *m, bool json, unsigned int type,
+		  uint32_t pmcid, const char *name)
+{
+	char pat[64];
+
+	if (m->type != type)
+		return false;
+	if (json) {
+		snprintf(pat, sizeof(pat), "\"pmcid\":%u,", pmcid);
+		return memmem(m->data, m->len, pat, strlen(pat)) &&
+		       (type != PMCRING_TYPE_PMCALLOCATEDYN ||
+			memmem(m->data, m->len, name, strlen(name)));
+	}
+	return m->len == (type == PMCRING_TYPE_PMCALLOCATE ? 40u : 96u) &&
+	       fmt_get32(m->data, 16) == pmcid &&
+	       fmt_get32(m->data, 20) == 0x100 + pmcid &&
+	       (type == PMCRING_TYPE_PMCALLOCATEDYN ?
+		!strcmp((const char *)m->data + 32, name) :
+		fmt_get64(m->data, 32) == 4000);
+}
+
+/*
+ * A set opened by a roll starts with the counters allocated so far, in the
+ * order they came (PMCALLOCATE and PMCALLOCATEDYN of pmcid 1, then of
+ * pmcid 2 once it came), then (binary) the PERIODs in force, all stamped
+ * with the first message of its own.
+ */
+static void test_roll_allocate(const char *dir, bool json)
+{
+	static struct ring_recs rr;
+	const char *name = json ? "raj" : "rab";
+	static const unsigned int at[2] = {
+		PMCRING_TYPE_PMCALLOCATE, PMCRING_TYPE_PMCALLOCATEDYN,
+	};
+	static const char *const ev[3] = { "", "cpu-clock", "task-clock" };
+	struct fmt_opts o;
+	struct out_batch b;
+	struct fmt_writer *w;
+	struct collect c;
+	struct set s;
+	unsigned int i, j, sets = 0, head, nalloc = 0, reps = 0, own = 0;
+	long long t;
+	uint8_t *p;
+	int rc;
+
+	memset(&rr, 0, sizeof(rr));
+	ra_alloc(&rr, PMCRING_TYPE_PMCALLOCATE, 1, "");
+	ra_alloc(&rr, PMCRING_TYPE_PMCALLOCATEDYN, 1, ev[1]);
+	p = rr_add(&rr, PMCRING_TYPE_PERIOD, 32, 0);
+	w32(p, 16, 1); w32(p, 20, 0); w64(p, 24, 7000);
+	for (i = 0; i < 24; i++) {
+		if (i == 12) {		/* a second counter */
+			ra_alloc(&rr, PMCRING_TYPE_PMCALLOCATE, 2, "");
+			ra_alloc(&rr, PMCRING_TYPE_PMCALLOCATEDYN, 2, ev[2]);
+		}
+		p = rr_add(&rr, PMCRING_TYPE_CALLCHAIN, 40, 0);
+		w32(p, 16, 42); w32(p, 20, 43); w32(p, 24, 1 + (i >= 12));
+		w32(p, 28, 0); w64(p, 32, 0x401000 + i);
+	}
+	base_opts(&o, dir);
+	o.blob_json = json;
+	o.nr_streams = 1;
+	o.streams[0].name = (char *)name;
+	o.streams[0].types = PMCRING_TYPE_BIT(PMCRING_TYPE_CALLCHAIN) |
+			     PMCRING_TYPE_BIT(PMCRING_TYPE_PMCALLOCATE) |
+			     PMCRING_TYPE_BIT(PMCRING_TYPE_PMCALLOCATEDYN);
+	o.roll_bytes = json ? 900 : 400;
+	w = start(&o, &b, dir);
+	for (i = 0; i < rr.n; i++)
+		feed(w, &b, &rr.r[i]);
+	stop(w, &b);
+	for (t = 1700000000; ; t++) {
+		load_set(&s, dir, name, t);
+		if (!s.p[0]) {
+			free_set(&s);
+			break;
+		}
+		rc = read_set(&s, &c);
+		CHECK(rc == FMT_END_CLEAN && c.n >= 1 && c.n <= 64,
+		      "%s set %lld: rc %d, %u messages", name, t, rc, c.n);
+		head = sets ? nalloc + !json : 0;
+		CHECK(c.n > head, "%s set %lld: %u messages, %u repeated",
+		      name, t, c.n, head);
+		for (j = 0; sets && j < head && j < c.n; j++) {
+			const struct fmt_item *m = &c.it[j];
+			bool ok = j < nalloc ?
+				  ra_is(m, json, at[j & 1], 1 + j / 2,
+					ev[1 + j / 2]) :
+				  m->type == PMCRING_TYPE_PERIOD &&
+				  fmt_get64(m->data, 24) == 7000;
+
+			CHECK(ok && c.n > head && m->ts == c.it[head].ts &&
+			      m->rt.tv_sec == c.it[head].rt.tv_sec &&
+			      m->rt.tv_nsec == c.it[head].rt.tv_nsec,
+			      "%s set %lld: message %u is not repeat %u of "
+			      "%u, stamped as message %u", name, t, j, j, head,
+			      head);
+			reps++;
+		}
+		for (i = head; i < c.n; i++) {
+			own++;
+			/* an allocation record came: later sets repeat it */
+			if (c.it[i].type == PMCRING_TYPE_PMCALLOCATE ||
+			    c.it[i].type == PMCRING_TYPE_PMCALLOCATEDYN)
+				nalloc++;
+		}
+		sets++;
+		free_set(&s);
+	}
+	CHECK(own == rr.n - (json ? 1 : 0) && sets > 3 && nalloc == 4,
+	      "%s: %u messages of their own in %u sets (%u records), %u "
+	      "counters", name, own, sets, rr.n, nalloc / 2);
+	CHECK(reps > (sets - 1) * (2 + !json), "%s: %u repeats in %u sets",
+	      name, reps, sets);
+}
+
 /* Roll every ~200 bytes: every set starts at offset 8 and holds whole
  * messages; together they hold every record in order. */
 static void test_roll_size(const char *dir, const struct ring_recs *rr)
@@ -387,7 +520,7 @@ static void test_roll_size(const char *dir, const struct ring_recs *rr)
 	struct fmt_writer *w;
 	struct collect c;
 	struct set s;
-	unsigned int i, got = 0, sets = 0;
+	unsigned int i, j, got = 0, sets = 0, reps = 0;
 	long long t;
 	int rc;
 
@@ -409,14 +542,23 @@ static void test_roll_size(const char *dir, const struct ring_recs *rr)
 		rc = read_set(&s, &c);
 		CHECK(rc == FMT_END_CLEAN && c.n >= 1, "set %lld: %d %u", t, rc, c.n);
 		CHECK(fmt_get64(s.p[1], 8) == 8, "set %lld: first offset", t);
-		CHECK(s.len[0] <= 200 || c.n == 1, "set %lld: %zu bytes", t,
-		      s.len[0]);
-		for (i = 0; i < c.n; i++, got++)
+		/*
+		 * a later set first repeats the counters allocated so far,
+		 * stamped as its first message of its own (test_roll_allocate)
+		 */
+		for (j = 0; sets > 1 && j < c.n && got < rr->n &&
+		     c.it[j].ts == rr->r[got].ts &&
+		     memcmp(c.it[j].data, rr->r[got].data, c.it[j].len); j++)
+			reps++;
+		CHECK(s.len[0] <= 200 || c.n == j + 1, "set %lld: %zu bytes",
+		      t, s.len[0]);
+		for (i = j; i < c.n; i++, got++)
 			CHECK(got < rr->n && c.it[i].ts == rr->r[got].ts,
 			      "set %lld message %u", t, i);
 		free_set(&s);
 	}
-	CHECK(got == rr->n && sets > 3, "%u messages in %u sets", got, sets);
+	CHECK(got == rr->n && sets > 3 && reps >= sets - 1,
+	      "%u messages in %u sets, %u repeated", got, sets, reps);
 }
 
 /* Roll every second of record time. */
@@ -872,6 +1014,8 @@ int main(void)
 	test_roll_time(dir);
 	test_roll_periods(dir, false);
 	test_roll_periods(dir, true);
+	test_roll_allocate(dir, false);
+	test_roll_allocate(dir, true);
 	test_kill(dir, &rr);
 	test_kill_segments(dir, &rr);
 	/* TIMING cut after 2 entries and 5 bytes: only the first batch */

@@ -6,8 +6,9 @@
  * of each file, a blob written with --blob-json included, are the expected
  * ones, and `pmcring script` prints each file's samples symbolized; a
  * binary blob set's samples weigh the last PERIOD of their CPU, also in
- * the sets a roll opens (they repeat the PERIODs in force); a file that is
- * no recording gets a clear error.
+ * the sets a roll opens (they repeat the PERIODs in force), and report on
+ * a rolled set alone, binary or JSON, names the event (the set repeats the
+ * counters allocated); a file that is no recording gets a clear error.
  */
 #include <dirent.h>
 
@@ -169,17 +170,53 @@ static void write_format(const struct recs *rs, enum fmt_kind kind,
 }
 
 /*
- * @rs into binary blob sets under @path that roll before DAT would pass
- * @roll bytes: the DAT files of stream "all" in $t order into @dats.
+ * The allocation of pmcid 1, named "cpu-clock" (PMCALLOCATE, then
+ * PMCALLOCATEDYN, as the module writes them) in front of @rs's records.
+ */
+static void with_alloc(struct recs *rs)
+{
+	unsigned int k;
+
+	memmove(&rs->r[2], &rs->r[0], rs->n * sizeof(rs->r[0]));
+	rs->n += 2;
+	for (k = 0; k < 2; k++) {
+		struct fmt_rec *r = &rs->r[k];
+		uint32_t len = k ? PMCRING_SIZE_PMCALLOCATEDYN :
+				   PMCRING_SIZE_PMCALLOCATE;
+		uint32_t type = k ? PMCRING_TYPE_PMCALLOCATEDYN :
+				    PMCRING_TYPE_PMCALLOCATE;
+		uint32_t h = PMCRING_HEADER(type, len), one = 1;
+		uint64_t ts = 1000000000ull + 400 + k;
+		uint8_t *d = aligned_alloc(8, PMCRING_RING_SPACE(len));
+
+		REQUIRE(d, "alloc");
+		memset(d, 0, len);
+		memcpy(d, &h, 4);
+		memcpy(d + 8, &ts, 8);
+		memcpy(d + 16, &one, 4);		/* pl_pmcid */
+		if (k)
+			strcpy((char *)d + 32, "cpu-clock");	/* pl_evname */
+		r->type = type;
+		r->len = len;
+		r->ts = ts;
+		r->cpu = 0;
+		r->data = d;
+	}
+}
+
+/*
+ * @rs into blob sets (@json: --blob-json) under @path that roll before
+ * DAT would pass @roll bytes: the DAT files of stream "all" in $t order
+ * into @dats.
  */
 static unsigned int write_blob_rolled(const struct recs *rs, const char *path,
-				      uint64_t roll, char dats[][1024],
-				      unsigned int max)
+				      bool json, uint64_t roll,
+				      char dats[][1024], unsigned int max)
 {
 	unsigned int n = 0;
 	long long t;
 
-	write_roll(rs, FMT_BLOB, path, false, roll);
+	write_roll(rs, FMT_BLOB, path, json, roll);
 	/* a roll's $t is the previous one + 1 (the records share a second) */
 	for (t = 1700000000; n < max; t++) {
 		snprintf(dats[n], 1024, "%s/c/all.DAT.%lld", path, t);
@@ -340,14 +377,16 @@ int main(void)
 	free((void *)rp.r[1].data);
 
 	/*
-	 * the same, in sets that roll every ~250 bytes: a set a roll opens
-	 * repeats the PERIODs in force, so each later set's samples weigh 7
-	 * (CPU 0) and 11 (CPU 1) too, not 1
+	 * the same, after the allocation of "cpu-clock", in sets that roll
+	 * every ~250 bytes: a set a roll opens repeats the counter allocated
+	 * and the PERIODs in force, so each later set's samples are
+	 * 'cpu-clock' and weigh 7 (CPU 0) and 11 (CPU 1) too, not 1
 	 */
 	snprintf(path, sizeof(path), "%s/roll", dir);
 	REQUIRE(!mkdir(path, 0755), "mkdir %s: %s", path, strerror(errno));
 	with_periods(&rp, &rs, 7, 11);
-	nsets = write_blob_rolled(&rp, path, 250, dats, 8);
+	with_alloc(&rp);
+	nsets = write_blob_rolled(&rp, path, false, 250, dats, 8);
 	CHECK(nsets >= 3, "%u rolled sets", nsets);
 	for (i = 1; i < nsets; i++) {
 		struct set_samples ss;
@@ -359,8 +398,9 @@ int main(void)
 		later += ss.n[0] + ss.n[1];
 		CHECK(ss.period_first, "%s: no PERIOD before its samples",
 		      dats[i]);
-		snprintf(head, sizeof(head), "%u samples, event count %u (the "
-			 "sum of the samples' recorded periods)\n",
+		snprintf(head, sizeof(head), "# Event 'cpu-clock' (pmcid 1): "
+			 "%u samples, event count %u (the sum of the samples' "
+			 "recorded periods)\n",
 			 ss.n[0] + ss.n[1], 7 * ss.n[0] + 11 * ss.n[1]);
 		out = run_report(&rc, "--kallsyms", ks, dats[i], NULL);
 		CHECK(rc == 0 && strstr(out, head), "%s: want '%.*s':\n%s",
@@ -368,8 +408,28 @@ int main(void)
 		free(out);
 	}
 	CHECK(later >= 2, "%u samples in the sets after the first", later);
-	free((void *)rp.r[0].data);
-	free((void *)rp.r[1].data);
+
+	/*
+	 * --blob-json, rolled: each later set repeats the allocation as
+	 * JSON objects, so report on it alone names 'cpu-clock' (its
+	 * callchains carry their "period")
+	 */
+	snprintf(path, sizeof(path), "%s/rollj", dir);
+	REQUIRE(!mkdir(path, 0755), "mkdir %s: %s", path, strerror(errno));
+	nsets = write_blob_rolled(&rp, path, true, 600, dats, 8);
+	CHECK(nsets >= 3, "%u rolled JSON sets", nsets);
+	for (i = 1, later = 0; i < nsets; i++) {
+		out = run_report(&rc, "--kallsyms", ks, dats[i], NULL);
+		if (strstr(out, "# Event '"))
+			later++;
+		CHECK(rc == 0 && (!strstr(out, "# Event '") ||
+				  strstr(out, "# Event 'cpu-clock' (pmcid 1): ")),
+		      "%s: want 'cpu-clock':\n%s", dats[i], out);
+		free(out);
+	}
+	CHECK(later >= 2, "%u JSON sets after the first with samples", later);
+	for (i = 0; i < 4; i++)
+		free((void *)rp.r[i].data);
 
 	/* blob with --blob-json: one flat JSON object per message */
 	snprintf(path, sizeof(path), "%s/json", dir);

@@ -10,9 +10,9 @@
  * Messages are the binary pmclog records (type 's'), or with --blob-json one
  * flat NUL-terminated JSON object each (type 'j'), which LDMS's
  * ldms-csv-from-blobs reads.  Unlike LDMS's writer, offsets restart at 8 in
- * every new file set when files roll, and a binary set a roll opens starts
- * with the PERIODs in force (blob_repeat_periods()): each set stands
- * alone.  Write order, each step complete
+ * every new file set when files roll, and a set a roll opens starts with
+ * the counters allocated so far and (binary) the PERIODs in force
+ * (blob_repeat()): each set stands alone.  Write order, each step complete
  * before the next (fmt.h): DAT (OUT_DATA), then TIMING and TYPE (OUT_META),
  * then OFFSET (OUT_COMMIT).  So after a kill at any moment OFFSET never
  * points past what DAT holds and never has more entries than TIMING and
@@ -68,9 +68,22 @@ struct blob_stream {
 	struct out_slab	slab[BLOB_NR_FILES];
 	int64_t		t;		/* $t of the open file set */
 	uint64_t	msgs;		/* messages in the open file set */
-	/* the PERIODs a roll repeated at its start (blob_repeat_periods()) */
+	/* the messages a roll repeated at its start (blob_repeat()) */
 	uint64_t	head;
 	uint64_t	first_sec;	/* realtime second of its first message */
+};
+
+/*
+ * The allocation records a roll repeats, the last PMCALLOCATE and
+ * PMCALLOCATEDYN of each pmcid (the kernel writes both when it allocates a
+ * counter): room for FMT_MAX_PMCID counters, the pmcids a PERIOD can name.
+ */
+#define BLOB_ALLOC_MAX		(2 * FMT_MAX_PMCID)
+
+struct blob_alloc {
+	uint32_t	cpu;		/* the ring it came from (JSON's "cpu") */
+	uint32_t	len;
+	uint8_t		rec[PMCRING_SIZE_PMCALLOCATEDYN];
 };
 
 struct blob {
@@ -87,6 +100,11 @@ struct blob {
 	 * binary set the PERIODs a roll repeats
 	 */
 	struct fmt_period_last	last;
+	/* the counters allocated so far, in the order they came */
+	struct blob_alloc	alloc[BLOB_ALLOC_MAX];
+	unsigned int		nr_alloc;
+	char			*alloc_json;	/* FMT_JSON_MAX: one as JSON */
+	bool			alloc_warned;
 	bool			repeat_warned;
 };
 
@@ -377,47 +395,140 @@ blob_msg(struct fmt_writer *w, struct out_batch *b, struct blob_stream *bs,
 	return 0;
 }
 
+/* Keep allocation record @r for the sets rolls open (blob_repeat()). */
+static void blob_keep_alloc(struct blob *bl, const struct fmt_rec *r)
+{
+	uint32_t pmcid = fmt_get32(r->data, 16);
+	struct blob_alloc *a;
+	unsigned int k;
+
+	if (r->len != (r->type == PMCRING_TYPE_PMCALLOCATE ?
+		       PMCRING_SIZE_PMCALLOCATE : PMCRING_SIZE_PMCALLOCATEDYN))
+		return;
+	for (k = 0; k < bl->nr_alloc; k++)
+		if (PMCRING_HEADER_TYPE(fmt_get32(bl->alloc[k].rec, 0)) ==
+		    r->type && fmt_get32(bl->alloc[k].rec, 16) == pmcid)
+			break;
+	if (k == bl->nr_alloc) {
+		if (k == BLOB_ALLOC_MAX) {
+			if (!bl->alloc_warned)
+				fprintf(stderr, "pmcring: %s: counter %u: more "
+					"than %u allocation records kept: a "
+					"rolled set does not repeat its "
+					"allocation (report on it alone names "
+					"it pmc%u)\n", bl->dir, pmcid,
+					BLOB_ALLOC_MAX, pmcid);
+			bl->alloc_warned = true;
+			return;
+		}
+		bl->nr_alloc++;
+	}
+	/* a counter allocated again keeps its place, with its new record */
+	a = &bl->alloc[k];
+	a->cpu = r->cpu;
+	a->len = r->len;
+	memcpy(a->rec, r->data, r->len);
+}
+
 /*
- * A binary set opened by a roll starts with the PERIODs in force: one
- * PERIOD message for each ring and pmcid with a last PERIOD, ring by ring,
- * stamped with the time of the record that rolled the set (@r, @rt), so
- * that the samples of the set before the next PERIOD of their ring weigh
- * their period, not the fixed one or 1.  The batch is empty at a roll;
- * should the repeats not fit in it (thousands of rings and pmcids with
- * periods), the set repeats none and a warning says so.
+ * Kept allocation @a as the message of a set rolled at @r, @rt: a copy
+ * stamped with @r's timestamp, or with --blob-json its JSON object in
+ * bl->alloc_json.  Its length, or 0 without memory for the JSON.
  */
-static int blob_repeat_periods(struct fmt_writer *w, struct out_batch *b,
-			       struct blob_stream *bs, const struct fmt_rec *r,
-			       const struct timespec *rt)
+static size_t blob_alloc_msg(struct fmt_writer *w, const struct blob_alloc *a,
+			     const struct fmt_rec *r, const struct timespec *rt,
+			     uint8_t *copy)
 {
 	struct blob *bl = w->priv;
+
+	memcpy(copy, a->rec, a->len);
+	fmt_put64(copy, 8, r->ts);
+	if (!w->o.blob_json)
+		return a->len;
+	if (!bl->alloc_json)
+		bl->alloc_json = malloc(FMT_JSON_MAX);
+	if (!bl->alloc_json)
+		return 0;
+	return fmt_rec_json(bl->alloc_json, FMT_JSON_MAX, copy, a->len, a->cpu,
+			    rt);
+}
+
+/*
+ * A set opened by a roll for stream @i starts with the allocation records
+ * of the counters allocated so far that the stream takes, in the order
+ * they came, then (binary: a JSON callchain carries its "period") one
+ * PERIOD message for each ring and pmcid with a last PERIOD, ring by ring,
+ * if the stream takes PERIOD.  All are stamped with the time of the
+ * record that rolled the set (@r, @rt), so that report on that set alone
+ * names its counters and weighs the samples before the next PERIOD of
+ * their ring by their period, not the fixed one or 1.  The batch is empty
+ * at a roll; should the repeats not fit in it (thousands of rings and
+ * pmcids with periods), the set repeats none and a warning says so.
+ */
+static int blob_repeat(struct fmt_writer *w, struct out_batch *b,
+		       unsigned int i, const struct fmt_rec *r,
+		       const struct timespec *rt)
+{
+	struct blob *bl = w->priv;
+	struct blob_stream *bs = &bl->s[i];
 	const struct fmt_period_last *t = &bl->last;
-	size_t k, n = 0, slabs, nr = (size_t)t->nr_rings * FMT_MAX_PMCID;
-	uint8_t *rec;
+	bool json = w->o.blob_json;
+	size_t k, n = 0, na = 0, abytes = 0, slabs, nr = 0, len;
+	uint8_t *rec, tmp[PMCRING_SIZE_PMCALLOCATEDYN];
+	unsigned int phase = OUT_PHASE(blob_seg(bl, b), OUT_DATA);
 	int err;
 
+	if (!json && blob_wants(w, i, PMCRING_TYPE_PERIOD))
+		nr = (size_t)t->nr_rings * FMT_MAX_PMCID;
 	for (k = 0; k < nr; k++)
 		n += t->v[k] != 0;
-	if (!n)
+	for (k = 0; k < bl->nr_alloc; k++) {
+		if (!blob_wants(w, i, PMCRING_HEADER_TYPE(
+					fmt_get32(bl->alloc[k].rec, 0))))
+			continue;
+		len = blob_alloc_msg(w, &bl->alloc[k], r, rt, tmp);
+		if (!len)
+			return -ENOMEM;
+		abytes += len;
+		na++;
+	}
+	if (!n && !na)
 		return 0;
 	/*
 	 * blob_record()'s own reserve, and the repeats: their index slabs,
 	 * a range of each and a DAT range after each (a slab taken between
-	 * two PERIODs breaks their run in the arena)
+	 * two repeats breaks their run in the arena)
 	 */
-	slabs = n / BLOB_SLAB_ENTRIES + 2;
+	slabs = (n + na) / BLOB_SLAB_ENTRIES + 2;
 	if (!out_batch_room(b, 14 * w->o.nr_streams + 1 +
 			       6 * (unsigned int)slabs + 2,
 			    w->o.nr_streams * 25 * (BLOB_SLAB_ENTRIES + 1) +
-			    n * PMCRING_SIZE_PERIOD +
+			    n * PMCRING_SIZE_PERIOD + abytes +
 			    slabs * 25 * (BLOB_SLAB_ENTRIES + 1))) {
 		if (!bl->repeat_warned)
-			fprintf(stderr, "pmcring: %s: %zu PERIODs in force do "
-				"not fit a batch: a rolled set repeats none, "
-				"its samples before their ring's next PERIOD "
-				"weigh the fixed period or 1\n", bl->dir, n);
+			fprintf(stderr, "pmcring: %s: %zu allocation records "
+				"and %zu PERIODs in force do not fit a batch: "
+				"a rolled set repeats none (report on it alone "
+				"names its events pmcN and weighs its samples "
+				"before their ring's next PERIOD by the fixed "
+				"period or 1)\n", bl->dir, na, n);
 		bl->repeat_warned = true;
 		return 0;
+	}
+	for (k = 0; k < bl->nr_alloc; k++) {
+		const struct blob_alloc *a = &bl->alloc[k];
+
+		if (!blob_wants(w, i, PMCRING_HEADER_TYPE(fmt_get32(a->rec,
+								    0))))
+			continue;
+		len = blob_alloc_msg(w, a, r, rt, tmp);
+		rec = len ? out_alloc_bytes(b, len) : NULL;
+		if (!rec)
+			return -ENOBUFS;
+		memcpy(rec, json ? (const void *)bl->alloc_json : tmp, len);
+		err = blob_msg(w, b, bs, rec, len, true, phase, rt);
+		if (err)
+			return err;
 	}
 	for (k = 0; k < nr; k++) {
 		if (!t->v[k])
@@ -432,8 +543,8 @@ static int blob_repeat_periods(struct fmt_writer *w, struct out_batch *b,
 		fmt_put32(rec, 16, (uint32_t)(k % FMT_MAX_PMCID));	/* pmcid */
 		fmt_put32(rec, 20, (uint32_t)(k / FMT_MAX_PMCID));	/* ring */
 		fmt_put64(rec, 24, t->v[k]);
-		err = blob_msg(w, b, bs, rec, PMCRING_SIZE_PERIOD, true,
-			       OUT_PHASE(blob_seg(bl, b), OUT_DATA), rt);
+		err = blob_msg(w, b, bs, rec, PMCRING_SIZE_PERIOD, true, phase,
+			       rt);
 		if (err)
 			return err;
 	}
@@ -446,7 +557,7 @@ static bool blob_must_roll(const struct fmt_writer *w, unsigned int i,
 {
 	const struct blob_stream *bs = &((struct blob *)w->priv)->s[i];
 
-	/* one message of its own first, the repeated PERIODs aside */
+	/* one message of its own first, the repeats aside */
 	if (bs->msgs <= bs->head)
 		return false;
 	if (w->o.roll_bytes && bs->f[BLOB_DAT].off + msg_len > w->o.roll_bytes)
@@ -457,8 +568,8 @@ static bool blob_must_roll(const struct fmt_writer *w, unsigned int i,
 
 /*
  * Close stream @i's files and open the next set with a later $t, for @r
- * at @rt; a binary set of a stream that takes PERIOD starts with the
- * PERIODs in force.
+ * at @rt; it starts with the counters allocated and (binary) the PERIODs
+ * in force that the stream takes.
  */
 static int blob_roll(struct fmt_writer *w, struct out_batch *b,
 		     unsigned int i, const struct fmt_rec *r,
@@ -472,9 +583,7 @@ static int blob_roll(struct fmt_writer *w, struct out_batch *b,
 	/* nothing is queued (blob_record() waits for an empty batch) */
 	memset(bs->slab, 0, sizeof(bs->slab));
 	err = blob_open_set(w, b, i, t);
-	if (err || w->o.blob_json || !blob_wants(w, i, PMCRING_TYPE_PERIOD))
-		return err;
-	return blob_repeat_periods(w, b, bs, r, rt);
+	return err ? err : blob_repeat(w, b, i, r, rt);
 }
 
 static int blob_flush(struct fmt_writer *w, struct out_batch *b);
@@ -566,6 +675,10 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		if (err)
 			return err;
 	}
+	/* a counter: allocated from here on, for the sets rolls open */
+	if (r->type == PMCRING_TYPE_PMCALLOCATE ||
+	    r->type == PMCRING_TYPE_PMCALLOCATEDYN)
+		blob_keep_alloc(bl, r);
 	/* a binary PERIOD: in force from here, for the sets rolls open */
 	if (r->type == PMCRING_TYPE_PERIOD && r->len == PMCRING_SIZE_PERIOD) {
 		uint64_t *last = fmt_period_last(&bl->last, r->cpu,
@@ -758,6 +871,7 @@ static void blob_free(struct fmt_writer *w)
 	for (i = 0; i < FMT_MAX_STREAMS; i++)
 		blob_close_set(&bl->s[i]);
 	free(bl->last.v);
+	free(bl->alloc_json);
 	free(bl);
 }
 

@@ -494,6 +494,9 @@ int pmcring_src_configure(struct pmcring_session *s,
 	st->cpus = cpus;
 	st->ns_only = !privileged && s->pid_ns != &init_pid_ns;
 	st->perfmon = privileged;
+	if (!privileged &&
+	    pmcring_src_capable_ns(s, s->cred->user_ns, CAP_SYS_PTRACE))
+		st->ptrace_ns = get_user_ns(s->cred->user_ns);
 	st->system_wide = cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE;
 	st->depth = cfg->callchain_depth ? : PMCRING_SRC_DEFAULT_DEPTH;
 	/*
@@ -695,17 +698,25 @@ void pmcring_src_disable(struct pmcring_session *s)
 long pmcring_src_add_counter(struct pmcring_session *s,
 			     struct pmcring_counter __user *arg)
 {
+	struct pmcring_src_state *st = s->src;
 	struct pmcring_src_counter *ctr;
 	struct pmcring_counter c;
 	int err;
 
-	if (!s->src)
+	if (!st)
 		return -EINVAL;
 	err = pmcring_src_target_recheck(s);
 	if (err)
 		return err;
 	if (copy_from_user(&c, arg, sizeof(c)))
 		return -EFAULT;
+	/*
+	 * Disabled, no probe keeps the follow set: the entry of a process
+	 * that died since the last walk may name another process by now, and
+	 * the counter's walk would put events on it.  Walk afresh.
+	 */
+	if (!st->hooked && st->targets)
+		xa_destroy(st->targets);
 	ctr = pmcring_src_counter_new(s, &c);
 	if (IS_ERR(ctr))
 		return PTR_ERR(ctr);
@@ -727,6 +738,7 @@ void pmcring_src_release(struct pmcring_session *s)
 	pmcring_src_counters_free(s);
 	put_pid(st->target_tid);
 	put_pid(st->target_pid);
+	put_user_ns(st->ptrace_ns);
 	kfree(st->cpus);
 	if (st->targets)
 		xa_destroy(st->targets);

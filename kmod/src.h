@@ -14,6 +14,7 @@
 #include <linux/sched/coredump.h>
 #include <linux/sched/signal.h>
 #include <linux/threads.h>
+#include <linux/user_namespace.h>
 #include <linux/xarray.h>
 #include "pmcring.h"
 
@@ -60,6 +61,12 @@ struct pmcring_src_state {
 	 */
 	bool			ns_only;
 	bool			perfmon;	/* opener had CAP_PERFMON */
+	/*
+	 * The opener's user namespace if it had CAP_SYS_PTRACE there at
+	 * CONFIGURE (referenced), else NULL: the namespaces in which it may
+	 * read a non-dumpable mm, as pmcring_src_may_trace() lets it.
+	 */
+	struct user_namespace	*ptrace_ns;
 	u32			depth;		/* CALLCHAIN frames, <= 512 */
 	u32			nr_counters;	/* written under s->lock */
 	u32			pmcid;		/* first counter's id, or 0 */
@@ -154,9 +161,12 @@ static inline bool pmcring_src_in_set(const struct pmcring_session *s,
  * drops the process only later, from sched_process_exec, after the ELF
  * loader mapped the new image.  Testing the dumpability of current->mm
  * here closes that window for every record type, as perf's exit at exec
- * does.  It also leaves out a process that made itself non-dumpable
- * (prctl(PR_SET_DUMPABLE, 0)) while it stays so, as the tree walk of
- * ENABLE does (pmcring_src_may_follow()).  current->mm is NULL in a
+ * does, unless the opener may ptrace the mm anyway (CAP_SYS_PTRACE in the
+ * mm's user namespace or above it, pmcring_src_may_trace()'s rule, kept
+ * in ptrace_ns).  It also leaves out a process that made itself
+ * non-dumpable (prctl(PR_SET_DUMPABLE, 0)) while it stays so, as the tree
+ * walk of ENABLE does (pmcring_src_may_follow()); perf, which checks
+ * dumpability at perf_event_open() and at exec only, keeps recording it.  current->mm is NULL in a
  * kernel thread and after exit_mm() (the exit records); it is changed by
  * current itself only (exec_mmap(), exit_mm()), so reading it here, NMI
  * included, sees an mm that is not freed under us; get_dumpable() is one
@@ -164,6 +174,23 @@ static inline bool pmcring_src_in_set(const struct pmcring_session *s,
  * the callers that pass one check under its exec_update_lock instead.  Any
  * context.
  */
+/*
+ * Is @ns @top or a namespace below it?  cap_capable()'s walk up the user
+ * namespaces, without its owner rule (stricter), for a capability the
+ * opener was found to hold in @top at CONFIGURE.  Lockless, any context:
+ * a task's mm holds a reference on its user_ns, and a namespace on its
+ * parent.
+ */
+static inline bool pmcring_src_ns_within(const struct user_namespace *ns,
+					 const struct user_namespace *top)
+{
+	if (!top)
+		return false;
+	while (ns->level > top->level)
+		ns = ns->parent;
+	return ns == top;
+}
+
 static inline bool pmcring_src_follows(const struct pmcring_session *s,
 				       struct task_struct *t)
 {
@@ -174,7 +201,8 @@ static inline bool pmcring_src_follows(const struct pmcring_session *s,
 	if (s->src->perfmon || t != current)
 		return true;
 	mm = READ_ONCE(t->mm);
-	return !mm || get_dumpable(mm) == SUID_DUMP_USER;
+	return !mm || get_dumpable(mm) == SUID_DUMP_USER ||
+	       pmcring_src_ns_within(mm->user_ns, s->src->ptrace_ns);
 }
 
 /*

@@ -492,18 +492,40 @@ static bool pmcring_src_chain_ok(const struct pmcring_session *s,
 }
 
 /*
- * Add @p, found by the walk, unless it died since: the list was built
- * before the checks slept, and the number of a process reaped meanwhile may
- * be another's now.  pid_alive() goes false before the number is freed
- * (__unhash_process() before free_pid()); the reuser's fork probe then
- * stores or erases the entry under the xarray's lock.  So: insert (never
- * over the probe's entry) a value of our own, then test pid_alive() again.
- * Still alive after the insert (the full barrier orders the two against
- * the reaper's store and the probe's locked update): the number was not
- * reused before the insert, and a later reuse passes the fork probe, which
- * fixes the entry.  Dead: take back our own value only, with a cmpxchg
- * that leaves an entry the probe stored meanwhile.  A zombie (no live
- * thread) has nothing left to record.  True if @p is in the set.
+ * Is the process of @p (referenced) alive: has its tgid a task?  Not
+ * pid_alive(p): an exec by another thread of the process releases the old
+ * leader in de_thread(), before exec_update_lock is taken, and the process
+ * lives on under the exec'ing thread, which transfer_pid() gave the tgid.
+ * The tgid loses its last task in __unhash_process(), before free_pid()
+ * can give the number to another process.  p->signal stays while @p is
+ * referenced.
+ */
+static bool pmcring_src_proc_alive(struct task_struct *p)
+{
+	struct pid *tgid;
+	bool alive;
+
+	rcu_read_lock();
+	tgid = task_tgid(p);
+	alive = tgid && pid_has_task(tgid, PIDTYPE_TGID);
+	rcu_read_unlock();
+	return alive;
+}
+
+/*
+ * Add @p, found by the walk, unless its process died since: the list was
+ * built before the checks slept, and the number of a process reaped
+ * meanwhile may be another's now.  pmcring_src_proc_alive() goes false
+ * before the number is freed (__unhash_process() before free_pid()); the
+ * reuser's fork probe then stores or erases the entry under the xarray's
+ * lock.  So: insert (never over the probe's entry) a value of our own,
+ * then test again.  Still alive after the insert (the full barrier orders
+ * the two against the reaper's detach_pid() and the probe's locked
+ * update): the number was not reused before the insert, and a later reuse
+ * passes the fork probe, which fixes the entry.  Dead: take back our own
+ * value only, with a cmpxchg that leaves an entry the probe stored
+ * meanwhile.  A zombie (no live thread) has nothing left to record.  True
+ * if @p's process is in the set.
  */
 static bool pmcring_src_fill_add(struct pmcring_src_state *st,
 				 struct task_struct *p)
@@ -511,14 +533,22 @@ static bool pmcring_src_fill_add(struct pmcring_src_state *st,
 	pid_t tgid = task_tgid_nr(p);
 	int err;
 
-	if (tgid <= 0 || !pid_alive(p) || !atomic_read(&p->signal->live))
+	if (tgid <= 0 || !pmcring_src_proc_alive(p) ||
+	    !atomic_read(&p->signal->live))
 		return false;
 	err = xa_insert(st->targets, tgid, PMCRING_SRC_FILLED, GFP_KERNEL);
 	if (err)
 		return err == -EBUSY;	/* the fork probe was first */
-	/* Pairs with the reaper's thread_pid = NULL before free_pid(). */
+	/*
+	 * Pairs with the reaper's detach_pid() of the tgid before free_pid()
+	 * and the reuser's fork probe: the store above before the load below,
+	 * a store-buffering pattern across the reaper, alloc_pid() and the
+	 * fork probe's lockless xa_load(); pidmap_lock orders the reaper's
+	 * free before the reuser's alloc (a full barrier on x86, the only
+	 * architecture Kbuild builds for).
+	 */
 	smp_mb();
-	if (pid_alive(p))
+	if (pmcring_src_proc_alive(p))
 		return true;
 	xa_cmpxchg(st->targets, tgid, PMCRING_SRC_FILLED, NULL, GFP_KERNEL);
 	return false;

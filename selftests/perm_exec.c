@@ -14,6 +14,8 @@
  */
 #include <errno.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
 #include <linux/perf_event.h>
 #define PMCRING_TEST_LINE_BUFFERED
@@ -450,6 +452,56 @@ TEST_F_TIMEOUT(exec, unprivileged_session_skips_a_nondumpable_task, 60)
 	ASSERT_EQ(sizeof(n), read(p[0], n, sizeof(n)));
 	EXPECT_EQ(0, n[0]);
 	EXPECT_LT(0, n[1]);
+}
+
+/*
+ * nobody with CAP_SYS_PTRACE kept (and nothing else): as the target check
+ * lets it read a non-dumpable mm of its user namespace, the probes keep
+ * recording the task that made itself non-dumpable.
+ */
+static int drop_all_but_ptrace(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || pmcring_drop_privileges())
+		return -1;
+	d[CAP_TO_INDEX(CAP_SYS_PTRACE)].permitted =
+		CAP_TO_MASK(CAP_SYS_PTRACE);
+	d[CAP_TO_INDEX(CAP_SYS_PTRACE)].effective =
+		CAP_TO_MASK(CAP_SYS_PTRACE);
+	return syscall(SYS_capset, &h, d);
+}
+
+TEST_F_TIMEOUT(exec, ptrace_capable_session_keeps_a_nondumpable_task, 60)
+{
+	unsigned int n[2] = { 0, 0 };
+	int p[2], status;
+	pid_t pid;
+
+	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
+	ASSERT_EQ(0, pmcring_write_int(PARANOID, 2));
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (drop_all_but_ptrace())
+			_exit(100);
+		status = record_nondumpable(0, &n[0]);
+		if (status)
+			_exit(status);
+		if (write(p[1], n, sizeof(n)) < 0)
+			_exit(101);
+		_exit(0);
+	}
+	close(p[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(sizeof(n), read(p[0], n, sizeof(n)));
+	EXPECT_LT(0, n[0]);
 }
 
 TEST_F_TIMEOUT(exec, privileged_session_keeps_following, 60)

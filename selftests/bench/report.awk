@@ -390,36 +390,11 @@ END {
 		printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\"><text x=\"20\" y=\"40\">no B1 results</text></svg>\n", W, H > svgout
 		exit
 	}
-	step = 10 ^ int(log(ymax) / log(10))
-	while (ymax / step < 4) step /= 2
-	ytop = (int(ymax / step) + 1) * step
-	xl0 = log(sizes[1]) / log(2); xl1 = xl0
-	for (i = 1; i <= nsizes; i++) {
-		v = log(sizes[i]) / log(2)
-		if (v < xl0) xl0 = v
-		if (v > xl1) xl1 = v
-	}
-	if (xl1 == xl0) { xl0 -= 1; xl1 += 1 }
-	pw = W - L - R; ph = H - T - B
-	o = sprintf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H)
-	o = o sprintf("<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H)
-	o = o sprintf("<text x=\"%d\" y=\"22\" font-size=\"14\">B1 producer cost: ns per record per CPU (lower is better)</text>\n", L)
-	o = o sprintf("<text x=\"%d\" y=\"38\" font-size=\"11\" fill=\"#555\">guest %s, %d vCPUs (%s), %s clocksource, median of %d runs</text>\n",
-		      L, gkern, gcpus, accel, maincs, b1reps)
-	for (y = 0; y <= ytop + step / 2; y += step) {
-		py = T + ph - ph * y / ytop
-		o = o sprintf("<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, py, L + pw, py)
-		o = o sprintf("<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 6, py + 4, y)
-	}
-	for (i = 1; i <= nsizes; i++) {
-		px = L + pw * (log(sizes[i]) / log(2) - xl0) / (xl1 - xl0)
-		o = o sprintf("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#999\"/>\n", px, T + ph, px, T + ph + 5)
-		o = o sprintf("<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d</text>\n", px, T + ph + 18, sizes[i])
-	}
-	o = o sprintf("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T + ph, L + pw, T + ph)
-	o = o sprintf("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T, L, T + ph)
-	o = o sprintf("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">record size, bytes</text>\n", L + pw / 2, H - 10)
-	o = o sprintf("<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\">ns per record</text>\n", T + ph / 2)
+	o = svg_frame(sizes, nsizes, ymax, W, H, L, R, T, B,
+		      "B1 producer cost: ns per record per CPU (lower is better)",
+		      sprintf("guest %s, %d vCPUs (%s), %s clocksource, median of %d runs",
+			      gkern, gcpus, accel, maincs, b1reps), "ns per record")
+	pw = SV_pw
 	nser = split("pmcring,1,#1f77b4,;ftrace,1,#d62728,;pmcring,all,#1f77b4,6 4;ftrace,all,#d62728,6 4", ser, ";")
 	for (s = 1; s <= nser; s++) {
 		split(ser[s], f, ",")
@@ -429,8 +404,8 @@ END {
 			v = f[1] == "pmcring" ? b1p[k] : b1f[k]
 			if (!(k in b1p) || v + 0 <= 0)
 				continue
-			px = L + pw * (log(sizes[i]) / log(2) - xl0) / (xl1 - xl0)
-			py = T + ph - ph * v / ytop
+			px = svg_x(sizes[i])
+			py = svg_y(v)
 			pts = pts sprintf("%.1f,%.1f ", px, py)
 			o = o sprintf("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", px, py, f[3])
 		}
@@ -446,6 +421,47 @@ END {
 	o = o "</svg>\n"
 	printf "%s", o > svgout
 }
+
+# ---- SVG frame shared by the plots: the axes of ns (linear, from 0) by
+# record size (log 2) for the sizes xs[1..nx] and values up to ymax; sets
+# the scale (SV_*) that svg_x() and svg_y() use; returns the SVG text up to
+# the series ----
+function svg_frame(xs, nx, ymax, W, H, L, R, T, B, title, subt, ylabel,
+		   i, v, y, px, py, step, o) {
+	step = 10 ^ int(log(ymax) / log(10))
+	while (ymax / step < 4) step /= 2
+	SV_ytop = (int(ymax / step) + 1) * step
+	SV_xl0 = SV_xl1 = log(xs[1]) / log(2)
+	for (i = 1; i <= nx; i++) {
+		v = log(xs[i]) / log(2)
+		if (v < SV_xl0) SV_xl0 = v
+		if (v > SV_xl1) SV_xl1 = v
+	}
+	if (SV_xl1 == SV_xl0) { SV_xl0 -= 1; SV_xl1 += 1 }
+	SV_L = L; SV_T = T; SV_pw = W - L - R; SV_ph = H - T - B
+	o = sprintf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H)
+	o = o sprintf("<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H)
+	o = o sprintf("<text x=\"%d\" y=\"22\" font-size=\"14\">%s</text>\n", L, title)
+	o = o sprintf("<text x=\"%d\" y=\"38\" font-size=\"11\" fill=\"#555\">%s</text>\n", L, subt)
+	for (y = 0; y <= SV_ytop + step / 2; y += step) {
+		py = svg_y(y)
+		o = o sprintf("<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, py, L + SV_pw, py)
+		o = o sprintf("<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 6, py + 4, y)
+	}
+	for (i = 1; i <= nx; i++) {
+		px = svg_x(xs[i])
+		o = o sprintf("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#999\"/>\n", px, T + SV_ph, px, T + SV_ph + 5)
+		o = o sprintf("<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d</text>\n", px, T + SV_ph + 18, xs[i])
+	}
+	o = o sprintf("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T + SV_ph, L + SV_pw, T + SV_ph)
+	o = o sprintf("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T, L, T + SV_ph)
+	o = o sprintf("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">record size, bytes</text>\n", L + SV_pw / 2, H - 10)
+	o = o sprintf("<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", T + SV_ph / 2, ylabel)
+	return o
+}
+
+function svg_x(size) { return SV_L + SV_pw * (log(size) / log(2) - SV_xl0) / (SV_xl1 - SV_xl0) }
+function svg_y(v) { return SV_T + SV_ph - SV_ph * v / SV_ytop }
 
 # ---- SVG of the tracepoint peers (-v svgpeers=): ns/event by record size,
 # every peer of B1's tracepoint rows, task context solid, hard IRQ dashed ----
@@ -466,36 +482,11 @@ function peers_svg(    W, H, L, R, T, B, pw, ph, ymax, ytop, step, xl0, xl1,
 		printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\"><text x=\"20\" y=\"40\">no B1 tracepoint results</text></svg>\n", W, H > svgpeers
 		return
 	}
-	step = 10 ^ int(log(ymax) / log(10))
-	while (ymax / step < 4) step /= 2
-	ytop = (int(ymax / step) + 1) * step
-	xl0 = xl1 = log(tpsz[1]) / log(2)
-	for (i = 1; i <= ntpsz; i++) {
-		v = log(tpsz[i]) / log(2)
-		if (v < xl0) xl0 = v
-		if (v > xl1) xl1 = v
-	}
-	if (xl1 == xl0) { xl0 -= 1; xl1 += 1 }
-	pw = W - L - R; ph = H - T - B
-	o = sprintf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H)
-	o = o sprintf("<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H)
-	o = o sprintf("<text x=\"%d\" y=\"22\" font-size=\"14\">B1 behind one tracepoint: ns per event on CPU 0 (lower is better)</text>\n", L)
-	o = o sprintf("<text x=\"%d\" y=\"38\" font-size=\"11\" fill=\"#555\">guest %s, %d vCPUs (%s), median of %s, %s pages per CPU; solid: task, dashed: hard IRQ</text>\n",
-		      L, gkern, gcpus, accel, tpreps, tppages)
-	for (v = 0; v <= ytop + step / 2; v += step) {
-		py = T + ph - ph * v / ytop
-		o = o sprintf("<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, py, L + pw, py)
-		o = o sprintf("<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 6, py + 4, v)
-	}
-	for (i = 1; i <= ntpsz; i++) {
-		px = L + pw * (log(tpsz[i]) / log(2) - xl0) / (xl1 - xl0)
-		o = o sprintf("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#999\"/>\n", px, T + ph, px, T + ph + 5)
-		o = o sprintf("<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d</text>\n", px, T + ph + 18, tpsz[i])
-	}
-	o = o sprintf("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T + ph, L + pw, T + ph)
-	o = o sprintf("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T, L, T + ph)
-	o = o sprintf("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">record size, bytes</text>\n", L + pw / 2, H - 10)
-	o = o sprintf("<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\">ns per event</text>\n", T + ph / 2)
+	o = svg_frame(tpsz, ntpsz, ymax, W, H, L, R, T, B,
+		      "B1 behind one tracepoint: ns per event on CPU 0 (lower is better)",
+		      sprintf("guest %s, %d vCPUs (%s), median of %s, %s pages per CPU; solid: task, dashed: hard IRQ",
+			      gkern, gcpus, accel, tpreps, tppages), "ns per event")
+	pw = SV_pw
 	n = 0
 	for (j = 1; j <= np; j++)
 		for (c = 0; c < 2; c++) {
@@ -505,8 +496,8 @@ function peers_svg(    W, H, L, R, T, B, pw, ph, ymax, ytop, step, xl0, xl1,
 				v = tpv[tpsz[i], ctx, pn[j]]
 				if (v == "" || v + 0 <= 0)
 					continue
-				px = L + pw * (log(tpsz[i]) / log(2) - xl0) / (xl1 - xl0)
-				py = T + ph - ph * v / ytop
+				px = svg_x(tpsz[i])
+				py = svg_y(v)
 				pts = pts sprintf("%.1f,%.1f ", px, py)
 				o = o sprintf("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", px, py, col[j])
 			}

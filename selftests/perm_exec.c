@@ -32,6 +32,32 @@ struct exec_seen {
 };
 
 /*
+ * The pid a record of @type is about, from its fields @f (after the
+ * header) in *@pid; -1 for a type that names none here.
+ */
+static int rec_pid(uint32_t type, const uint32_t *f, uint32_t *pid)
+{
+	switch (type) {
+	case PMCRING_TYPE_PMCDETACH:
+	case PMCRING_TYPE_PROCEXIT:
+		*pid = f[1];
+		return 0;
+	case PMCRING_TYPE_PROCEXEC:
+	case PMCRING_TYPE_MAP_IN:
+	case PMCRING_TYPE_MAP_OUT:
+	case PMCRING_TYPE_CALLCHAIN:
+	case PMCRING_TYPE_SYSEXIT:
+	case PMCRING_TYPE_PROC_CREATE:
+		*pid = f[0];
+		return 0;
+	case PMCRING_TYPE_PROCCSW:
+		*pid = f[3];
+		return 0;
+	}
+	return -1;
+}
+
+/*
  * Records of @child: the drop notice, the exec, and what follows them (or
  * follows @mark, if earlier).
  */
@@ -58,26 +84,7 @@ static void scan(struct rt_sess *s, uint32_t child, struct exec_seen *n,
 				if (len < 16 || len > PMCRING_RECORD_MAX)
 					break;
 				pos += PMCRING_RING_SPACE(len);
-				switch (type) {
-				case PMCRING_TYPE_PMCDETACH:
-				case PMCRING_TYPE_PROCEXIT:
-					pid = f[1];
-					break;
-				case PMCRING_TYPE_PROCEXEC:
-				case PMCRING_TYPE_MAP_IN:
-				case PMCRING_TYPE_MAP_OUT:
-				case PMCRING_TYPE_CALLCHAIN:
-				case PMCRING_TYPE_SYSEXIT:
-				case PMCRING_TYPE_PROC_CREATE:
-					pid = f[0];
-					break;
-				case PMCRING_TYPE_PROCCSW:
-					pid = f[3];
-					break;
-				default:
-					continue;
-				}
-				if (pid != child)
+				if (rec_pid(type, f, &pid) || pid != child)
 					continue;
 				if (pass == 0) {
 					if (type == PMCRING_TYPE_PMCDETACH) {
@@ -245,28 +252,10 @@ static void child_each(const uint8_t *rec, uint32_t type, uint32_t len,
 	uint32_t pid;
 
 	(void)len;
-	switch (type) {
-	case PMCRING_TYPE_PMCDETACH:
-	case PMCRING_TYPE_PROCEXIT:
-		pid = f[1];
-		break;
-	case PMCRING_TYPE_PROCEXEC:
-	case PMCRING_TYPE_MAP_IN:
-	case PMCRING_TYPE_MAP_OUT:
-	case PMCRING_TYPE_CALLCHAIN:
-	case PMCRING_TYPE_SYSEXIT:
-	case PMCRING_TYPE_PROC_CREATE:
-		pid = f[0];
-		break;
-	case PMCRING_TYPE_PROCCSW:
-		pid = f[3];
-		break;
-	case PMCRING_TYPE_PROCFORK:
+	if (type == PMCRING_TYPE_PROCFORK)
 		pid = f[0] == c->pid ? f[0] : f[1];
-		break;
-	default:
+	else if (rec_pid(type, f, &pid))
 		return;
-	}
 	c->n += pid == c->pid;
 }
 

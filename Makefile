@@ -192,10 +192,13 @@ lint: ksrc
 	exit $$rc
 
 # ---------------------------------------------------------------------------
-# selftests/lib/dkms_check.sh builds the module through dkms for both series.
-check: DEB_PKGS += linux-headers-amd64 linux-headers-6.12-amd64
+# selftests/lib/dkms_check.sh builds the module through dkms for both series;
+# the permission tests also run in a 6.12 guest (selftests/lib/check.sh).
+check: DEB_PKGS += linux-headers-amd64 linux-headers-6.12-amd64 \
+		   linux-image-6.12-amd64
 check: deps
 	@$(MAKE) all
+	@if [ "$(KVER)" != 6.12 ]; then $(MAKE) kmod KVER=6.12; fi
 	@KVER=$(KVER) KREL=$(KREL) $(TOP)/selftests/lib/check.sh
 
 run: deps

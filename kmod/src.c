@@ -187,42 +187,58 @@ static bool pmcring_src_same_ids(const struct cred *cred,
  *    CAP_SYS_PTRACE in the target's user namespace (ptrace_has_cap());
  *  - and the target has no mm, or it is dumpable, or the opener has
  *    CAP_SYS_PTRACE in the user namespace of that mm (which an exec of an
- *    unreadable or setuid image moves up to the initial namespace).
- * The LSM hook (security_ptrace_access_check()) cannot be called from a
- * module; Documentation/permissions.rst lists that gap.
+ *    unreadable or setuid image moves up to the initial namespace);
+ *  - and commoncap's cap_ptrace_access_check(), the first LSM hook, always
+ *    built in: the opener shares the target's user namespace and holds all
+ *    of its permitted capabilities (pmcring_src_caps_cover()), or has
+ *    CAP_SYS_PTRACE in the target's user namespace.  Without it a
+ *    capability-less opener with the target's uid could record a process
+ *    that holds capabilities (a daemon with ambient CAP_NET_RAW, root
+ *    daemons seen from a reduced-capability container), and an opener in
+ *    a user namespace of its own could record its uid outside it.
+ * The other LSMs' hooks (security_ptrace_access_check() past commoncap)
+ * cannot be called from a module; Documentation/permissions.rst lists
+ * that gap.
  */
 bool pmcring_src_may_trace(const struct pmcring_session *s,
 			   struct task_struct *task)
 {
 	struct user_namespace *tns, *mns = NULL;
 	struct mm_struct *mm;
-	bool ok;
+	bool ids, caps;
 
 	rcu_read_lock();
-	ok = pmcring_src_same_ids(s->cred, __task_cred(task));
+	ids = pmcring_src_same_ids(s->cred, __task_cred(task));
+	caps = pmcring_src_caps_cover(s->cred, __task_cred(task));
 	tns = get_user_ns(__task_cred(task)->user_ns);
 	rcu_read_unlock();
-	if (!ok)
-		ok = pmcring_src_capable_ns(s, tns, CAP_SYS_PTRACE);
+	/* One CAP_SYS_PTRACE over the target's namespace passes both rules. */
+	if (!ids || !caps) {
+		if (!pmcring_src_capable_ns(s, tns, CAP_SYS_PTRACE)) {
+			put_user_ns(tns);
+			return false;
+		}
+	}
 	put_user_ns(tns);
-	if (!ok)
-		return false;
 	task_lock(task);
 	mm = task->mm;
 	if (mm && get_dumpable(mm) != SUID_DUMP_USER)
 		mns = get_user_ns(mm->user_ns);
 	task_unlock(task);
 	if (mns) {
-		ok = pmcring_src_capable_ns(s, mns, CAP_SYS_PTRACE);
+		bool ok = pmcring_src_capable_ns(s, mns, CAP_SYS_PTRACE);
+
 		put_user_ns(mns);
+		return ok;
 	}
-	return ok;
+	return true;
 }
 
 /*
  * May a session without CAP_PERFMON follow @p, a live process below its
  * target that the tree walk of ENABLE and ADD_COUNTER found?  Only if it
- * runs with the opener's ids and is dumpable: the part of
+ * runs with the opener's ids, in the opener's user namespace with no
+ * capability the opener lacks, and is dumpable: the part of
  * pmcring_src_may_trace() that needs no capability check, which the walk
  * cannot make (it holds rcu_read_lock(), and an LSM's capable hook may
  * audit or sleep).  So a root shell that sudo left below the target, or a
@@ -236,7 +252,8 @@ bool pmcring_src_may_follow(const struct pmcring_session *s,
 	struct mm_struct *mm;
 	bool ok;
 
-	if (!pmcring_src_same_ids(s->cred, __task_cred(p)))
+	if (!pmcring_src_same_ids(s->cred, __task_cred(p)) ||
+	    !pmcring_src_caps_cover(s->cred, __task_cred(p)))
 		return false;
 	task_lock(p);
 	mm = p->mm;
@@ -528,11 +545,14 @@ err_cpus:
 /*
  * Revocation at exec, as perf's: begin_new_exec() calls
  * perf_event_exit_task() when the new image leaves the task non-dumpable
- * (setuid, setgid, file capabilities, an unreadable image).  A session
+ * (setuid, setgid, an unreadable image).  Stricter than perf, a task whose
+ * new image gave it capabilities the opener lacks (file capabilities,
+ * which leave it dumpable) fails the ptrace rule too (pmcring_src_caps_ok())
+ * and is dropped the same way.  A session
  * without CAP_PERFMON stops following such a task from this exec on: no
  * PROCEXEC, MAP_IN, samples, switches or exit of it, nor of the children it
  * forks.  One PMCDETACH record with its pid marks the drop.  From the exec
- * tracepoint (p == current, preemption disabled), after the new
+ * tracepoint (p == current, under rcu_read_lock()), after the new
  * credentials were committed.
  */
 bool pmcring_src_exec_revoke(struct pmcring_session *s, struct task_struct *p)
@@ -544,8 +564,10 @@ bool pmcring_src_exec_revoke(struct pmcring_session *s, struct task_struct *p)
 	};
 	pid_t tgid = task_tgid_nr(p);
 
-	if (st->perfmon || !st->targets || !p->mm ||
-	    get_dumpable(p->mm) == SUID_DUMP_USER)
+	if (st->perfmon || !st->targets || !p->mm)
+		return false;
+	if (get_dumpable(p->mm) == SUID_DUMP_USER &&
+	    pmcring_src_caps_ok(s, rcu_dereference(p->real_cred)))
 		return false;
 	/* The samplers test the bit locklessly; they see it clear from now. */
 	pmcring_src_target_del(st, tgid);

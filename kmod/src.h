@@ -8,6 +8,8 @@
 #define _PMCRING_SRC_H
 
 #include <linux/bitops.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/pid.h>
 #include <linux/cpumask.h>
 #include <linux/sched.h>
@@ -166,7 +168,13 @@ static inline bool pmcring_src_in_set(const struct pmcring_session *s,
  * in ptrace_ns).  It also leaves out a process that made itself
  * non-dumpable (prctl(PR_SET_DUMPABLE, 0)) while it stays so, as the tree
  * walk of ENABLE does (pmcring_src_may_follow()); perf, which checks
- * dumpability at perf_event_open() and at exec only, keeps recording it.  current->mm is NULL in a
+ * dumpability at perf_event_open() and at exec only, keeps recording it.
+ * Nor does it record current while its credentials fail the capability
+ * rule (pmcring_src_caps_ok()): an exec of an image with file
+ * capabilities grows the permitted set and leaves the process dumpable,
+ * so perf keeps recording it, but ptrace no longer lets the opener read
+ * it; the exec probe then detaches it (pmcring_src_exec_revoke()).
+ * current->mm is NULL in a
  * kernel thread and after exit_mm() (the exit records); it is changed by
  * current itself only (exec_mmap(), exit_mm()), so reading it here, NMI
  * included, sees an mm that is not freed under us; get_dumpable() is one
@@ -191,6 +199,31 @@ static inline bool pmcring_src_ns_within(const struct user_namespace *ns,
 	return ns == top;
 }
 
+/*
+ * commoncap's cap_ptrace_access_check() without its CAP_SYS_PTRACE way
+ * out: does the opener (@cred) share the user namespace of @tcred and hold
+ * every capability @tcred may use (cap_permitted, as for
+ * PTRACE_MODE_REALCREDS)?  Pure credential compare, any context.
+ */
+static inline bool pmcring_src_caps_cover(const struct cred *cred,
+					  const struct cred *tcred)
+{
+	return cred->user_ns == tcred->user_ns &&
+	       cap_issubset(tcred->cap_permitted, cred->cap_permitted);
+}
+
+/*
+ * May a session without CAP_PERFMON see @tcred's task by the capability
+ * rule: pmcring_src_caps_cover(), or CAP_SYS_PTRACE (ptrace_ns) over the
+ * task's user namespace.  Any context.
+ */
+static inline bool pmcring_src_caps_ok(const struct pmcring_session *s,
+				       const struct cred *tcred)
+{
+	return pmcring_src_caps_cover(s->cred, tcred) ||
+	       pmcring_src_ns_within(tcred->user_ns, s->src->ptrace_ns);
+}
+
 static inline bool pmcring_src_follows(const struct pmcring_session *s,
 				       struct task_struct *t)
 {
@@ -200,6 +233,13 @@ static inline bool pmcring_src_follows(const struct pmcring_session *s,
 		return false;
 	if (s->src->perfmon || t != current)
 		return true;
+	/*
+	 * current->real_cred is replaced by current only (commit_creds()),
+	 * and the old one is freed after an RCU grace period, which this
+	 * context (IRQ, NMI or preemption disabled) holds off.
+	 */
+	if (!pmcring_src_caps_ok(s, rcu_dereference_raw(t->real_cred)))
+		return false;
 	mm = READ_ONCE(t->mm);
 	return !mm || get_dumpable(mm) == SUID_DUMP_USER ||
 	       pmcring_src_ns_within(mm->user_ns, s->src->ptrace_ns);

@@ -17,11 +17,19 @@
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #define PMCRING_TEST_LINE_BUFFERED
 #include "ring_common.h"
 
 #define HELPER		"/usr/local/libexec/pmcring-suid-spin"
+/* A copy of HELPER, not setuid, given CAP_NET_RAW as a file capability. */
+#define FCAP_HELPER	"/tmp/pmcring-suid-spin-fcap"
+
+/* What record_exec()'s child execs, and the exit status it wants of it. */
+static const char *exec_path = HELPER;
+static int exec_status;
 #define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
 
 struct exec_seen {
@@ -142,7 +150,7 @@ static int record_exec(int drop, struct exec_seen *n)
 			_exit(120);
 		if (drop && pmcring_drop_privileges())
 			_exit(121);
-		execl(HELPER, HELPER, "300", NULL);
+		execl(exec_path, exec_path, "300", NULL);
 		_exit(122);
 	}
 	if (child < 0 || rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL))
@@ -152,7 +160,7 @@ static int record_exec(int drop, struct exec_seen *n)
 	if (waitpid(child, &status, 0) != child)
 		return 6;
 	rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL);
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != exec_status) {
 		printf("#   helper: status %#x (not setuid root?)\n", status);
 		return 7;
 	}
@@ -342,11 +350,109 @@ FIXTURE_TEARDOWN(exec)
 	pmcring_perm_restore(&self->saved);
 }
 
+/*
+ * As nobody, in a child: record_exec() into nobody_seen.  0, or the
+ * failing step.
+ */
+static int record_exec_as_nobody(void)
+{
+	int p[2], status;
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (pmcring_drop_privileges())
+			_exit(100);
+		status = record_exec(0, &nobody_seen);
+		if (write(p[1], &nobody_seen, sizeof(nobody_seen)) < 0)
+			_exit(101);
+		_exit(status);
+	}
+	close(p[1]);
+	status = read(p[0], &nobody_seen, sizeof(nobody_seen));
+	close(p[0]);
+	if (status != sizeof(nobody_seen) || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * A copy of HELPER, mode 0755, at FCAP_HELPER, with CAP_NET_RAW permitted
+ * and effective as a file capability if @fcap.  0, or -1 with errno.
+ */
+static int fcap_helper(int fcap)
+{
+	struct vfs_cap_data d = {
+		.magic_etc = VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE,
+	};
+	char buf[65536];
+	int in, out;
+	ssize_t n;
+
+	d.data[CAP_TO_INDEX(CAP_NET_RAW)].permitted =
+		CAP_TO_MASK(CAP_NET_RAW);
+	unlink(FCAP_HELPER);
+	in = open(HELPER, O_RDONLY);
+	if (in < 0)
+		return -1;
+	out = open(FCAP_HELPER, O_WRONLY | O_CREAT | O_EXCL, 0755);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			n = -1;
+	close(in);
+	if (close(out) || n < 0 || chmod(FCAP_HELPER, 0755))
+		return -1;
+	if (fcap && setxattr(FCAP_HELPER, "security.capability", &d,
+			     XATTR_CAPS_SZ_2, 0))
+		return -1;
+	return 0;
+}
+
+/*
+ * An exec that gives the child a file capability nobody lacks leaves it
+ * dumpable, so perf keeps recording it; ptrace refuses it
+ * (cap_ptrace_access_check()), and so does the exec probe: PMCDETACH and
+ * nothing after it.  The same image without the file capability is
+ * followed (the control).
+ */
+TEST_F_TIMEOUT(exec, unprivileged_session_drops_file_capability_exec, 60)
+{
+	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
+	ASSERT_EQ(0, pmcring_write_int(PARANOID, 2));
+	exec_path = FCAP_HELPER;
+	exec_status = 1;	/* not setuid: the helper's euid is nobody */
+	ASSERT_EQ(0, fcap_helper(0));
+	ASSERT_EQ(0, record_exec_as_nobody());
+	EXPECT_EQ(0, nobody_seen.detach);
+	EXPECT_EQ(1, nobody_seen.exec);
+	EXPECT_LT(0, nobody_seen.after);
+	if (fcap_helper(1)) {
+		unlink(FCAP_HELPER);
+		SKIP(return, "setxattr(%s, security.capability): %s",
+		     FCAP_HELPER, strerror(errno));
+	}
+	ASSERT_EQ(0, record_exec_as_nobody());
+	unlink(FCAP_HELPER);
+	EXPECT_EQ(1, nobody_seen.detach);
+	EXPECT_EQ(0, nobody_seen.exec);
+	EXPECT_EQ(0, nobody_seen.after);
+}
+
 TEST_F_TIMEOUT(exec, unprivileged_session_drops_setuid_exec, 60)
 {
 	int p[2], status;
 	pid_t pid;
 
+	exec_path = HELPER;
+	exec_status = 0;
 	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
 	ASSERT_EQ(0, pmcring_write_int(PARANOID, 2));
 	ASSERT_EQ(0, pipe(p));

@@ -200,6 +200,27 @@ else
 		result fail "vm: ring_warn" "vmrun exit=$rc"
 	fi
 	took "ring_warn VM"
+
+	# -- 5. the permission tests on the other series ------------------------
+	# The ptrace rule is rebuilt from the kernel's credentials and its
+	# layout (kernel_cap_t is an array in 6.1, one u64 from 6.3): the
+	# permission tests run on 6.12 as well (on 6.1 when KVER=6.12).
+	other=6.12
+	[ "$KVER" = 6.12 ] && other=6.1
+	echo "# vm: the permission tests on $other (vmrun)"
+	"$VMRUN" --kernel "$other" --timeout 600 -- /kselftest/run_kselftest.sh \
+		-t pmcring:perm_caps -t pmcring:perm_exec -t pmcring:src_perm \
+		2>&1 | tee "$LOG/vm-perm-$other.log"
+	rc=${PIPESTATUS[0]}
+	count "$LOG/vm-perm-$other.log"
+	if ! grep -Eq '^(not )?ok [0-9]+ selftests: pmcring' "$LOG/vm-perm-$other.log"; then
+		echo "not ok - vm: no permission test results on $other (vmrun exit=$rc)"
+		failed=$((failed + 1))
+	elif [ "$rc" != 0 ]; then
+		echo "not ok - vm: permission tests on $other: vmrun exit=$rc"
+		failed=$((failed + 1))
+	fi
+	took "permission tests on $other"
 	# Name the test during which each kernel splat was printed.
 	awk '/^# selftests: / { t = substr($0, 3) }
 	     /^# kernel: / { print "# splat during " (t ? t : "boot") ": " substr($0, 11) }' \

@@ -534,6 +534,18 @@ int fmt_blob_map(const char *path, struct fmt_blob_set *s, char *which,
 		 size_t which_sz);
 void fmt_blob_unmap(struct fmt_blob_set *s);
 
+/*
+ * The message of record @r in a blob set, as the blob writer writes it and
+ * `record --ldms` publishes it: binary, the record as is (*msg = r->data,
+ * its length); @json, the record's flat JSON object (NUL included) made in
+ * @buf (FMT_JSON_MAX bytes, *msg = @buf), a callchain with the "period" in
+ * force on its ring from @last.  A PERIOD in JSON has no message of its
+ * own (0): it updates @last, and the callchains after it carry it.
+ */
+size_t fmt_blob_message(struct fmt_period_last *last, bool json,
+			const struct fmt_rec *r, const struct timespec *rt,
+			char *buf, const void **msg);
+
 /* Format of a file image from its magic, or -1. */
 int fmt_detect(const void *buf, size_t len);
 

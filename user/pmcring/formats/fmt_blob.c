@@ -586,6 +586,33 @@ static int blob_roll(struct fmt_writer *w, struct out_batch *b,
 	return err ? err : blob_repeat(w, b, i, r, rt);
 }
 
+size_t fmt_blob_message(struct fmt_period_last *last, bool json,
+			const struct fmt_rec *r, const struct timespec *rt,
+			char *buf, const void **msg)
+{
+	uint64_t *l;
+	size_t len;
+
+	*msg = r->data;
+	if (!json)
+		return r->len;
+	if (r->type == PMCRING_TYPE_PERIOD) {
+		l = r->len == PMCRING_SIZE_PERIOD ?
+		    fmt_period_last(last, r->cpu, fmt_get32(r->data, 16)) : NULL;
+		if (l)
+			*l = fmt_get64(r->data, 24);
+		return 0;
+	}
+	len = fmt_rec_json(buf, FMT_JSON_MAX, r->data, r->len, r->cpu, rt);
+	if (r->type == PMCRING_TYPE_CALLCHAIN) {
+		l = fmt_period_last(last, r->cpu, fmt_get32(r->data, 24));
+		len = fmt_json_add_u64(buf, len, FMT_JSON_MAX, ",\"period\":",
+				       l ? *l : 0);
+	}
+	*msg = buf;
+	return len;
+}
+
 static int blob_flush(struct fmt_writer *w, struct out_batch *b);
 
 static int blob_record(struct fmt_writer *w, struct out_batch *b,
@@ -624,28 +651,12 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 	}
 	data_phase = OUT_PHASE(blob_seg(bl, b), OUT_DATA);
 	fmt_realtime(&w->o, r->ts, &rt);
-	if (w->o.blob_json && r->type == PMCRING_TYPE_PERIOD) {
-		/* no message: its callchains carry it */
-		uint64_t *last = r->len == PMCRING_SIZE_PERIOD ?
-			fmt_period_last(&bl->last, r->cpu, fmt_get32(r->data, 16)) : NULL;
-
-		if (last)
-			*last = fmt_get64(r->data, 24);
-		return 0;
-	}
 	if (w->o.blob_json) {	/* made in the arena: no copy */
 		json = out_alloc_bytes(b, FMT_JSON_MAX);
-		len = fmt_rec_json(json, FMT_JSON_MAX, r->data, r->len, r->cpu,
-				   &rt);
-		if (r->type == PMCRING_TYPE_CALLCHAIN) {
-			uint64_t *last = fmt_period_last(&bl->last, r->cpu,
-						   fmt_get32(r->data, 24));
-
-			len = fmt_json_add_u64(json, len, FMT_JSON_MAX,
-					       ",\"period\":", last ? *last : 0);
-		}
+		len = fmt_blob_message(&bl->last, true, r, &rt, json, &msg);
 		out_trim(b, json, len);
-		msg = json;
+		if (!len)	/* a PERIOD: its callchains carry it */
+			return 0;
 	}
 	for (i = 0; i < w->o.nr_streams; i++)
 		if (blob_wants(w, i, r->type) && blob_must_roll(w, i, len, &rt))

@@ -263,6 +263,19 @@ static int consumer_take(struct consumer *c, const struct pmcring_record *r)
 					 */
 	int err;
 
+	/*
+	 * Published in the order taken: the merge's exact timestamp order.
+	 * A daemon gone is the record loop's to see (ldms_pub_gone()); the
+	 * record is counted undelivered, the file still gets it.
+	 */
+	if (c->pub) {
+		struct fmt_rec fr = {
+			.data = r->data, .len = r->len, .type = r->type,
+			.cpu = r->cpu, .ts = r->ts,
+		};
+
+		ldms_pub_record(c->pub, &fr);
+	}
 	/* the per-record path: no fmt_rec, no call through the writer */
 	if (r->type <= PMCRING_TYPE_MAX &&
 	    (c->direct.types & PMCRING_TYPE_BIT(r->type)) &&
@@ -364,6 +377,8 @@ int consumer_unannounced(struct consumer *c, uint64_t ts)
 		    cs.lost <= cs.reported)
 			continue;
 		fr.cpu = i;	/* the merge's ring index, as for a record */
+		if (c->pub)
+			ldms_pub_record(c->pub, &fr);
 		err = consumer_put_fr(c, &fr);
 		if (err)
 			return err;

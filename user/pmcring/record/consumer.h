@@ -14,6 +14,7 @@
 #include <libpmcring.h>
 
 #include "../formats/fmt.h"
+#include "ldms.h"
 
 struct uring_io {
 	struct io_uring	ring;
@@ -80,6 +81,11 @@ struct consumer {
 	const char		*err_path;	/* file of a failed write */
 	int			abort_err;	/* fmt_abort() after it failed */
 	struct fmt_writer	*w;
+	/*
+	 * --ldms: every record taken is published too, in the order taken
+	 * (set after consumer_init(); NULL: none)
+	 */
+	struct ldms_pub		*pub;
 	struct fmt_direct	direct;		/* the writer's direct path */
 	bool			use_uring;
 	struct uring_io		u;

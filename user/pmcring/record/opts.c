@@ -186,6 +186,14 @@ void rec_usage(FILE *f)
 "                          (k, M, G suffixes)\n"
 "      --roll-time S       start new files every S seconds\n"
 "\n"
+"LDMS (publish to an ldmsd stream, alongside the file; ldms.rst):\n"
+"      --ldms SPEC         KEY=VALUE,... with xprt (sock), host\n"
+"                          (localhost), port (411), auth (none),\n"
+"                          auth_opt=NAME=VALUE, stream (pmcring), type\n"
+"                          (string: binary records; json), window (4096\n"
+"                          messages not acknowledged), timeout (5000 ms),\n"
+"                          lib (path of libldmsd_stream.so.0)\n"
+"\n"
 "  -h, --help              this text\n"
 "      --version           pmcring's version\n", REC_DEFAULT_FREQ);
 }
@@ -194,7 +202,7 @@ enum {
 	OPT_TYPES = 256, OPT_BUFFER_PAGES, OPT_DURATION, OPT_NO_URING,
 	OPT_BM_CHANNEL, OPT_PATH, OPT_CONTAINER, OPT_STREAM, OPT_BLOB_JSON,
 	OPT_TIMING, OPT_ROLL_SIZE, OPT_ROLL_TIME, OPT_GENERATE, OPT_FORMAT,
-	OPT_CALL_GRAPH, OPT_DEPTH, OPT_VERSION, OPT_STAGING_MB,
+	OPT_CALL_GRAPH, OPT_DEPTH, OPT_VERSION, OPT_STAGING_MB, OPT_LDMS,
 };
 
 static const struct option longopts[] = {
@@ -224,6 +232,7 @@ static const struct option longopts[] = {
 	{ "timing", no_argument, NULL, OPT_TIMING },
 	{ "roll-size", required_argument, NULL, OPT_ROLL_SIZE },
 	{ "roll-time", required_argument, NULL, OPT_ROLL_TIME },
+	{ "ldms", required_argument, NULL, OPT_LDMS },
 	{ "generate", required_argument, NULL, OPT_GENERATE },	/* tests */
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -564,6 +573,11 @@ static int parse_one(struct rec_opts *o, int c, const char *arg, char *err,
 		    !o->roll_secs)
 			return fail(err, sz, "--roll-time: bad seconds '%s'", arg);
 		return 0;
+	case OPT_LDMS:
+		if (o->ldms_given)
+			return fail(err, sz, "--ldms: given twice");
+		o->ldms_given = true;
+		return ldms_pub_parse(&o->ldms, arg, err, sz);
 	case OPT_GENERATE:
 		if (parse_generate(o, arg))
 			return fail(err, sz, "--generate: N,SIZE[,RATE] with SIZE "
@@ -647,4 +661,5 @@ void rec_opts_free(struct rec_opts *o)
 	for (i = 0; i < o->nr_streams; i++)
 		free(o->streams[i].name);
 	o->nr_streams = 0;
+	ldms_pub_opts_free(&o->ldms);
 }

@@ -4,6 +4,7 @@
 #define PMCRING_OPTS_H
 
 #include "../formats/fmt.h"
+#include "ldms.h"
 
 struct rec_event {
 	char		name[PMCRING_NAME_MAX];
@@ -47,6 +48,8 @@ struct rec_opts {
 	bool		timing;
 	uint64_t	roll_bytes;
 	uint64_t	roll_secs;
+	struct ldms_pub_opts ldms;	/* --ldms SPEC */
+	bool		ldms_given;
 	uint64_t	gen_count;	/* hidden --generate N,SIZE */
 	uint32_t	gen_size;
 	uint64_t	gen_rate;	/* ,RATE: records per CPU and second */

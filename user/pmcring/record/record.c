@@ -573,6 +573,7 @@ struct recorder {
 	struct pmcring		*s;
 	struct pmcring_merge	*m;
 	struct fmt_writer	*w;
+	struct ldms_pub		*pub;		/* --ldms */
 	struct consumer		c;
 	bool			c_inited;
 	struct child		ch;
@@ -584,7 +585,7 @@ struct recorder {
 
 /* Why recording ends (enum stop_why); the first one wins. */
 enum stop_why { STOP_NONE, STOP_SIGNAL, STOP_DURATION, STOP_CHILD,
-		STOP_PID_GONE, STOP_HUP, STOP_GENERATED };
+		STOP_PID_GONE, STOP_HUP, STOP_GENERATED, STOP_LDMS };
 
 static enum stop_why stop_check(struct recorder *r, uint64_t end_at)
 {
@@ -602,6 +603,9 @@ static enum stop_why stop_check(struct recorder *r, uint64_t end_at)
 		return STOP_HUP;
 	if (r->gen_started && __atomic_load_n(&r->gen.done, __ATOMIC_ACQUIRE))
 		return STOP_GENERATED;
+	/* the ldmsd went away: stop, as on a full disk, the file ended */
+	if (r->pub && ldms_pub_gone(r->pub))
+		return STOP_LDMS;
 	return STOP_NONE;
 }
 
@@ -859,6 +863,13 @@ static int record_setup(struct recorder *r)
 		return 1;
 	}
 	r->c_inited = true;
+	/* the daemon must be there before anything is recorded */
+	if (r->o.ldms_given) {
+		r->pub = ldms_pub_open(&r->o.ldms, &r->fo);
+		if (!r->pub)
+			return 1;
+		r->c.pub = r->pub;
+	}
 	err = consumer_begin(&r->c);
 	if (err) {
 		write_error(&r->fo, &r->c, err);
@@ -902,6 +913,7 @@ static void record_cleanup(struct recorder *r)
 		child_abort(&r->ch);
 	if (r->c_inited)
 		consumer_fini(&r->c);
+	ldms_pub_free(r->pub);
 	fmt_writer_free(r->w);
 	pmcring_merge_free(r->m);
 	pmcring_free(r->s);
@@ -937,6 +949,30 @@ static void rec_cap_freq(struct rec_opts *o)
 			"sampling interrupts take too long; raise it to go "
 			"faster)\n", want, max, max);
 	o->freq = max;
+}
+
+/*
+ * --ldms: wait for the daemon's acknowledgements (timeout=), disconnect,
+ * and say what was published.  1 if anything was not delivered for sure:
+ * records after the daemon went away, or published and not acknowledged.
+ */
+static int ldms_report(struct recorder *r)
+{
+	struct ldms_pub_stats st;
+	uint64_t unacked;
+
+	ldms_pub_close(r->pub);
+	ldms_pub_get_stats(r->pub, &st);
+	unacked = st.published - st.acked;
+	if (!r->o.quiet || st.gone || unacked || st.undelivered)
+		fprintf(stderr, "pmcring: --ldms %s: %" PRIu64 " messages "
+			"published, %" PRIu64 " acknowledged by the daemon, "
+			"%" PRIu64 " not acknowledged, %" PRIu64 " records "
+			"undelivered (daemon gone)%s\n", ldms_pub_name(r->pub),
+			st.published, st.acked, unacked, st.undelivered,
+			st.no_msg ? "; JSON PERIODs ride on their callchains" :
+			"");
+	return st.gone || unacked || st.undelivered;
 }
 
 int cmd_record(int argc, char **argv)
@@ -1021,6 +1057,8 @@ int cmd_record(int argc, char **argv)
 				"their CPU: merged in order, written with their "
 				"own timestamp\n", back);
 	}
+	if (r->pub && ldms_report(r))
+		ret = ret ? ret : 1;
 	/* the build ids of the files it maps, once the module is let go */
 	if (!ret && r->fo.kind == FMT_PMCLOG)
 		bid_log = strdup(r->fo.path);

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `pmcring record --ldms`: publish the merged records to an ldmsd stream.
+ *
+ * Why dlopen, not a link: LDMS is not in Debian and most machines that run
+ * pmcring have none, so a pmcring linked with -lldmsd_stream would not
+ * start there at all; a build-time option would make two pmcrings, and the
+ * one a distribution ships would have no LDMS.  Loaded at run time, one
+ * binary publishes wherever LDMS is installed (LD_LIBRARY_PATH, ld.so.conf,
+ * LDMS_PREFIX or lib=) and says why it cannot elsewhere.  The few LDMS
+ * calls are declared here with the ABI of LDMS 4.5 (ldms.h, ldmsd_stream.h):
+ * the build needs no LDMS headers.  The static pmcring (the VM's) cannot
+ * dlopen; it refuses --ldms with that reason.
+ *
+ * Why the stream channel: blob_stream_writer, the store of pmcring's blob
+ * format, reads the older streams (ldmsd_stream_publish(), `stream_enable`,
+ * `prdcr_subscribe ... stream=`); the newer message channel
+ * (ldms_msg_publish(), `msg_enable`) is not bridged to it in this LDMS
+ * and its store, blob_msg_writer, writes another file layout, not the
+ * blob files pmcring's readers and LDMS's ldms-csv-from-blobs read.
+ *
+ * Flow control: ldmsd answers every publish request with an ACK (a RECV
+ * event here).  At most window= messages are published and not yet
+ * acknowledged; a record beyond that waits, so a slow daemon slows the
+ * consumer, the rings fill and the module counts the drops (DROPNOTIFY
+ * records, in the file and in the stream), never hidden.  When the daemon
+ * goes away (DISCONNECTED, or a publish that fails) the publisher says so,
+ * counts each record it can no longer publish as undelivered, and
+ * `pmcring record` stops as on a full disk, ending its file (if any)
+ * cleanly; the messages published but not acknowledged are reported too:
+ * the daemon may or may not have taken them.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ldms.h"
+
+/* ---- the LDMS ABI used (ldms.h, ldmsd_stream.h of LDMS 4.5) ---- */
+
+typedef struct ldms_xprt *ldms_t;
+struct attr_value_list;
+
+enum {
+	LDMS_XPRT_EVENT_CONNECTED,
+	LDMS_XPRT_EVENT_REJECTED,
+	LDMS_XPRT_EVENT_ERROR,
+	LDMS_XPRT_EVENT_DISCONNECTED,
+	LDMS_XPRT_EVENT_RECV,
+};
+
+/* struct ldms_xprt_event: only its first member, the type, is read */
+struct ldms_event_head {
+	int	type;
+};
+
+enum { LDMSD_STREAM_STRING, LDMSD_STREAM_JSON };
+
+typedef void (*ldms_event_cb_t)(ldms_t x, struct ldms_event_head *e,
+				void *arg);
+
+struct ldms_api {
+	void	*dl;
+	ldms_t	(*xprt_new_with_auth)(const char *xprt, const char *auth,
+				      struct attr_value_list *av);
+	int	(*connect_by_name)(ldms_t x, const char *host,
+				   const char *port, ldms_event_cb_t cb,
+				   void *arg);
+	void	(*xprt_close)(ldms_t x);
+	int	(*stream_publish)(ldms_t x, const char *stream, int type,
+				  const char *data, size_t len);
+	struct attr_value_list *(*av_new)(size_t size);
+	int	(*av_add)(struct attr_value_list *av, const char *name,
+			  const char *value);
+};
+
+/* ---- options ---- */
+
+#define LDMS_PUB_WINDOW		4096u
+#define LDMS_PUB_TIMEOUT_MS	5000u
+
+static int bad(char *err, size_t sz, const char *fmt, const char *arg)
+{
+	snprintf(err, sz, fmt, arg);
+	return -EINVAL;
+}
+
+int ldms_pub_parse(struct ldms_pub_opts *o, const char *spec, char *err,
+		   size_t errsz)
+{
+	char *save = NULL, *kv, *v;
+	unsigned long n;
+
+	memset(o, 0, sizeof(*o));
+	o->xprt = "sock";
+	o->host = "localhost";
+	o->port = "411";
+	o->auth = "none";
+	o->stream = "pmcring";
+	o->window = LDMS_PUB_WINDOW;
+	o->timeout_ms = LDMS_PUB_TIMEOUT_MS;
+	o->spec = strdup(spec);
+	if (!o->spec)
+		return bad(err, errsz, "--ldms: %s", "out of memory");
+	for (kv = strtok_r(o->spec, ",", &save); kv;
+	     kv = strtok_r(NULL, ",", &save)) {
+		v = strchr(kv, '=');
+		if (!v || !v[1])
+			return bad(err, errsz, "--ldms: '%s': want KEY=VALUE "
+				   "(xprt, host, port, auth, auth_opt, stream, "
+				   "type, window, timeout, lib)", kv);
+		*v++ = '\0';
+		if (!strcmp(kv, "xprt")) {
+			o->xprt = v;
+		} else if (!strcmp(kv, "host")) {
+			o->host = v;
+		} else if (!strcmp(kv, "port")) {
+			o->port = v;
+		} else if (!strcmp(kv, "auth")) {
+			o->auth = v;
+		} else if (!strcmp(kv, "auth_opt")) {
+			if (!strchr(v, '=') ||
+			    o->nr_auth_opts == LDMS_PUB_MAX_AUTH_OPTS)
+				return bad(err, errsz, "--ldms: auth_opt=%s: "
+					   "want auth_opt=NAME=VALUE (at most "
+					   "8)", v);
+			o->auth_opt[o->nr_auth_opts++] = v;
+		} else if (!strcmp(kv, "stream")) {
+			o->stream = v;
+		} else if (!strcmp(kv, "type")) {
+			if (strcmp(v, "json") && strcmp(v, "string"))
+				return bad(err, errsz, "--ldms: type=%s: want "
+					   "string (binary pmclog records) or "
+					   "json", v);
+			o->json = !strcmp(v, "json");
+		} else if (!strcmp(kv, "window") || !strcmp(kv, "timeout")) {
+			char *end;
+
+			errno = 0;
+			n = strtoul(v, &end, 10);
+			if (errno || *end || !n || n > 1000000)
+				return bad(err, errsz, "--ldms: bad number "
+					   "'%s' (1 to 1000000)", v);
+			if (kv[0] == 'w')
+				o->window = (uint32_t)n;
+			else
+				o->timeout_ms = (uint32_t)n;
+		} else if (!strcmp(kv, "lib")) {
+			o->lib = v;
+		} else {
+			return bad(err, errsz, "--ldms: unknown key '%s' "
+				   "(xprt, host, port, auth, auth_opt, stream, "
+				   "type, window, timeout, lib)", kv);
+		}
+	}
+	return 0;
+}
+
+void ldms_pub_opts_free(struct ldms_pub_opts *o)
+{
+	free(o->spec);
+	o->spec = NULL;
+}
+
+/* ---- the publisher ---- */
+
+struct ldms_pub {
+	struct ldms_api		api;
+	struct ldms_pub_opts	o;
+	const struct fmt_opts	*fo;
+	ldms_t			x;
+	pthread_mutex_t		lock;
+	pthread_cond_t		cond;	/* an event: connect, ACK, loss */
+	int			conn;	/* 0 waiting, 1 connected, -1 failed */
+	int			conn_event;
+	bool			gone;	/* lost after it was connected */
+	bool			said_gone;
+	bool			lost;	/* gone before ldms_pub_close() */
+	uint64_t		acked;	/* under lock: written by LDMS threads */
+	struct ldms_pub_stats	st;	/* the consumer's own counts */
+	struct fmt_period_last	last;	/* JSON: the PERIOD in force */
+	char			*json;	/* FMT_JSON_MAX */
+	char			name[256];
+};
+
+static void pub_event(ldms_t x, struct ldms_event_head *e, void *arg)
+{
+	struct ldms_pub *p = arg;
+
+	(void)x;
+	pthread_mutex_lock(&p->lock);
+	switch (e->type) {
+	case LDMS_XPRT_EVENT_CONNECTED:
+		p->conn = 1;
+		break;
+	case LDMS_XPRT_EVENT_REJECTED:
+	case LDMS_XPRT_EVENT_ERROR:
+	case LDMS_XPRT_EVENT_DISCONNECTED:
+		if (p->conn == 1)
+			p->gone = true;
+		else
+			p->conn = -1;
+		p->conn_event = e->type;
+		break;
+	case LDMS_XPRT_EVENT_RECV:	/* the ACK of one publish */
+		p->acked++;
+		break;
+	default:
+		break;
+	}
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+#ifdef PMCRING_STATIC
+static int pub_load(struct ldms_pub *p)
+{
+	(void)p;
+	fprintf(stderr, "pmcring: --ldms: this pmcring is static and cannot "
+		"load LDMS (a shared library): use the dynamic pmcring\n");
+	return -ENOTSUP;
+}
+#else
+static int pub_load(struct ldms_pub *p)
+{
+	static const char so[] = "libldmsd_stream.so.0";
+	const char *prefix = getenv("LDMS_PREFIX");
+	char path[4096];
+	const char *tried = so;
+
+	if (p->o.lib) {
+		tried = p->o.lib;
+	} else if (prefix && *prefix) {
+		snprintf(path, sizeof(path), "%s/lib/%s", prefix, so);
+		tried = path;
+	}
+	p->api.dl = dlopen(tried, RTLD_NOW | RTLD_GLOBAL);
+	if (!p->api.dl) {
+		fprintf(stderr, "pmcring: --ldms: cannot load LDMS: %s\n"
+			"pmcring: --ldms needs OVIS LDMS 4.5 (not in Debian): "
+			"its lib/ on LD_LIBRARY_PATH, LDMS_PREFIX=DIR, or "
+			"--ldms lib=PATH\n", dlerror());
+		return -ENOENT;
+	}
+#define SYM(f, name) do { \
+		*(void **)&p->api.f = dlsym(p->api.dl, name); \
+		if (!p->api.f) { \
+			fprintf(stderr, "pmcring: --ldms: %s has no %s: not " \
+				"the LDMS 4.5 ABI\n", tried, name); \
+			return -ENOENT; \
+		} \
+	} while (0)
+	SYM(xprt_new_with_auth, "ldms_xprt_new_with_auth");
+	SYM(connect_by_name, "ldms_xprt_connect_by_name");
+	SYM(xprt_close, "ldms_xprt_close");
+	SYM(stream_publish, "ldmsd_stream_publish");
+	SYM(av_new, "av_new");
+	SYM(av_add, "av_add");
+#undef SYM
+	return 0;
+}
+#endif
+
+/* Absolute CLOCK_REALTIME deadline @ms from now, for the cond waits. */
+static void deadline(struct timespec *ts, uint32_t ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
+static const char *event_name(int type)
+{
+	switch (type) {
+	case LDMS_XPRT_EVENT_REJECTED:
+		return "rejected (auth= or auth_opt= not the daemon's?)";
+	case LDMS_XPRT_EVENT_ERROR:
+		return "connection refused or unreachable (is an ldmsd "
+		       "listening there: ldmsd -x XPRT:PORT?)";
+	case LDMS_XPRT_EVENT_DISCONNECTED:
+		return "disconnected";
+	default:
+		return "timed out";
+	}
+}
+
+static int pub_connect(struct ldms_pub *p)
+{
+	struct attr_value_list *av = NULL;
+	struct timespec until;
+	unsigned int i;
+	char kv[256], *v;
+	int rc;
+
+	if (p->o.nr_auth_opts) {
+		av = p->api.av_new(p->o.nr_auth_opts);
+		for (i = 0; av && i < p->o.nr_auth_opts; i++) {
+			snprintf(kv, sizeof(kv), "%s", p->o.auth_opt[i]);
+			v = strchr(kv, '=');
+			*v++ = '\0';
+			p->api.av_add(av, kv, v);
+		}
+	}
+	p->x = p->api.xprt_new_with_auth(p->o.xprt, p->o.auth, av);
+	if (!p->x) {
+		fprintf(stderr, "pmcring: --ldms: transport %s with auth %s: "
+			"%s\n", p->o.xprt, p->o.auth, strerror(errno));
+		return -errno ? -errno : -EINVAL;
+	}
+	rc = p->api.connect_by_name(p->x, p->o.host, p->o.port, pub_event, p);
+	if (rc) {
+		fprintf(stderr, "pmcring: --ldms: connect to %s: %s\n",
+			p->name, strerror(rc));
+		return -rc;
+	}
+	deadline(&until, p->o.timeout_ms);
+	pthread_mutex_lock(&p->lock);
+	while (!p->conn && !pthread_cond_timedwait(&p->cond, &p->lock, &until))
+		;
+	rc = p->conn;
+	pthread_mutex_unlock(&p->lock);
+	if (rc == 1)
+		return 0;
+	fprintf(stderr, "pmcring: --ldms: no ldmsd at %s: %s\n", p->name,
+		event_name(rc ? p->conn_event : -1));
+	return -ENOTCONN;
+}
+
+struct ldms_pub *ldms_pub_open(const struct ldms_pub_opts *o,
+			       const struct fmt_opts *fo)
+{
+	struct ldms_pub *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->o = *o;
+	p->o.spec = NULL;	/* the caller keeps the strings */
+	p->fo = fo;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	snprintf(p->name, sizeof(p->name), "%s:%s:%s stream %s", o->xprt,
+		 o->host, o->port, o->stream);
+	if (o->json && !(p->json = malloc(FMT_JSON_MAX)))
+		goto err;
+	if (pub_load(p) || pub_connect(p))
+		goto err;
+	return p;
+err:
+	ldms_pub_free(p);
+	return NULL;
+}
+
+static void say_gone(struct ldms_pub *p)
+{
+	if (p->said_gone)
+		return;
+	p->said_gone = true;
+	fprintf(stderr, "pmcring: --ldms: %s: the daemon went away: "
+		"stopping\n", p->name);
+}
+
+int ldms_pub_record(struct ldms_pub *p, const struct fmt_rec *r)
+{
+	struct timespec rt;
+	const void *msg;
+	size_t len;
+	int rc;
+
+	if (p->json)
+		fmt_realtime(p->fo, r->ts, &rt);
+	len = fmt_blob_message(&p->last, p->json != NULL, r, &rt, p->json,
+			       &msg);
+	if (!len) {
+		p->st.no_msg++;
+		return 0;
+	}
+	pthread_mutex_lock(&p->lock);
+	/* back-pressure: at most window= messages not acknowledged */
+	while (!p->gone && p->st.published - p->acked >= p->o.window)
+		pthread_cond_wait(&p->cond, &p->lock);
+	rc = p->gone;
+	pthread_mutex_unlock(&p->lock);
+	if (!rc) {
+		rc = p->api.stream_publish(p->x, p->o.stream,
+					   p->json ? LDMSD_STREAM_JSON :
+						     LDMSD_STREAM_STRING,
+					   msg, len);
+		if (rc) {
+			pthread_mutex_lock(&p->lock);
+			p->gone = true;
+			pthread_mutex_unlock(&p->lock);
+		}
+	}
+	if (rc) {
+		say_gone(p);
+		p->st.undelivered++;
+		return -ENOTCONN;
+	}
+	p->st.published++;
+	return 0;
+}
+
+bool ldms_pub_gone(struct ldms_pub *p)
+{
+	bool gone;
+
+	pthread_mutex_lock(&p->lock);
+	gone = p->gone;
+	pthread_mutex_unlock(&p->lock);
+	if (gone)
+		say_gone(p);
+	return gone;
+}
+
+void ldms_pub_close(struct ldms_pub *p)
+{
+	struct timespec until;
+
+	if (!p->x)
+		return;
+	/* every ACK, or the loss, or timeout= */
+	deadline(&until, p->o.timeout_ms);
+	pthread_mutex_lock(&p->lock);
+	while (!p->gone && p->acked < p->st.published &&
+	       !pthread_cond_timedwait(&p->cond, &p->lock, &until))
+		;
+	p->lost = p->gone;
+	pthread_mutex_unlock(&p->lock);
+	p->api.xprt_close(p->x);
+	/* the DISCONNECTED of our own close ends the connection's events */
+	deadline(&until, 1000);
+	pthread_mutex_lock(&p->lock);
+	while (!p->gone && !pthread_cond_timedwait(&p->cond, &p->lock, &until))
+		;
+	pthread_mutex_unlock(&p->lock);
+	p->x = NULL;
+}
+
+void ldms_pub_get_stats(const struct ldms_pub *p, struct ldms_pub_stats *st)
+{
+	pthread_mutex_lock((pthread_mutex_t *)&p->lock);
+	*st = p->st;
+	st->acked = p->acked;
+	st->gone = p->lost || p->said_gone;
+	pthread_mutex_unlock((pthread_mutex_t *)&p->lock);
+}
+
+const char *ldms_pub_name(const struct ldms_pub *p)
+{
+	return p->name;
+}
+
+void ldms_pub_free(struct ldms_pub *p)
+{
+	if (!p)
+		return;
+	if (p->x)
+		ldms_pub_close(p);
+	/*
+	 * The library stays loaded: LDMS's threads may still run (a
+	 * dlclose() under them would pull their code away).
+	 */
+	free(p->json);
+	free(p->last.v);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}

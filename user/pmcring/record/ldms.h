@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * `pmcring record --ldms SPEC`: the merged record stream, in exact
+ * timestamp order, published to an ldmsd's stream (LDMS's older stream
+ * channel, what blob_stream_writer stores), one message per record: the
+ * messages pmcring's own blob writer writes (fmt_blob_message()), binary
+ * pmclog records (type string, 's') or with type=json flat JSON objects
+ * ('j').  LDMS is loaded at run time (dlopen): pmcring builds and runs
+ * without it, and says so when --ldms is asked for on a machine without
+ * it.  Documentation/ldms.rst.
+ */
+#ifndef PMCRING_LDMS_H
+#define PMCRING_LDMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../formats/fmt.h"
+
+#define LDMS_PUB_MAX_AUTH_OPTS	8
+
+/* The SPEC of --ldms, key=value pairs as ldmsd_stream_publish(8) names them. */
+struct ldms_pub_opts {
+	char		*spec;		/* owned copy the pointers point into */
+	const char	*xprt;		/* xprt=sock (default) */
+	const char	*host;		/* host=localhost (default) */
+	const char	*port;		/* port=411 (LDMS's default) */
+	const char	*auth;		/* auth=none (default) */
+	const char	*auth_opt[LDMS_PUB_MAX_AUTH_OPTS];	/* auth_opt=K=V */
+	unsigned int	nr_auth_opts;
+	const char	*stream;	/* stream=pmcring (default) */
+	bool		json;		/* type=json; type=string (default) */
+	uint32_t	window;		/* window=N messages not yet acked */
+	uint32_t	timeout_ms;	/* timeout=MS: connect, final acks */
+	const char	*lib;		/* lib=PATH of libldmsd_stream.so */
+};
+
+/* Parse SPEC into @o: 0, or -EINVAL with @err saying why. */
+int ldms_pub_parse(struct ldms_pub_opts *o, const char *spec, char *err,
+		   size_t errsz);
+void ldms_pub_opts_free(struct ldms_pub_opts *o);
+
+struct ldms_pub_stats {
+	uint64_t	published;	/* messages handed to LDMS */
+	uint64_t	acked;		/* of them, acknowledged by the daemon */
+	uint64_t	undelivered;	/* records taken but never published
+					 * (the daemon was gone) */
+	uint64_t	no_msg;		/* records with no message (JSON PERIOD) */
+	bool		gone;		/* the connection was lost */
+};
+
+struct ldms_pub;
+
+/*
+ * Load LDMS and connect (waiting up to timeout=): NULL with the reason
+ * said on stderr (no library, no daemon, refused).  @fo: the session's
+ * facts (JSON's realtime clock).
+ */
+struct ldms_pub *ldms_pub_open(const struct ldms_pub_opts *o,
+			       const struct fmt_opts *fo);
+/*
+ * Publish @r.  Blocks while window= messages wait for the daemon's
+ * acknowledgement (a slow daemon slows the consumer, and the rings fill:
+ * drops are counted there, as DROPNOTIFY).  0, or -ENOTCONN once the
+ * daemon is gone (the record is counted undelivered).
+ */
+int ldms_pub_record(struct ldms_pub *p, const struct fmt_rec *r);
+/* Was the connection lost?  (Says so on stderr, once.) */
+bool ldms_pub_gone(struct ldms_pub *p);
+/* Wait (up to timeout=) for the acknowledgements, then disconnect. */
+void ldms_pub_close(struct ldms_pub *p);
+void ldms_pub_get_stats(const struct ldms_pub *p, struct ldms_pub_stats *st);
+/* "host:port stream" for messages */
+const char *ldms_pub_name(const struct ldms_pub *p);
+void ldms_pub_free(struct ldms_pub *p);
+
+#endif /* PMCRING_LDMS_H */

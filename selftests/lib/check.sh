@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The test half of "make check" (the Makefile builds first): host unit
-# tests, the DKMS build and install for 6.1 and 6.12 (dkms_check.sh), the
+# tests, the LDMS cluster on loopback (ldms_cluster.sh), the DKMS build and install for 6.1 and 6.12 (dkms_check.sh), the
 # VM harness' own checks, and the kselftest suite in one VM boot through
 # the installed run_kselftest.sh.  Prints KTAP as it goes and ends
 # with exactly one line "N passed, N failed, N skipped" (top-level results
@@ -73,6 +73,28 @@ if [ -f "$TOP/user/Makefile" ]; then
 	took "host unit tests"
 else
 	echo "# host: no user/Makefile yet, no host unit tests"
+fi
+
+# -- 1a. LDMS: records through a node ldmsd and an aggregator on loopback -----
+# (LDMS built once by `make ldms`; without it the test skips, in CI fails)
+if [ -f "$TOP/user/Makefile" ]; then
+	echo "# host: LDMS cluster (user/tests/ldms_cluster.sh)"
+	if make --no-print-directory -s -C "$TOP/user" ldms-feed \
+			>"$LOG/ldms-build.log" 2>&1; then
+		"$TOP/user/tests/ldms_cluster.sh" 2>&1 | tee "$LOG/ldms.log"
+		rc=${PIPESTATUS[0]}
+		count "$LOG/ldms.log"
+		if [ "$rc" != 0 ] && [ "$rc" != 4 ] &&
+		   ! grep -q '^not ok' "$LOG/ldms.log"; then
+			echo "not ok - host: ldms_cluster.sh exit=$rc"
+			failed=$((failed + 1))
+		fi
+	else
+		sed 's/^/# /' "$LOG/ldms-build.log"
+		echo "not ok - host: make -C user ldms-feed"
+		failed=$((failed + 1))
+	fi
+	took "LDMS cluster"
 fi
 
 # -- 1b. the DKMS install, in private trees ----------------------------------

@@ -10,11 +10,12 @@
  * a PROCCSW every 16th and a PERIOD every 64th record.
  *
  * Usage: pmcring-ldms-feed [-n RECORDS_PER_CPU] [-p RING_PAGES] [-j]
- *                          [-o DIR|none] [--ldms SPEC] [-q]
+ *                          [-r RATE] [-o DIR|none] [--ldms SPEC] [-q]
  *   -o DIR   pmcring's blob set in DIR/blobs/pmcring.*.T (default none:
  *            a pmclog file on /dev/null, the cheapest writer)
  *   -j       JSON messages (--blob-json, --ldms type=json)
  *   -p N     ring pages per CPU (default: room for every record, no drop)
+ *   -r RATE  records per second and CPU (default: as fast as they can)
  * Prints one line of counts: records taken, drops (DROPNOTIFY records),
  * messages published and acknowledged, undelivered, seconds, records/s.
  * Exits 1 if the daemon went away or anything was not delivered.
@@ -40,6 +41,7 @@ struct prod {
 	struct pmcring_uprod	*p;
 	unsigned int		cpu;
 	uint64_t		n;
+	uint64_t		rate;		/* per second, 0: flat out */
 	uint64_t		dropped;
 	int			done;
 };
@@ -94,12 +96,19 @@ static bool put(struct prod *pr, unsigned int type, uint32_t len,
 static void *produce(void *arg)
 {
 	struct prod *pr = arg;
+	double t0 = now_s(), ahead;
 	uint64_t i;
 
 	if (pr->cpu == 0)
 		put(pr, PMCRING_TYPE_PMCALLOCATEDYN, PMCRING_SIZE_PMCALLOCATEDYN,
 		    0);
 	for (i = 0; i < pr->n; i++) {
+		/* paced: sleep off any lead over RATE, every 100 records */
+		if (pr->rate && i % 100 == 0) {
+			ahead = (double)i / (double)pr->rate - (now_s() - t0);
+			if (ahead > 0)
+				usleep((useconds_t)(ahead * 1e6));
+		}
 		if (i % 64 == 0)
 			put(pr, PMCRING_TYPE_PERIOD, PMCRING_SIZE_PERIOD, i);
 		else if (i % 16 == 0)
@@ -141,17 +150,20 @@ int main(int argc, char **argv)
 	struct fmt_opts o;
 	const char *dir = "none";
 	bool json = false, quiet = false, ldms = false, gone = false;
-	uint64_t n = 20000, k, idle = 0, end_ts = 0;
+	uint64_t n = 20000, rate = 0, k, idle = 0, end_ts = 0;
 	uint32_t pages = 0;
 	char err[256];
 	unsigned int cpu;
 	double t0, t;
 	int opt, ret = 0;
 
-	while ((opt = getopt_long(argc, argv, "n:p:jo:q", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:p:r:jo:q", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			n = strtoull(optarg, NULL, 0);
+			break;
+		case 'r':
+			rate = strtoull(optarg, NULL, 0);
 			break;
 		case 'p':
 			pages = (uint32_t)strtoul(optarg, NULL, 0);
@@ -174,7 +186,8 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: pmcring-ldms-feed [-n N] [-p "
-				"PAGES] [-j] [-o DIR|none] [--ldms SPEC] "
+				"PAGES] [-r RATE] [-j] [-o DIR|none] [--ldms "
+				"SPEC] "
 				"[-q]\n");
 			return 2;
 		}
@@ -228,7 +241,8 @@ int main(int argc, char **argv)
 	}
 	t0 = now_s();
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
-		pr[cpu] = (struct prod){ .p = p, .cpu = cpu, .n = n };
+		pr[cpu] = (struct prod){ .p = p, .cpu = cpu, .n = n,
+					 .rate = rate };
 		pthread_create(&th[cpu], NULL, produce, &pr[cpu]);
 	}
 	/* drain while they write, then until two rounds find nothing */

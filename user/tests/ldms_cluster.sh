@@ -1,0 +1,352 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Description: pmcring's records through an LDMS cluster on loopback.  A
+# node ldmsd (stream_enable) takes what `record --ldms` publishes; an
+# aggregator ldmsd subscribes to it (prdcr_add / prdcr_subscribe) and
+# stores the streams with LDMS's own blob_stream_writer.  The records come
+# from record's consumer fed by user space rings (pmcring-ldms-feed: the
+# VM's pmcring is static and cannot dlopen LDMS, see Documentation/ldms.rst)
+# while two producer threads write them.  Checks, on the aggregator's files
+# once it exits (blob_stream_writer flushes only then):
+#   - every published message is there: DAT, OFFSET and TYPE are byte for
+#     byte those pmcring's own blob writer wrote for the same records, in
+#     the same run (TIMING is the store's clock), binary and JSON;
+#   - the records are in timestamp order; `pmcring stat` and `pmcring
+#     report` read the set; LDMS's ldms-csv-from-blobs reads the JSON set;
+#   - faults: no daemon at start (clear error, exit 1), the daemon killed
+#     mid-run (stops, says so, counts undelivered, the file stays whole),
+#     a stopped (slow) daemon (back-pressure: drops counted, nothing
+#     published lost).
+#
+# Usage: ldms_cluster.sh          the test, KTAP; exit 0, 1, or 4 (skip)
+#        ldms_cluster.sh bench    records/s: own blob writer, one ldmsd,
+#                                 node + aggregator (LDMS_BENCH_N records
+#                                 per CPU, default 200000)
+# LDMS: $LDMS_PREFIX, else build/ldms (make ldms).  Without it the test
+# skips, except with CI set (a skip there hides a broken setup).
+set -u
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+O=${PMCRING_O:-$TOP/build/user}
+FEED=$O/bench/pmcring-ldms-feed
+PMCRING=$O/pmcring
+P=${LDMS_PREFIX:-$TOP/build/ldms}
+MODE=${1:-test}
+
+skip()
+{
+	if [ -n "${CI:-}" ] && [ "${CI:-}" != false ]; then
+		echo "not ok 1 ldms_cluster # CI: $1"
+		exit 1
+	fi
+	echo "ok 1 ldms_cluster # SKIP $1"
+	echo "$1"
+	exit 4
+}
+
+[ -x "$P/sbin/ldmsd" ] ||
+	skip "no LDMS: no $P/sbin/ldmsd (make ldms builds it from ../shared/ldms; or LDMS_PREFIX=DIR)"
+[ -x "$FEED" ] && [ -x "$PMCRING" ] ||
+	skip "no $FEED or $PMCRING (make -C user ldms-feed)"
+CSV=$(ls "$P"/src/ldms/src/sampler/blob_stream/ldms-csv-from-blobs \
+	"$P"/bin/ldms-csv-from-blobs 2>/dev/null | head -n1)
+
+export LD_LIBRARY_PATH=$P/lib:$P/lib/ovis-ldms${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LDMSD_PLUGIN_LIBPATH=$P/lib/ovis-ldms ZAP_LIBPATH=$P/lib/ovis-ldms
+
+W=$(mktemp -d /tmp/pmcring-ldms.XXXXXX)
+PIDS=()
+cleanup()
+{
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -CONT "$p" 2>/dev/null
+		kill -9 "$p" 2>/dev/null
+	done
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+# A free loopback port.
+port()
+{
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		ss -ltn 2>/dev/null | grep -q ":$p " || { echo "$p"; return; }
+	done
+}
+
+# ldmsd NAME PORT CONFIG-TEXT: start one in the foreground (-F), its pid
+# in $NAME.pid, its log in $W/NAME.log; wait until it listens.
+ldmsd_start()
+{
+	local i
+	printf '%s\n' "$3" >"$W/$1.conf"
+	"$P/sbin/ldmsd" -F -x "sock:$2:127.0.0.1" -c "$W/$1.conf" \
+		-l "$W/$1.log" -v ERROR &
+	echo $! >"$W/$1.pid"
+	PIDS+=("$!")
+	for i in $(seq 100); do
+		ss -ltn 2>/dev/null | grep -q "127.0.0.1:$2 " && return 0
+		sleep 0.05
+	done
+	echo "# ldmsd $1 does not listen on $2"; sed 's/^/# /' "$W/$1.log"
+	return 1
+}
+
+# Stop ldmsd NAME with SIGTERM and wait: its writer flushes and closes.
+ldmsd_stop()
+{
+	local pid
+	pid=$(cat "$W/$1.pid")
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
+# Wait until the node on PORT lists a remote subscriber of stream $2.
+subscribed()
+{
+	local i
+	for i in $(seq 50); do
+		echo stream_client_dump | "$P/sbin/ldmsctl" -x sock \
+			-h 127.0.0.1 -p "$1" -a none 2>/dev/null |
+			grep -q "^$2 " && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# node + aggregator storing STREAMs into $W/agg/blobs.
+cluster()
+{
+	local s subs=""
+	NODE=$(port)
+	AGG=$(port)
+	while [ "$AGG" = "$NODE" ]; do AGG=$(port); done
+	for s in "$@"; do
+		subs="$subs
+prdcr_subscribe regex=.* stream=$s"
+	done
+	ldmsd_start node "$NODE" "stream_enable" || return 1
+	ldmsd_start agg "$AGG" "stream_enable
+load name=blob_stream_writer
+config name=blob_stream_writer path=$W/agg container=blobs $(printf 'stream=%s ' "$@")timing=1 types=1
+prdcr_add name=node host=127.0.0.1 type=active xprt=sock port=$NODE reconnect=200000$subs
+prdcr_start name=node" || return 1
+	for s in "$@"; do
+		subscribed "$NODE" "$s" || {
+			echo "# the aggregator did not subscribe to $s"
+			return 1
+		}
+	done
+}
+
+n=0
+fail=0
+ok()
+{
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fail=1; fi
+}
+
+# Field $2 of the feed's output line in file $1.
+field()
+{
+	sed -n "s/.* $2 \([0-9.]*\).*/\1/p; s/^$2 \([0-9.]*\).*/\1/p" "$1" | head -n1
+}
+
+if [ "$MODE" = bench ]; then
+	N=${LDMS_BENCH_N:-200000}
+	nodep=$(port)
+	ldmsd_start one "$nodep" "stream_enable
+load name=blob_stream_writer
+config name=blob_stream_writer path=$W/one container=blobs stream=pmcring timing=1 types=1" ||
+		exit 1
+	cluster pmcring || exit 1
+	mkdir -p "$W/own"
+	"$FEED" -n "$N" -o "$W/own" >"$W/b-own" || exit 1
+	"$FEED" -n "$N" --ldms "host=127.0.0.1,port=$nodep" >"$W/b-one" || exit 1
+	"$FEED" -n "$N" --ldms "host=127.0.0.1,port=$NODE" >"$W/b-agg" || exit 1
+	ldmsd_stop one
+	ldmsd_stop agg
+	own=$(field "$W/b-own" records_per_s)
+	one=$(field "$W/b-one" records_per_s)
+	agg=$(field "$W/b-agg" records_per_s)
+	stored=$("$PMCRING" stat "$W"/agg/blobs/pmcring.DAT.* | sed -n 's/.*format blob, \([0-9]*\) records.*/\1/p')
+	echo "ldms-bench: $((2 * N + 1)) records (2 CPUs, 64-byte callchains), binary messages"
+	echo "ldms-bench: pmcring's own blob writer (tmpfs? $W)   $own records/s"
+	echo "ldms-bench: published to one local ldmsd + blob_stream_writer   $one records/s ($(awk "BEGIN{printf \"%.2f\", $one/$own}")x)"
+	echo "ldms-bench: node ldmsd + aggregator, lossless   $agg records/s, $stored of $(field "$W/b-agg" published) stored"
+	printf '{"ldms_own_rps": %s, "ldms_one_rps": %s, "ldms_agg_rps": %s, "ldms_agg_stored": %s}\n' \
+		"$own" "$one" "$agg" "${stored:-0}" >"${LDMS_BENCH_JSON:-/dev/null}"
+	exit 0
+fi
+
+# Make sure ldmsd on PORT $1 storing into DIR $2 has processed everything
+# published to it so far: publish to stream pmcflush, through the same
+# connection after the rest, until its store writes pmcflush.DAT past one
+# stdio buffer (blob_stream_writer never flushes; its files stay short of
+# the last buffer until it exits).
+drained()
+{
+	local i
+	"$FEED" -q -n 200 -j --ldms "host=127.0.0.1,port=$1,stream=pmcflush,type=json" || return 1
+	for i in $(seq 200); do
+		[ "$(stat -c %s "$2"/pmcflush.DAT.* 2>/dev/null || echo 0)" -ge 8192 ] && return 0
+		sleep 0.1
+	done
+	echo "# $2: the store did not catch up in 20 s"
+	return 1
+}
+
+echo "KTAP version 1"
+echo "1..13"
+N=20000
+# the binary set into one ldmsd that stores it itself: LDMS's stream
+# forwarding (prdcr_subscribe) cuts string messages at their first NUL,
+# so binary records do not cross an aggregator; JSON ones do.
+onep=$(port)
+ldmsd_start one "$onep" "stream_enable
+load name=blob_stream_writer
+config name=blob_stream_writer path=$W/one container=blobs stream=pmcring stream=pmcflush timing=1 types=1" ||
+	{ echo "not ok 1 ldms_cluster: ldmsd setup"; exit 1; }
+cluster pmcjson pmcslow pmcflush || { echo "not ok 1 ldms_cluster: cluster setup"; exit 1; }
+mkdir -p "$W/own" "$W/ownj"
+# -- binary into one ldmsd, JSON through node + aggregator -------------------
+"$FEED" -n $N -o "$W/own" --ldms "xprt=sock,host=127.0.0.1,port=$onep,auth=none,stream=pmcring" \
+	>"$W/bin.out" 2>"$W/bin.err"
+rc=$?
+sed 's/^/# binary: /' "$W/bin.out" "$W/bin.err"
+pub=$(field "$W/bin.out" published)
+ok $(( rc != 0 || pub != 2 * N + 1 )) "binary: all $((2 * N + 1)) records published and acknowledged"
+"$FEED" -n $N -j -o "$W/ownj" --ldms "host=127.0.0.1,port=$NODE,stream=pmcjson,type=json" \
+	>"$W/json.out" 2>"$W/json.err"
+rc=$?
+sed 's/^/# json: /' "$W/json.out" "$W/json.err"
+pubj=$(field "$W/json.out" published)
+nomsg=$(field "$W/json.out" no_msg)
+ok $(( rc != 0 || pubj + nomsg != 2 * N + 1 )) "json: every record published (PERIODs ride on their callchains)"
+
+# -- back-pressure: the node stopped for a second under load ----------------
+# 2 x 5000 records/s for 2 s, which the node takes in its stride when it
+# runs; stopped, it acknowledges nothing: the publisher waits at window=,
+# the consumer with it, and the 32 KiB rings overflow.
+"$FEED" -n 10000 -r 5000 -p 8 -j --ldms "host=127.0.0.1,port=$NODE,stream=pmcslow,window=256" \
+	>"$W/slow.out" 2>"$W/slow.err" &
+feed=$!
+sleep 0.3
+kill -STOP "$(cat "$W/node.pid")"
+sleep 1
+kill -CONT "$(cat "$W/node.pid")"
+wait $feed
+rc=$?
+sed 's/^/# slow node: /' "$W/slow.out" "$W/slow.err"
+drops=$(field "$W/slow.out" drops)
+pubs=$(field "$W/slow.out" published)
+ok $(( rc != 0 || drops == 0 )) "slow node: back-pressure reaches the rings, $drops drops counted, every published message acknowledged"
+
+drained "$onep" "$W/one/blobs"
+d1=$?
+drained "$NODE" "$W/agg/blobs"
+ok $(( d1 != 0 || $? != 0 )) "the stores caught up (a flush stream after the rest)"
+ldmsd_stop one
+ldmsd_stop agg
+ldmsd_stop node
+one=$W/one/blobs
+agg=$W/agg/blobs
+ls -l "$one" "$agg" | sed 's/^/# /'
+
+same=0
+for e in DAT OFFSET TYPE; do
+	cmp -s "$W"/own/blobs/pmcring.$e.* "$one"/pmcring.$e.* || { same=1; echo "# binary $e differs"; }
+	cmp -s "$W"/ownj/blobs/pmcring.$e.* "$agg"/pmcjson.$e.* || { same=1; echo "# json $e differs"; }
+done
+ok $same "stored DAT, OFFSET and TYPE are byte for byte pmcring's own blob sets (binary: ldmsd; JSON: aggregator)"
+
+tim=$(( ($(stat -c %s "$one"/pmcring.TIMING.*) - 8) / 16 ))
+timj=$(( ($(stat -c %s "$agg"/pmcjson.TIMING.*) - 8) / 16 ))
+ok $(( tim != pub || timj != pubj )) "TIMING has one entry per message ($tim, $timj)"
+
+python3 - "$one"/pmcring.DAT.* "$agg"/pmcjson.DAT.* <<'EOF'
+import json, struct, sys
+d = open(sys.argv[1], 'rb').read()
+o, last, n = 8, 0, 0
+while o < len(d):
+    h, _, ts = struct.unpack_from('<IIQ', d, o)
+    if h >> 24 != 0xEE or not h & 0xffff:
+        sys.exit('# binary: bad record at %d' % o)
+    if ts < last:
+        sys.exit('# binary: record %d at %d: ts %d before %d' % (n, o, ts, last))
+    last, o, n = ts, o + (h & 0xffff), n + 1
+last, m = 0, 0
+for msg in open(sys.argv[2], 'rb').read()[8:].split(b'\0')[:-1]:
+    ts = json.loads(msg)['ts']
+    if ts < last:
+        sys.exit('# json: message %d: ts %d before %d' % (m, ts, last))
+    last, m = ts, m + 1
+print('# %d binary records, %d JSON messages, each in timestamp order' % (n, m))
+EOF
+ok $? "stored records are in timestamp order (binary and JSON)"
+
+"$PMCRING" stat "$one"/pmcring.DAT.* >"$W/stat" 2>&1
+sed 's/^/# /' "$W/stat" | head -n 2
+grep -q "format blob, $pub records" "$W/stat"
+r1=$?
+"$PMCRING" stat "$agg"/pmcjson.DAT.* >"$W/statj" 2>&1
+sed 's/^/# /' "$W/statj" | head -n 2
+grep -q "format blob, $pubj records" "$W/statj"
+ok $(( r1 != 0 || $? != 0 )) "pmcring stat reads the stored sets: $pub and $pubj records"
+
+"$PMCRING" report "$one"/pmcring.DAT.* >"$W/report" 2>&1
+rc=$?
+head -n 3 "$W/report" | sed 's/^/# /'
+grep -q "$((2 * N - 2 * N / 16)) samples" "$W/report"
+ok $(( rc != 0 || $? != 0 )) "pmcring report reads the stored binary set: every callchain a sample"
+
+if [ -n "$CSV" ]; then
+	mkdir -p "$W/csv"
+	(cd "$W/csv" && python3 "$CSV" "$agg"/pmcjson.DAT.*) >"$W/csv.log" 2>&1
+	rc=$?
+	tail -n 5 "$W/csv.log" | sed 's/^/# /'
+	rows=$(cat "$W"/csv/*.DAT.* 2>/dev/null | wc -l)
+	ok $(( rc != 0 || rows != pubj )) "ldms-csv-from-blobs reads the aggregator's JSON set: $rows rows of $pubj messages"
+else
+	ok 1 "ldms-csv-from-blobs: not found in $P (src/ldms/src/sampler/blob_stream)"
+fi
+
+"$PMCRING" stat "$agg"/pmcslow.DAT.* >"$W/stat" 2>&1
+sed 's/^/# /' "$W/stat" | head -n 2
+grep -q "format blob, $pubs records.*" "$W/stat" && grep -q "drops [1-9]" "$W/stat"
+ok $? "slow node: the aggregator has all $pubs published, drops in the stream"
+
+# -- faults: no daemon; the daemon killed mid-run ------------------------------
+gone=$(port)
+"$FEED" -n 10 --ldms "host=127.0.0.1,port=$gone" >"$W/absent.out" 2>"$W/absent.err"
+rc=$?
+sed 's/^/# absent: /' "$W/absent.err"
+grep -q "no ldmsd at sock:127.0.0.1:$gone" "$W/absent.err"
+ok $(( rc != 1 || $? != 0 )) "no daemon at start: a clear error, exit 1"
+
+solo=$(port)
+ldmsd_start solo "$solo" "stream_enable" || exit 1
+mkdir -p "$W/kill"
+"$FEED" -n 2000000 -o "$W/kill" --ldms "host=127.0.0.1,port=$solo" \
+	>"$W/kill.out" 2>"$W/kill.err" &
+feed=$!
+sleep 0.5
+kill -9 "$(cat "$W/solo.pid")"
+wait $feed
+rc=$?
+sed 's/^/# killed: /' "$W/kill.out" "$W/kill.err"
+und=$(field "$W/kill.out" undelivered)
+taken=$(field "$W/kill.out" records)
+"$PMCRING" stat "$W"/kill/blobs/pmcring.DAT.* >"$W/stat" 2>&1
+grep -q "format blob, $taken records" "$W/stat"
+whole=$?
+ok $(( rc != 1 || und == 0 || whole != 0 )) \
+	"daemon killed mid-run: stops, exit 1, $und records counted undelivered, own file whole ($taken records)"
+
+[ $fail = 0 ] || { echo "# logs:"; tail -n 5 "$W"/*.log "$W"/*.err 2>/dev/null | sed 's/^/# /'; }
+exit $fail

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The test half of "make check" (the Makefile builds first): host unit
-# tests, the LDMS cluster on loopback (ldms_cluster.sh), the DKMS build and install for 6.1 and 6.12 (dkms_check.sh), the
-# VM harness' own checks, and the kselftest suite in one VM boot through
-# the installed run_kselftest.sh.  Prints KTAP as it goes and ends
+# tests, the LDMS cluster on loopback (ldms_cluster.sh), the DKMS build
+# and install for 6.1 and 6.12 (dkms_check.sh), the VM harness' own
+# checks, and the kselftest suite in one VM boot through the installed
+# run_kselftest.sh.  Prints KTAP as it goes and ends
 # with exactly one line "N passed, N failed, N skipped" (top-level results
 # of every stage); exits non-zero on any failure.
 #

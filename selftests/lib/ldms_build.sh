@@ -5,9 +5,10 @@
 # (LDMS_TAR) into build/ldms/ (LDMS is not in Debian; it is a build
 # dependency of the tests, never part of this tree).  Only what the tests
 # use is built: ldmsd, the sock transport, the auth plugins, the stream
-# library and blob_stream_writer; samplers, stores, the man pages and the
+# and message libraries, blob_stream_writer and blob_msg_writer; samplers, stores, the man pages and the
 # Python bindings are configured out (about 80 s on 2 cores instead of 100).
-# A second run costs nothing: build/ldms/.stamp names the tarball built.
+# A second run costs nothing: build/ldms/.stamp names the tarball and the
+# configure options built.
 #
 # LDMS_PREFIX set (a site install, with sbin/ldmsd and
 # lib/libldmsd_stream.so): nothing is built.  No tarball and no LDMS_PREFIX:
@@ -31,17 +32,8 @@ if [ -z "$TAR" ] || [ ! -f "$TAR" ]; then
 		"LDMS tests will skip"
 	exit 0
 fi
-if [ -x "$DEST/sbin/ldmsd" ] && [ "$(cat "$DEST/.stamp" 2>/dev/null)" = "$(basename "$TAR")" ]; then
-	exit 0
-fi
-echo "  LDMS    build $(basename "$TAR") into build/ldms (once, ~1.5 min)"
-start=$(date +%s)
-rm -rf "$DEST"
-mkdir -p "$DEST/src"
-tar -xJf "$TAR" -C "$DEST/src" --strip-components=1
-log=$DEST/build.log
 off=
-for o in store app-sampler array_example blob_msg clock coretemp \
+for o in store app-sampler array_example clock coretemp \
 	cray_power_sampler csv curated_metrics cxi_sampler doc-man dstat \
 	file_importer filesingle flatfile generic_sampler hello_ldms_msg \
 	hello_stream jobinfo-sampler llnl-edac lnet_stats loadavg lustre \
@@ -50,6 +42,16 @@ for o in store app-sampler array_example blob_msg clock coretemp \
 	spank_subscriber readline static; do
 	off="$off --disable-$o"
 done
+stamp="$(basename "$TAR") --disable-python$off"
+if [ -x "$DEST/sbin/ldmsd" ] && [ "$(cat "$DEST/.stamp" 2>/dev/null)" = "$stamp" ]; then
+	exit 0
+fi
+echo "  LDMS    build $(basename "$TAR") into build/ldms (once, ~1.5 min)"
+start=$(date +%s)
+rm -rf "$DEST"
+mkdir -p "$DEST/src"
+tar -xJf "$TAR" -C "$DEST/src" --strip-components=1
+log=$DEST/build.log
 (
 	cd "$DEST/src"
 	./autogen.sh
@@ -62,5 +64,5 @@ done
 	echo "ldms_build: failed, log in $log" >&2
 	exit 1
 }
-basename "$TAR" >"$DEST/.stamp"
+echo "$stamp" >"$DEST/.stamp"
 echo "  LDMS    built in $(( $(date +%s) - start ))s"

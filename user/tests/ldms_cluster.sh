@@ -64,7 +64,7 @@ cleanup()
 		kill -CONT "$p" 2>/dev/null
 		kill -9 "$p" 2>/dev/null
 	done
-	rm -rf "$W"
+	[ -n "${LDMS_KEEP:-}" ] && echo "# kept $W" || rm -rf "$W"
 }
 trap cleanup EXIT
 
@@ -129,11 +129,18 @@ cluster()
 		subs="$subs
 prdcr_subscribe regex=.* stream=$s"
 	done
-	ldmsd_start node "$NODE" "stream_enable" || return 1
+	ldmsd_start node "$NODE" "stream_enable
+msg_enable" || return 1
+	# and the message channel: pmcmsg, pmcflushm into $W/aggm/blobs
 	ldmsd_start agg "$AGG" "stream_enable
+msg_enable
 load name=blob_stream_writer
 config name=blob_stream_writer path=$W/agg container=blobs $(printf 'stream=%s ' "$@")timing=1 types=1
+load name=blob_msg_writer
+config name=blob_msg_writer path=$W/aggm container=blobs message_tag=pmcmsg message_tag=pmcflushm timing=1 types=1
 prdcr_add name=node host=127.0.0.1 type=active xprt=sock port=$NODE reconnect=200000$subs
+prdcr_subscribe regex=.* message_tag=pmcmsg
+prdcr_subscribe regex=.* message_tag=pmcflushm
 prdcr_start name=node" || return 1
 	for s in "$@"; do
 		subscribed "$NODE" "$s" || {
@@ -192,9 +199,9 @@ fi
 drained()
 {
 	local i
-	"$FEED" -q -n 200 -j --ldms "host=127.0.0.1,port=$1,stream=pmcflush,type=json" || return 1
+	"$FEED" -q -n 200 -j --ldms "host=127.0.0.1,port=$1,stream=$3,type=json${4:+,$4}" || return 1
 	for i in $(seq 200); do
-		[ "$(stat -c %s "$2"/pmcflush.DAT.* 2>/dev/null || echo 0)" -ge 8192 ] && return 0
+		[ "$(stat -c %s "$2/$3".DAT.* 2>/dev/null || echo 0)" -ge 8192 ] && return 0
 		sleep 0.1
 	done
 	echo "# $2: the store did not catch up in 20 s"
@@ -202,7 +209,7 @@ drained()
 }
 
 echo "KTAP version 1"
-echo "1..13"
+echo "1..15"
 N=20000
 # the binary set into one ldmsd that stores it itself: LDMS's stream
 # forwarding (prdcr_subscribe) cuts string messages at their first NUL,
@@ -247,10 +254,21 @@ drops=$(field "$W/slow.out" drops)
 pubs=$(field "$W/slow.out" published)
 ok $(( rc != 0 || drops == 0 )) "slow node: back-pressure reaches the rings, $drops drops counted, every published message acknowledged"
 
-drained "$onep" "$W/one/blobs"
+# -- binary on the message channel, through node + aggregator ----------------
+mkdir -p "$W/ownm"
+"$FEED" -n $N -o "$W/ownm" --ldms "host=127.0.0.1,port=$NODE,stream=pmcmsg,channel=msg" \
+	>"$W/msg.out" 2>"$W/msg.err"
+rc=$?
+sed 's/^/# msg: /' "$W/msg.out" "$W/msg.err"
+pubm=$(field "$W/msg.out" published)
+ok $(( rc != 0 || pubm != 2 * N + 1 )) "channel=msg: all $((2 * N + 1)) binary records published"
+
+drained "$onep" "$W/one/blobs" pmcflush
 d1=$?
-drained "$NODE" "$W/agg/blobs"
-ok $(( d1 != 0 || $? != 0 )) "the stores caught up (a flush stream after the rest)"
+drained "$NODE" "$W/agg/blobs" pmcflush
+d2=$?
+drained "$NODE" "$W/aggm/blobs" pmcflushm channel=msg
+ok $(( d1 != 0 || d2 != 0 || $? != 0 )) "the stores caught up (a flush stream after the rest)"
 ldmsd_stop one
 ldmsd_stop agg
 ldmsd_stop node
@@ -264,6 +282,13 @@ for e in DAT OFFSET TYPE; do
 	cmp -s "$W"/ownj/blobs/pmcring.$e.* "$agg"/pmcjson.$e.* || { same=1; echo "# json $e differs"; }
 done
 ok $same "stored DAT, OFFSET and TYPE are byte for byte pmcring's own blob sets (binary: ldmsd; JSON: aggregator)"
+
+same=0
+for e in DAT OFFSET TYPE; do
+	cmp -s "$W"/ownm/blobs/pmcring.$e.* "$W"/aggm/blobs/pmcmsg.$e.* || { same=1; echo "# msg $e differs"; }
+done
+"$PMCRING" stat "$W"/aggm/blobs/pmcmsg.DAT.* 2>&1 | head -n 1 | sed 's/^/# /'
+ok $same "channel=msg: blob_msg_writer's set on the aggregator is byte for byte pmcring's own (binary)"
 
 tim=$(( ($(stat -c %s "$one"/pmcring.TIMING.*) - 8) / 16 ))
 timj=$(( ($(stat -c %s "$agg"/pmcjson.TIMING.*) - 8) / 16 ))

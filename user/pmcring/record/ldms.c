@@ -12,15 +12,19 @@
  * the build needs no LDMS headers.  The static pmcring (the VM's) cannot
  * dlopen; it refuses --ldms with that reason.
  *
- * Why the stream channel: blob_stream_writer, the store of pmcring's blob
- * format, reads the older streams (ldmsd_stream_publish(), `stream_enable`,
- * `prdcr_subscribe ... stream=`); the newer message channel
- * (ldms_msg_publish(), `msg_enable`) is not bridged to it in this LDMS
- * and its store, blob_msg_writer, writes another file layout, not the
- * blob files pmcring's readers and LDMS's ldms-csv-from-blobs read.
+ * Two channels, which this LDMS does not bridge: channel=stream (the
+ * default) publishes with ldmsd_stream_publish() to the older streams
+ * (`stream_enable`, `prdcr_subscribe ... stream=`), which
+ * blob_stream_writer stores and sites run today; channel=msg with
+ * ldms_msg_publish() to the newer messages (`msg_enable`, `prdcr_subscribe
+ * ... message_channel=`), stored by blob_msg_writer in the same blob
+ * layout.  The stream channel's forwarding (an aggregator's
+ * prdcr_subscribe) copies a message as a C string, so binary records
+ * (type=string) reach only a store on the ldmsd pmcring publishes to;
+ * JSON crosses aggregators on both, binary on the message channel.
  *
- * Flow control: ldmsd answers every publish request with an ACK (a RECV
- * event here).  At most window= messages are published and not yet
+ * Flow control, stream channel: ldmsd answers every publish request with
+ * an ACK (a RECV event here).  At most window= messages are published and not yet
  * acknowledged; a record beyond that waits, so a slow daemon slows the
  * consumer, the rings fill and the module counts the drops (DROPNOTIFY
  * records, in the file and in the stream), never hidden.  When the daemon
@@ -28,7 +32,11 @@
  * counts each record it can no longer publish as undelivered, and
  * `pmcring record` stops as on a full disk, ending its file (if any)
  * cleanly; the messages published but not acknowledged are reported too:
- * the daemon may or may not have taken them.
+ * the daemon may or may not have taken them.  The message channel has no
+ * ACK: its back-pressure is LDMS's send quota (ldms_msg_publish() says
+ * EAGAIN until quota comes back), and at the end one acknowledged stream
+ * publish after the messages tells that the daemon read them all
+ * (pub_msg_sync()); until then they count as not acknowledged.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -53,6 +61,9 @@ enum {
 	LDMS_XPRT_EVENT_ERROR,
 	LDMS_XPRT_EVENT_DISCONNECTED,
 	LDMS_XPRT_EVENT_RECV,
+	LDMS_XPRT_EVENT_SET_DELETE,
+	LDMS_XPRT_EVENT_SEND_COMPLETE,
+	LDMS_XPRT_EVENT_SEND_QUOTA_DEPOSITED,
 };
 
 /* struct ldms_xprt_event: only its first member, the type, is read */
@@ -61,6 +72,7 @@ struct ldms_event_head {
 };
 
 enum { LDMSD_STREAM_STRING, LDMSD_STREAM_JSON };
+enum { LDMS_MSG_STRING, LDMS_MSG_JSON };	/* ldms_msg_type_t */
 
 typedef void (*ldms_event_cb_t)(ldms_t x, struct ldms_event_head *e,
 				void *arg);
@@ -75,6 +87,10 @@ struct ldms_api {
 	void	(*xprt_close)(ldms_t x);
 	int	(*stream_publish)(ldms_t x, const char *stream, int type,
 				  const char *data, size_t len);
+	/* channel=msg: ldms_msg_publish(), NULL in an LDMS without it */
+	int	(*msg_publish)(ldms_t x, const char *tag, int type,
+			       void *cred, uint32_t perm, const char *data,
+			       size_t len);
 	struct attr_value_list *(*av_new)(size_t size);
 	int	(*av_add)(struct attr_value_list *av, const char *name,
 			  const char *value);
@@ -114,7 +130,7 @@ int ldms_pub_parse(struct ldms_pub_opts *o, const char *spec, char *err,
 		if (!v || !v[1])
 			return bad(err, errsz, "--ldms: '%s': want KEY=VALUE "
 				   "(xprt, host, port, auth, auth_opt, stream, "
-				   "type, window, timeout, lib)", kv);
+				   "type, channel, window, timeout, lib)", kv);
 		*v++ = '\0';
 		if (!strcmp(kv, "xprt")) {
 			o->xprt = v;
@@ -151,12 +167,20 @@ int ldms_pub_parse(struct ldms_pub_opts *o, const char *spec, char *err,
 				o->window = (uint32_t)n;
 			else
 				o->timeout_ms = (uint32_t)n;
+		} else if (!strcmp(kv, "channel")) {
+			if (strcmp(v, "stream") && strcmp(v, "msg"))
+				return bad(err, errsz, "--ldms: channel=%s: want "
+					   "stream (ldmsd_stream_publish, "
+					   "blob_stream_writer) or msg "
+					   "(ldms_msg_publish, blob_msg_writer)",
+					   v);
+			o->msg = !strcmp(v, "msg");
 		} else if (!strcmp(kv, "lib")) {
 			o->lib = v;
 		} else {
 			return bad(err, errsz, "--ldms: unknown key '%s' "
 				   "(xprt, host, port, auth, auth_opt, stream, "
-				   "type, window, timeout, lib)", kv);
+				   "type, channel, window, timeout, lib)", kv);
 		}
 	}
 	return 0;
@@ -182,7 +206,15 @@ struct ldms_pub {
 	bool			gone;	/* lost after it was connected */
 	bool			said_gone;
 	bool			lost;	/* gone before ldms_pub_close() */
-	uint64_t		acked;	/* under lock: written by LDMS threads */
+	bool			gone_fast;	/* gone, for atomic reads */
+	bool			sync_acked;	/* channel=msg: all delivered */
+	/*
+	 * Written by LDMS's threads under lock, read by the consumer without
+	 * it (atomics) unless it waits: waiters says so, and only then do
+	 * the events wake it (no futex call per ACK).
+	 */
+	uint64_t		acked;
+	unsigned int		waiters;
 	struct ldms_pub_stats	st;	/* the consumer's own counts */
 	struct fmt_period_last	last;	/* JSON: the PERIOD in force */
 	char			*json;	/* FMT_JSON_MAX */
@@ -207,14 +239,20 @@ static void pub_event(ldms_t x, struct ldms_event_head *e, void *arg)
 		else
 			p->conn = -1;
 		p->conn_event = e->type;
+		/* pairs with the acquires in ldms_pub_record(), _gone() */
+		__atomic_store_n(&p->gone_fast, p->gone, __ATOMIC_RELEASE);
+		break;
+	case LDMS_XPRT_EVENT_SEND_QUOTA_DEPOSITED:	/* channel=msg */
 		break;
 	case LDMS_XPRT_EVENT_RECV:	/* the ACK of one publish */
-		p->acked++;
+		/* pairs with the acquire in ldms_pub_record() */
+		__atomic_store_n(&p->acked, p->acked + 1, __ATOMIC_RELEASE);
 		break;
 	default:
 		break;
 	}
-	pthread_cond_broadcast(&p->cond);
+	if (p->waiters)
+		pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -263,6 +301,13 @@ static int pub_load(struct ldms_pub *p)
 	SYM(av_new, "av_new");
 	SYM(av_add, "av_add");
 #undef SYM
+	*(void **)&p->api.msg_publish = dlsym(p->api.dl, "ldms_msg_publish");
+	if (p->o.msg && !p->api.msg_publish) {
+		fprintf(stderr, "pmcring: --ldms channel=msg: %s has no "
+			"ldms_msg_publish (an LDMS older than the message "
+			"channel): use channel=stream\n", tried);
+		return -ENOENT;
+	}
 	return 0;
 }
 #endif
@@ -325,8 +370,10 @@ static int pub_connect(struct ldms_pub *p)
 	}
 	deadline(&until, p->o.timeout_ms);
 	pthread_mutex_lock(&p->lock);
+	p->waiters++;
 	while (!p->conn && !pthread_cond_timedwait(&p->cond, &p->lock, &until))
 		;
+	p->waiters--;
 	rc = p->conn;
 	pthread_mutex_unlock(&p->lock);
 	if (rc == 1)
@@ -369,6 +416,36 @@ static void say_gone(struct ldms_pub *p)
 		"stopping\n", p->name);
 }
 
+/*
+ * channel=msg: one ldms_msg_publish().  The message channel has no ACK;
+ * out of send quota (EAGAIN, ENOBUFS) it waits for the quota LDMS deposits
+ * back (SEND_QUOTA_DEPOSITED), which is its back-pressure.  0 or an errno.
+ */
+static int pub_msg(struct ldms_pub *p, const void *msg, size_t len)
+{
+	struct timespec until;
+	int rc;
+
+	for (;;) {
+		rc = p->api.msg_publish(p->x, p->o.stream,
+					p->json ? LDMS_MSG_JSON :
+						  LDMS_MSG_STRING,
+					NULL, 0444, msg, len);
+		if (rc != EAGAIN && rc != ENOBUFS)
+			return rc;
+		deadline(&until, 10);
+		pthread_mutex_lock(&p->lock);
+		p->waiters++;
+		if (!p->gone)
+			pthread_cond_timedwait(&p->cond, &p->lock, &until);
+		p->waiters--;
+		rc = p->gone;
+		pthread_mutex_unlock(&p->lock);
+		if (rc)
+			return ENOTCONN;
+	}
+}
+
 int ldms_pub_record(struct ldms_pub *p, const struct fmt_rec *r)
 {
 	struct timespec rt;
@@ -384,24 +461,35 @@ int ldms_pub_record(struct ldms_pub *p, const struct fmt_rec *r)
 		p->st.no_msg++;
 		return 0;
 	}
-	pthread_mutex_lock(&p->lock);
-	/* back-pressure: at most window= messages not acknowledged */
-	while (!p->gone && p->st.published - p->acked >= p->o.window)
-		pthread_cond_wait(&p->cond, &p->lock);
-	rc = p->gone;
-	pthread_mutex_unlock(&p->lock);
-	if (!rc) {
+	/*
+	 * back-pressure: at most window= messages not acknowledged.  The
+	 * acquires pair with the releases in pub_event(); a stale value only
+	 * sends us to the locked check.
+	 */
+	rc = __atomic_load_n(&p->gone_fast, __ATOMIC_ACQUIRE);
+	if (!rc && !p->o.msg && p->st.published -
+	    __atomic_load_n(&p->acked, __ATOMIC_ACQUIRE) >= p->o.window) {
+		pthread_mutex_lock(&p->lock);
+		p->waiters++;
+		while (!p->gone && p->st.published - p->acked >= p->o.window)
+			pthread_cond_wait(&p->cond, &p->lock);
+		p->waiters--;
+		rc = p->gone;
+		pthread_mutex_unlock(&p->lock);
+	}
+	if (!rc && p->o.msg)
+		rc = pub_msg(p, msg, len);
+	else if (!rc)
 		rc = p->api.stream_publish(p->x, p->o.stream,
 					   p->json ? LDMSD_STREAM_JSON :
 						     LDMSD_STREAM_STRING,
 					   msg, len);
-		if (rc) {
-			pthread_mutex_lock(&p->lock);
-			p->gone = true;
-			pthread_mutex_unlock(&p->lock);
-		}
-	}
 	if (rc) {
+		pthread_mutex_lock(&p->lock);
+		p->gone = true;
+		/* pairs with the acquire in ldms_pub_gone() */
+		__atomic_store_n(&p->gone_fast, true, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&p->lock);
 		say_gone(p);
 		p->st.undelivered++;
 		return -ENOTCONN;
@@ -412,14 +500,40 @@ int ldms_pub_record(struct ldms_pub *p, const struct fmt_rec *r)
 
 bool ldms_pub_gone(struct ldms_pub *p)
 {
-	bool gone;
+	/* pairs with the releases in pub_event(), ldms_pub_record() */
+	bool gone = __atomic_load_n(&p->gone_fast, __ATOMIC_ACQUIRE);
 
-	pthread_mutex_lock(&p->lock);
-	gone = p->gone;
-	pthread_mutex_unlock(&p->lock);
 	if (gone)
 		say_gone(p);
 	return gone;
+}
+
+/*
+ * channel=msg has no ACK, and a close drops what LDMS still queues to
+ * send.  One stream publish after the messages, on the same connection,
+ * is acknowledged only once the daemon has read every message before it:
+ * its ACK stands for all of them (sync_acked).
+ */
+static void pub_msg_sync(struct ldms_pub *p, const struct timespec *until)
+{
+	static const char sync[] = "pmcring: end of messages";
+	uint64_t before;
+
+	pthread_mutex_lock(&p->lock);
+	before = p->acked;
+	pthread_mutex_unlock(&p->lock);
+	if (p->gone_fast || p->api.stream_publish(p->x, "pmcring-sync",
+						  LDMSD_STREAM_STRING, sync,
+						  sizeof(sync)))
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->waiters++;
+	while (!p->gone && p->acked == before &&
+	       !pthread_cond_timedwait(&p->cond, &p->lock, until))
+		;
+	p->waiters--;
+	p->sync_acked = p->acked != before;
+	pthread_mutex_unlock(&p->lock);
 }
 
 void ldms_pub_close(struct ldms_pub *p)
@@ -428,10 +542,13 @@ void ldms_pub_close(struct ldms_pub *p)
 
 	if (!p->x)
 		return;
-	/* every ACK, or the loss, or timeout= */
 	deadline(&until, p->o.timeout_ms);
+	if (p->o.msg)
+		pub_msg_sync(p, &until);
+	/* every ACK, or the loss, or timeout= */
 	pthread_mutex_lock(&p->lock);
-	while (!p->gone && p->acked < p->st.published &&
+	p->waiters++;
+	while (!p->o.msg && !p->gone && p->acked < p->st.published &&
 	       !pthread_cond_timedwait(&p->cond, &p->lock, &until))
 		;
 	p->lost = p->gone;
@@ -442,6 +559,7 @@ void ldms_pub_close(struct ldms_pub *p)
 	pthread_mutex_lock(&p->lock);
 	while (!p->gone && !pthread_cond_timedwait(&p->cond, &p->lock, &until))
 		;
+	p->waiters--;
 	pthread_mutex_unlock(&p->lock);
 	p->x = NULL;
 }
@@ -450,7 +568,8 @@ void ldms_pub_get_stats(const struct ldms_pub *p, struct ldms_pub_stats *st)
 {
 	pthread_mutex_lock((pthread_mutex_t *)&p->lock);
 	*st = p->st;
-	st->acked = p->acked;
+	/* the message channel: all or (we cannot tell which) none */
+	st->acked = !p->o.msg ? p->acked : p->sync_acked ? p->st.published : 0;
 	st->gone = p->lost || p->said_gone;
 	pthread_mutex_unlock((pthread_mutex_t *)&p->lock);
 }

@@ -28,8 +28,10 @@ struct ldms_pub_opts {
 	const char	*auth;		/* auth=none (default) */
 	const char	*auth_opt[LDMS_PUB_MAX_AUTH_OPTS];	/* auth_opt=K=V */
 	unsigned int	nr_auth_opts;
-	const char	*stream;	/* stream=pmcring (default) */
+	const char	*stream;	/* stream=pmcring (default); the
+					 * message tag with channel=msg */
 	bool		json;		/* type=json; type=string (default) */
+	bool		msg;		/* channel=msg; channel=stream (default) */
 	uint32_t	window;		/* window=N messages not yet acked */
 	uint32_t	timeout_ms;	/* timeout=MS: connect, final acks */
 	const char	*lib;		/* lib=PATH of libldmsd_stream.so */
@@ -42,7 +44,8 @@ void ldms_pub_opts_free(struct ldms_pub_opts *o);
 
 struct ldms_pub_stats {
 	uint64_t	published;	/* messages handed to LDMS */
-	uint64_t	acked;		/* of them, acknowledged by the daemon */
+	uint64_t	acked;		/* of them, acknowledged by the daemon
+					 * (channel=msg: all at the end, or 0) */
 	uint64_t	undelivered;	/* records taken but never published
 					 * (the daemon was gone) */
 	uint64_t	no_msg;		/* records with no message (JSON PERIOD) */

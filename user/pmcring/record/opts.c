@@ -190,9 +190,10 @@ void rec_usage(FILE *f)
 "      --ldms SPEC         KEY=VALUE,... with xprt (sock), host\n"
 "                          (localhost), port (411), auth (none),\n"
 "                          auth_opt=NAME=VALUE, stream (pmcring), type\n"
-"                          (string: binary records; json), window (4096\n"
-"                          messages not acknowledged), timeout (5000 ms),\n"
-"                          lib (path of libldmsd_stream.so.0)\n"
+"                          (string: binary records; json), channel\n"
+"                          (stream: blob_stream_writer; msg), window\n"
+"                          (4096 messages not acknowledged), timeout\n"
+"                          (5000 ms), lib (path of libldmsd_stream.so.0)\n"
 "\n"
 "  -h, --help              this text\n"
 "      --version           pmcring's version\n", REC_DEFAULT_FREQ);

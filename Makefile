@@ -222,6 +222,10 @@ run: deps
 bench: deps
 	@$(MAKE) kmod user
 	@KVER=$(KVER) KREL=$(KREL) KDIR=$(KDIR) $(TOP)/selftests/bench/run.sh
+	@# records/s published to LDMS against the blob writer (ldms.rst)
+	@$(MAKE) ldms
+	@mkdir -p $(TOP)/out && $(MAKE) -C user ldms-bench \
+		LDMS_BENCH_JSON=$(TOP)/out/bench-ldms.json
 
 # make fuzz: libFuzzer targets on the host, then (FUZZ_NO_VM=1 to skip)
 # the long in-VM ioctl/mmap fuzzer and overload runs, ~15 min.

@@ -20,9 +20,10 @@
 #     published lost).
 #
 # Usage: ldms_cluster.sh          the test, KTAP; exit 0, 1, or 4 (skip)
-#        ldms_cluster.sh bench    records/s: own blob writer, one ldmsd,
-#                                 node + aggregator (LDMS_BENCH_N records
-#                                 per CPU, default 200000)
+#        ldms_cluster.sh bench    records/s: own blob writer, one ldmsd
+#                                 (both channels), node + aggregator
+#                                 (LDMS_BENCH_N records per CPU, default
+#                                 100000; LDMS_BENCH_JSON: results file)
 # LDMS: $LDMS_PREFIX, else build/ldms (make ldms).  Without it the test
 # skips, except with CI set (a skip there hides a broken setup).
 set -u
@@ -61,8 +62,7 @@ cleanup()
 {
 	local p
 	for p in "${PIDS[@]}"; do
-		kill -CONT "$p" 2>/dev/null
-		kill -9 "$p" 2>/dev/null
+		{ kill -CONT "$p"; kill -9 "$p"; wait "$p"; } 2>/dev/null
 	done
 	[ -n "${LDMS_KEEP:-}" ] && echo "# kept $W" || rm -rf "$W"
 }
@@ -164,33 +164,6 @@ field()
 	sed -n "s/.* $2 \([0-9.]*\).*/\1/p; s/^$2 \([0-9.]*\).*/\1/p" "$1" | head -n1
 }
 
-if [ "$MODE" = bench ]; then
-	N=${LDMS_BENCH_N:-200000}
-	nodep=$(port)
-	ldmsd_start one "$nodep" "stream_enable
-load name=blob_stream_writer
-config name=blob_stream_writer path=$W/one container=blobs stream=pmcring timing=1 types=1" ||
-		exit 1
-	cluster pmcring || exit 1
-	mkdir -p "$W/own"
-	"$FEED" -n "$N" -o "$W/own" >"$W/b-own" || exit 1
-	"$FEED" -n "$N" --ldms "host=127.0.0.1,port=$nodep" >"$W/b-one" || exit 1
-	"$FEED" -n "$N" --ldms "host=127.0.0.1,port=$NODE" >"$W/b-agg" || exit 1
-	ldmsd_stop one
-	ldmsd_stop agg
-	own=$(field "$W/b-own" records_per_s)
-	one=$(field "$W/b-one" records_per_s)
-	agg=$(field "$W/b-agg" records_per_s)
-	stored=$("$PMCRING" stat "$W"/agg/blobs/pmcring.DAT.* | sed -n 's/.*format blob, \([0-9]*\) records.*/\1/p')
-	echo "ldms-bench: $((2 * N + 1)) records (2 CPUs, 64-byte callchains), binary messages"
-	echo "ldms-bench: pmcring's own blob writer (tmpfs? $W)   $own records/s"
-	echo "ldms-bench: published to one local ldmsd + blob_stream_writer   $one records/s ($(awk "BEGIN{printf \"%.2f\", $one/$own}")x)"
-	echo "ldms-bench: node ldmsd + aggregator, lossless   $agg records/s, $stored of $(field "$W/b-agg" published) stored"
-	printf '{"ldms_own_rps": %s, "ldms_one_rps": %s, "ldms_agg_rps": %s, "ldms_agg_stored": %s}\n' \
-		"$own" "$one" "$agg" "${stored:-0}" >"${LDMS_BENCH_JSON:-/dev/null}"
-	exit 0
-fi
-
 # Make sure ldmsd on PORT $1 storing into DIR $2 has processed everything
 # published to it so far: publish to stream pmcflush, through the same
 # connection after the rest, until its store writes pmcflush.DAT past one
@@ -207,6 +180,50 @@ drained()
 	echo "# $2: the store did not catch up in 20 s"
 	return 1
 }
+
+if [ "$MODE" = bench ]; then
+	N=${LDMS_BENCH_N:-100000}
+	onep=$(port)
+	ldmsd_start one "$onep" "stream_enable
+msg_enable
+load name=blob_stream_writer
+config name=blob_stream_writer path=$W/one container=blobs stream=pmcring timing=1 types=1
+load name=blob_msg_writer
+config name=blob_msg_writer path=$W/onem container=blobs message_tag=pmcmsg timing=1 types=1" ||
+		exit 1
+	cluster pmcjson pmcflush || exit 1
+	mkdir -p "$W/own"
+	run()
+	{
+		"$FEED" -n "$N" "$@" >"$W/b.out" || { cat "$W/b.out"; exit 1; }
+		field "$W/b.out" records_per_s
+	}
+	own=$(run -o "$W/own")
+	one=$(run --ldms "host=127.0.0.1,port=$onep")
+	onem=$(run --ldms "host=127.0.0.1,port=$onep,stream=pmcmsg,channel=msg")
+	aggj=$(run -j --ldms "host=127.0.0.1,port=$NODE,stream=pmcjson,type=json")
+	pubj=$(field "$W/b.out" published)
+	aggm=$(run --ldms "host=127.0.0.1,port=$NODE,stream=pmcmsg,channel=msg")
+	pubm=$(field "$W/b.out" published)
+	drained "$NODE" "$W/agg/blobs" pmcflush
+	drained "$NODE" "$W/aggm/blobs" pmcflushm channel=msg
+	ldmsd_stop one
+	ldmsd_stop agg
+	storedj=$("$PMCRING" stat "$W"/agg/blobs/pmcjson.DAT.* | sed -n 's/.*format blob, \([0-9]*\) records.*/\1/p')
+	storedm=$("$PMCRING" stat "$W"/aggm/blobs/pmcmsg.DAT.* | sed -n 's/.*format blob, \([0-9]*\) records.*/\1/p')
+	x() { awk "BEGIN{printf \"%.3f\", $1/$own}"; }
+	echo "ldms-bench: $((2 * N + 1)) records per run (2 producer CPUs, 64-byte call chains), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+	echo "ldms-bench: pmcring's own blob writer (binary)            $own records/s"
+	echo "ldms-bench: one ldmsd + blob_stream_writer (binary)       $one records/s ($(x "$one")x)"
+	echo "ldms-bench: one ldmsd + blob_msg_writer, channel=msg      $onem records/s ($(x "$onem")x)"
+	echo "ldms-bench: node + aggregator, stream channel, JSON       $aggj records/s, $storedj of $pubj stored"
+	echo "ldms-bench: node + aggregator, channel=msg, binary        $aggm records/s, $storedm of $pubm stored"
+	printf '{"ldms_own_rps": %s, "ldms_one_rps": %s, "ldms_one_msg_rps": %s, "ldms_agg_json_rps": %s, "ldms_agg_json_stored": %s, "ldms_agg_json_published": %s, "ldms_agg_msg_rps": %s, "ldms_agg_msg_stored": %s, "ldms_agg_msg_published": %s}\n' \
+		"$own" "$one" "$onem" "$aggj" "${storedj:-0}" "$pubj" "$aggm" "${storedm:-0}" "$pubm" \
+		>"${LDMS_BENCH_JSON:-/dev/null}"
+	[ "$storedj" = "$pubj" ] && [ "$storedm" = "$pubm" ]
+	exit
+fi
 
 echo "KTAP version 1"
 echo "1..15"
@@ -361,7 +378,7 @@ mkdir -p "$W/kill"
 	>"$W/kill.out" 2>"$W/kill.err" &
 feed=$!
 sleep 0.5
-kill -9 "$(cat "$W/solo.pid")"
+{ kill -9 "$(cat "$W/solo.pid")"; wait "$(cat "$W/solo.pid")"; } 2>/dev/null
 wait $feed
 rc=$?
 sed 's/^/# killed: /' "$W/kill.out" "$W/kill.err"

@@ -244,6 +244,25 @@ else
 		failed=$((failed + 1))
 	fi
 	took "permission tests on $other"
+
+	# -- 6. LDMS: a recording of the module, published -----------------------
+	# `pmcring record -a` under load in the VM (its pmcring is static and
+	# cannot load LDMS), then replayed through record's consumer into the
+	# host's ldmsd pair and compared (Documentation/ldms.rst).
+	if [ -x "${LDMS_PREFIX:-$BUILD/ldms}/sbin/ldmsd" ]; then
+		d=$BUILD/check/ldms-vm
+		rm -rf "$d" && mkdir -p "$d"
+		echo "# vm: pmcring record -a under load, for ldms_cluster.sh vm"
+		"$VMRUN" --kernel "$KVER" --timeout 300 --share "$d" -- sh -c \
+			"cd $d && { pmcring-workload -d 4 >/dev/null & } && pmcring record -a -q --duration 3 -o $d/vm.pmclog" \
+			>"$LOG/vm-ldms.log" 2>&1 || sed 's/^/# /' "$LOG/vm-ldms.log"
+		rec=$d/vm.pmclog
+	else
+		rec=none
+	fi
+	"$TOP/user/tests/ldms_cluster.sh" vm "$rec" 2>&1 | tee "$LOG/ldms-vm.log"
+	count "$LOG/ldms-vm.log"
+	took "LDMS VM recording"
 	# Name the test during which each kernel splat was printed.
 	awk '/^# selftests: / { t = substr($0, 3) }
 	     /^# kernel: / { print "# splat during " (t ? t : "boot") ": " substr($0, 11) }' \

@@ -16,6 +16,10 @@
  *   -j       JSON messages (--blob-json, --ldms type=json)
  *   -p N     ring pages per CPU (default: room for every record, no drop)
  *   -r RATE  records per second and CPU (default: as fast as they can)
+ *   -R FILE  replay the records of pmclog FILE (a recording made by the
+ *            module) instead: all into ring 0 before the drain, each with
+ *            its own timestamp, in the file's order (INITIALIZE and
+ *            CLOSELOG are the writer's, not the rings')
  * Prints one line of counts: records taken, drops (DROPNOTIFY records),
  * messages published and acknowledged, undelivered, seconds, records/s.
  * Exits 1 if the daemon went away or anything was not delivered.
@@ -121,6 +125,60 @@ static void *produce(void *arg)
 	return NULL;
 }
 
+struct replay {
+	struct pmcring_uprod	*p;
+	uint64_t		n;
+	int			err;
+};
+
+static int replay_one(const struct fmt_item *it, void *ctx)
+{
+	struct replay *rp = ctx;
+	uint8_t *r;
+
+	if (it->type == PMCRING_TYPE_INITIALIZE ||
+	    it->type == PMCRING_TYPE_CLOSELOG)
+		return 0;
+	r = pmcring_uprod_reserve(rp->p, 0, it->type, (uint32_t)it->len);
+	if (!r) {
+		rp->err = -errno;
+		return 1;
+	}
+	memcpy(r, it->data, it->len);	/* its own header: its timestamp */
+	pmcring_uprod_commit(rp->p, 0);
+	rp->n++;
+	return 0;
+}
+
+/* The records of pmclog @path into ring 0 of a new uprod: 0 or -errno. */
+static int replay_file(const char *path, struct pmcring_uprod **pp,
+		       uint64_t *n)
+{
+	struct replay rp = { 0 };
+	const void *img;
+	size_t len, bad;
+	uint32_t pages = 1;
+	int rc;
+
+	rc = fmt_map_file(path, &img, &len, "pmcring-ldms-feed");
+	if (rc)
+		return rc;
+	while ((uint64_t)pages * 4096 < len + 65536)
+		pages <<= 1;
+	rp.p = pmcring_uprod_new(NR_CPUS, pages);
+	rc = rp.p ? fmt_pmclog_read(img, len, replay_one, &rp, &bad) : -ENOMEM;
+	fmt_unmap_file(img, len);
+	if (rc < 0 || rp.err) {
+		fprintf(stderr, "pmcring-ldms-feed: %s: %s\n", path,
+			strerror(rc < 0 ? -rc : -rp.err));
+		pmcring_uprod_free(rp.p);
+		return rc < 0 ? rc : rp.err;
+	}
+	*pp = rp.p;
+	*n = rp.n;
+	return 0;
+}
+
 static uint32_t pages_for(uint64_t n)
 {
 	uint64_t need = n * 80 + 65536, pages = 1;
@@ -142,13 +200,13 @@ int main(int argc, char **argv)
 	struct ldms_pub_stats st = { 0 };
 	struct prod pr[NR_CPUS];
 	pthread_t th[NR_CPUS];
-	struct pmcring_uprod *p;
+	struct pmcring_uprod *p = NULL;
 	struct pmcring_merge *m;
 	struct ldms_pub *pub = NULL;
 	struct fmt_writer *w;
 	struct consumer c;
 	struct fmt_opts o;
-	const char *dir = "none";
+	const char *dir = "none", *replay = NULL;
 	bool json = false, quiet = false, ldms = false, gone = false;
 	uint64_t n = 20000, rate = 0, k, idle = 0, end_ts = 0;
 	uint32_t pages = 0;
@@ -157,10 +215,13 @@ int main(int argc, char **argv)
 	double t0, t;
 	int opt, ret = 0;
 
-	while ((opt = getopt_long(argc, argv, "n:p:r:jo:q", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:p:r:R:jo:q", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			n = strtoull(optarg, NULL, 0);
+			break;
+		case 'R':
+			replay = optarg;
 			break;
 		case 'r':
 			rate = strtoull(optarg, NULL, 0);
@@ -186,7 +247,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: pmcring-ldms-feed [-n N] [-p "
-				"PAGES] [-r RATE] [-j] [-o DIR|none] [--ldms "
+				"PAGES] [-r RATE] [-R PMCLOG] [-j] [-o DIR|none] [--ldms "
 				"SPEC] "
 				"[-q]\n");
 			return 2;
@@ -194,9 +255,14 @@ int main(int argc, char **argv)
 	}
 	if (ldms && json)
 		lopts.json = true;
-	p = pmcring_uprod_new(NR_CPUS, pages ? pages : pages_for(n));
-	if (!p)
-		return 1;
+	if (replay) {
+		if (replay_file(replay, &p, &n))
+			return 1;
+	} else {
+		p = pmcring_uprod_new(NR_CPUS, pages ? pages : pages_for(n));
+		if (!p)
+			return 1;
+	}
 	for (cpu = 0; cpu < NR_CPUS; cpu++)
 		bufs[cpu] = pmcring_uprod_cpu_buf(p, cpu);
 	mo.clock = pmcring_uprod_clock;
@@ -242,8 +308,9 @@ int main(int argc, char **argv)
 	t0 = now_s();
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
 		pr[cpu] = (struct prod){ .p = p, .cpu = cpu, .n = n,
-					 .rate = rate };
-		pthread_create(&th[cpu], NULL, produce, &pr[cpu]);
+					 .rate = rate, .done = replay != NULL };
+		if (!replay)
+			pthread_create(&th[cpu], NULL, produce, &pr[cpu]);
 	}
 	/* drain while they write, then until two rounds find nothing */
 	for (;;) {
@@ -265,7 +332,7 @@ int main(int argc, char **argv)
 		if (!k)
 			usleep(200);
 	}
-	for (cpu = 0; cpu < NR_CPUS; cpu++)
+	for (cpu = 0; !replay && cpu < NR_CPUS; cpu++)
 		pthread_join(th[cpu], NULL);
 	/* what stop would drain still, counted undelivered when gone */
 	while (gone && !consumer_drain(&c, 0, &k) && k)

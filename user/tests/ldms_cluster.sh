@@ -283,7 +283,7 @@ config name=blob_msg_writer path=$W/onem container=blobs message_tag=pmcmsg timi
 fi
 
 echo "KTAP version 1"
-echo "1..15"
+echo "1..17"
 N=20000
 # the binary set into one ldmsd that stores it itself: LDMS's stream
 # forwarding (prdcr_subscribe) cuts string messages at their first NUL,
@@ -427,6 +427,20 @@ rc=$?
 sed 's/^/# absent: /' "$W/absent.err"
 grep -q "no ldmsd at sock:127.0.0.1:$gone" "$W/absent.err"
 ok $(( rc != 1 || $? != 0 )) "no daemon at start: a clear error, exit 1"
+
+# pmcring record itself: LDMS and the daemon are checked before the
+# module is asked for (this host may have no /dev/pmcring)
+env -u LD_LIBRARY_PATH -u LDMS_PREFIX "$PMCRING" record --ldms "port=$gone" -a \
+	>"$W/rec1.out" 2>&1
+rc=$?
+sed 's/^/# record, no LDMS: /' "$W/rec1.out"
+grep -q "cannot load LDMS: libldmsd_stream.so.0" "$W/rec1.out"
+ok $(( rc != 1 || $? != 0 )) "pmcring record --ldms without LDMS: says which library and how to point at it, exit 1"
+"$PMCRING" record --ldms "host=127.0.0.1,port=$gone" -a >"$W/rec2.out" 2>&1
+rc=$?
+sed 's/^/# record, no daemon: /' "$W/rec2.out"
+grep -q "no ldmsd at sock:127.0.0.1:$gone" "$W/rec2.out" && ! grep -q pmcring.ko "$W/rec2.out"
+ok $(( rc != 1 || $? != 0 )) "pmcring record --ldms without a daemon: a clear error before recording, exit 1"
 
 solo=$(port)
 ldmsd_start solo "$solo" "stream_enable" || exit 1

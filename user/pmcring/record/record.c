@@ -758,6 +758,17 @@ static int record_setup(struct recorder *r)
 	struct pmcring_merge_opts mo = { .sz = sizeof(mo) };
 	int err;
 
+	/*
+	 * The daemon must be there before anything is recorded, a command
+	 * started or the module asked: LDMS missing is told first.  (The
+	 * publisher keeps &r->fo; its clock facts are set below, before
+	 * the first record.)
+	 */
+	if (r->o.ldms_given) {
+		r->pub = ldms_pub_open(&r->o.ldms, &r->fo);
+		if (!r->pub)
+			return 1;
+	}
 	so.data_pages = r->o.buffer_pages;
 	so.types = r->o.types;
 	/* --generate: the generated records alone, the same in every run */
@@ -863,13 +874,7 @@ static int record_setup(struct recorder *r)
 		return 1;
 	}
 	r->c_inited = true;
-	/* the daemon must be there before anything is recorded */
-	if (r->o.ldms_given) {
-		r->pub = ldms_pub_open(&r->o.ldms, &r->fo);
-		if (!r->pub)
-			return 1;
-		r->c.pub = r->pub;
-	}
+	r->c.pub = r->pub;
 	err = consumer_begin(&r->c);
 	if (err) {
 		write_error(&r->fo, &r->c, err);

@@ -362,9 +362,10 @@ static int pub_connect(struct ldms_pub *p)
 	}
 	p->x = p->api.xprt_new_with_auth(p->o.xprt, p->o.auth, av);
 	if (!p->x) {
+		rc = errno ? errno : EINVAL;
 		fprintf(stderr, "pmcring: --ldms: transport %s with auth %s: "
-			"%s\n", p->o.xprt, p->o.auth, strerror(errno));
-		return -errno ? -errno : -EINVAL;
+			"%s\n", p->o.xprt, p->o.auth, strerror(rc));
+		return -rc;
 	}
 	rc = p->api.connect_by_name(p->x, p->o.host, p->o.port, pub_event, p);
 	if (rc) {
@@ -552,6 +553,11 @@ void ldms_pub_close(struct ldms_pub *p)
 
 	if (!p->x)
 		return;
+	if (p->conn != 1) {	/* never connected: nothing to wait for */
+		p->api.xprt_close(p->x);
+		p->x = NULL;
+		return;
+	}
 	deadline(&until, p->o.timeout_ms);
 	if (p->o.msg)
 		pub_msg_sync(p, &until);

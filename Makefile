@@ -12,6 +12,7 @@
 #   make check-debug    the suite on a LOCKDEP/KASAN kernel (built once)
 #   make check-hotplug  CPU hotplug while recording, 4 vCPUs
 #   make check-warn     the test that expects a kernel WARNING (ring_warn)
+#   make ldms     OVIS LDMS for the LDMS tests, built once into build/ldms
 #   make bench / install / clean
 #   make dkms-install   the module's source in /usr/src/pmcring-VERSION,
 #                 dkms add/build/install (DKMS_KERNELS, default the running
@@ -71,7 +72,7 @@ user_has = $(and $(HAVE_USER),$(shell $(MAKE) -C $(TOP)/user -q $(1) \
 all: kmod user selftests
 
 help:
-	@sed -n '3,24p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+	@sed -n '3,25p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
 # ---------------------------------------------------------------------------
 # Dependencies.  dpkg-query first so a second run costs nothing.

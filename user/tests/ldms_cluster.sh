@@ -192,11 +192,16 @@ drained()
 if [ "$MODE" = vm ]; then
 	rec=${2:-}
 	echo "KTAP version 1"
-	echo "1..4"
+	echo "1..5"
 	[ -s "$rec" ] || { echo "not ok 1 vm: no recording $rec"; exit 1; }
 	"$PMCRING" stat "$rec" 2>&1 | head -n 2 | sed 's/^/# recording: /'
+	onep=$(port)
+	ldmsd_start one "$onep" "stream_enable
+load name=blob_stream_writer
+config name=blob_stream_writer path=$W/one container=blobs stream=pmcring stream=pmcflush timing=1 types=1" ||
+		exit 1
 	cluster pmcjson pmcflush || exit 1
-	mkdir -p "$W/own" "$W/ownj"
+	mkdir -p "$W/own" "$W/ownj" "$W/owns"
 	"$FEED" -R "$rec" -o "$W/own" --ldms "host=127.0.0.1,port=$NODE,stream=pmcmsg,channel=msg" >"$W/vb.out" 2>&1
 	r1=$?
 	"$FEED" -R "$rec" -j -o "$W/ownj" --ldms "host=127.0.0.1,port=$NODE,stream=pmcjson,type=json" >"$W/vj.out" 2>&1
@@ -208,6 +213,31 @@ if [ "$MODE" = vm ]; then
 	nomsg=$(field "$W/vj.out" no_msg)
 	ok $(( r1 != 0 || r2 != 0 || pub != taken || pubj + nomsg != taken || taken < 1000 )) \
 		"vm: all $taken recorded records published and acknowledged, binary and JSON"
+	# binary on the stream channel: ldmsd refuses the records that do not
+	# end in NUL; each is counted, the rest stored
+	"$FEED" -R "$rec" -o "$W/owns" --ldms "host=127.0.0.1,port=$onep" >"$W/vs.out" 2>&1
+	r4=$?
+	sed 's/^/# stream, binary: /' "$W/vs.out"
+	drained "$onep" "$W/one/blobs" pmcflush
+	d0=$?
+	ldmsd_stop one
+	pubs=$(field "$W/vs.out" published)
+	rej=$(field "$W/vs.out" rejected)
+	nonul=$(python3 - "$W"/owns/blobs/pmcring.DAT.* <<'EOF'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+o, n = 8, 0
+while o < len(d):
+    l = struct.unpack_from('<I', d, o)[0] & 0xffff
+    n += d[o + l - 1] != 0
+    o += l
+print(n)
+EOF
+)
+	"$PMCRING" stat "$W"/one/blobs/pmcring.DAT.* >"$W/stats" 2>&1
+	grep -q "format blob, $((pubs - rej)) records" "$W/stats"
+	ok $(( $? != 0 || d0 != 0 || r4 != 1 || rej != nonul || rej == 0 )) \
+		"vm: stream channel, binary: the $rej records not ending in NUL refused by ldmsd and counted (exit 1), the $((pubs - rej)) others stored"
 	drained "$NODE" "$W/aggm/blobs" pmcflushm channel=msg
 	d1=$?
 	drained "$NODE" "$W/agg/blobs" pmcflush

@@ -21,7 +21,8 @@
  *            its own timestamp, in the file's order (INITIALIZE and
  *            CLOSELOG are the writer's, not the rings')
  * Prints one line of counts: records taken, drops (DROPNOTIFY records),
- * messages published and acknowledged, undelivered, seconds, records/s.
+ * messages published, acknowledged and refused, undelivered, seconds,
+ * records/s.
  * Exits 1 if the daemon went away or anything was not delivered.
  */
 #define _GNU_SOURCE
@@ -348,10 +349,11 @@ int main(int argc, char **argv)
 	t = now_s() - t0;
 	if (!quiet)
 		printf("records %" PRIu64 " drops %" PRIu64 " published %"
-		       PRIu64 " acked %" PRIu64 " undelivered %" PRIu64
-		       " no_msg %" PRIu64 " seconds %.3f records_per_s %.0f\n",
+		       PRIu64 " acked %" PRIu64 " rejected %" PRIu64
+		       " undelivered %" PRIu64 " no_msg %" PRIu64
+		       " seconds %.3f records_per_s %.0f\n",
 		       c.st.records, c.st.drops, st.published, st.acked,
-		       st.undelivered, st.no_msg, t,
+		       st.rejected, st.undelivered, st.no_msg, t,
 		       (double)c.st.records / t);
 	if (pub && (st.gone || st.undelivered || st.acked != st.published))
 		ret = 1;

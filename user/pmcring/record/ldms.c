@@ -22,10 +22,11 @@
  * prdcr_subscribe) copies a message as a C string, so binary records
  * (type=string) reach only a store on the ldmsd pmcring publishes to;
  * JSON crosses aggregators on both, binary on the message channel.
- * Worse, ldmsd itself drops some binary stream messages (in a VM
- * recording, 521 of 27347 records, all kernel call chains, the same ones
- * every run; their ACK comes, the store never sees them): binary on the
- * stream channel gets a warning.
+ * And ldmsd refuses a request whose attributes do not each end in a NUL
+ * byte (validate_ldmsd_req()): a binary record whose last byte is not 0
+ * (a kernel call chain: its last PC is 0xffff...) is answered "LDMSD
+ * received a bad request." instead of "ACK"; pub_event() counts those as
+ * refused.  Binary on the stream channel gets a warning.
  *
  * Flow control, stream channel: ldmsd answers every publish request with
  * an ACK (a RECV event here).  At most window= messages are published and not yet
@@ -70,10 +71,24 @@ enum {
 	LDMS_XPRT_EVENT_SEND_QUOTA_DEPOSITED,
 };
 
-/* struct ldms_xprt_event: only its first member, the type, is read */
+/* struct ldms_xprt_event: the type, and a RECV's data */
 struct ldms_event_head {
 	int	type;
+	union {
+		char	*data;
+		void	*other[2];	/* set_delete, quota: not read */
+	};
+	size_t	data_len;
 };
+
+/*
+ * What ldmsd sends back for each publish: a struct ldmsd_req_hdr_s
+ * (ldmsd_request.h, packed, 24 bytes), one attribute header (discrim,
+ * attr_id, attr_len: 12 bytes), then its text: "ACK", or why the request
+ * was refused ("LDMSD received a bad request.", with rsp_err 0, so the
+ * text is what tells).
+ */
+#define LDMSD_REPLY_TEXT	36u
 
 enum { LDMSD_STREAM_STRING, LDMSD_STREAM_JSON };
 enum { LDMS_MSG_STRING, LDMS_MSG_JSON };	/* ldms_msg_type_t */
@@ -217,7 +232,8 @@ struct ldms_pub {
 	 * it (atomics) unless it waits: waiters says so, and only then do
 	 * the events wake it (no futex call per ACK).
 	 */
-	uint64_t		acked;
+	uint64_t		acked;		/* answered, rejected included */
+	uint64_t		rejected;	/* under lock */
 	unsigned int		waiters;
 	struct ldms_pub_stats	st;	/* the consumer's own counts */
 	struct fmt_period_last	last;	/* JSON: the PERIOD in force */
@@ -248,7 +264,10 @@ static void pub_event(ldms_t x, struct ldms_event_head *e, void *arg)
 		break;
 	case LDMS_XPRT_EVENT_SEND_QUOTA_DEPOSITED:	/* channel=msg */
 		break;
-	case LDMS_XPRT_EVENT_RECV:	/* the ACK of one publish */
+	case LDMS_XPRT_EVENT_RECV:	/* the answer to one publish */
+		if (e->data_len < LDMSD_REPLY_TEXT + 3 ||
+		    memcmp(e->data + LDMSD_REPLY_TEXT, "ACK", 3))
+			p->rejected++;	/* refused */
 		/* pairs with the acquire in ldms_pub_record() */
 		__atomic_store_n(&p->acked, p->acked + 1, __ATOMIC_RELEASE);
 		break;
@@ -408,9 +427,10 @@ struct ldms_pub *ldms_pub_open(const struct ldms_pub_opts *o,
 		goto err;
 	if (!o->msg && !o->json)
 		fprintf(stderr, "pmcring: --ldms: warning: binary records on "
-			"the stream channel: ldmsd loses some of them, and an "
-			"aggregator cuts them at their first NUL byte; "
-			"type=json or channel=msg carry every record whole "
+			"the stream channel: ldmsd refuses those whose last "
+			"byte is not NUL (counted), and an aggregator cuts "
+			"them at their first NUL byte; type=json or "
+			"channel=msg carry every record whole "
 			"(Documentation/ldms.rst)\n");
 	return p;
 err:
@@ -585,7 +605,9 @@ void ldms_pub_get_stats(const struct ldms_pub *p, struct ldms_pub_stats *st)
 	pthread_mutex_lock((pthread_mutex_t *)&p->lock);
 	*st = p->st;
 	/* the message channel: all or (we cannot tell which) none */
-	st->acked = !p->o.msg ? p->acked : p->sync_acked ? p->st.published : 0;
+	st->acked = !p->o.msg ? p->acked - p->rejected :
+		    p->sync_acked ? p->st.published : 0;
+	st->rejected = p->rejected;
 	st->gone = p->lost || p->said_gone;
 	pthread_mutex_unlock((pthread_mutex_t *)&p->lock);
 }

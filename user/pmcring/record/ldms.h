@@ -46,6 +46,7 @@ struct ldms_pub_stats {
 	uint64_t	published;	/* messages handed to LDMS */
 	uint64_t	acked;		/* of them, acknowledged by the daemon
 					 * (channel=msg: all at the end, or 0) */
+	uint64_t	rejected;	/* of them, refused by the daemon */
 	uint64_t	undelivered;	/* records taken but never published
 					 * (the daemon was gone) */
 	uint64_t	no_msg;		/* records with no message (JSON PERIOD) */

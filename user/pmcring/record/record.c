@@ -959,7 +959,8 @@ static void rec_cap_freq(struct rec_opts *o)
 /*
  * --ldms: wait for the daemon's acknowledgements (timeout=), disconnect,
  * and say what was published.  1 if anything was not delivered for sure:
- * records after the daemon went away, or published and not acknowledged.
+ * records after the daemon went away, messages it refused, or published
+ * and not answered.
  */
 static int ldms_report(struct recorder *r)
 {
@@ -968,16 +969,18 @@ static int ldms_report(struct recorder *r)
 
 	ldms_pub_close(r->pub);
 	ldms_pub_get_stats(r->pub, &st);
-	unacked = st.published - st.acked;
-	if (!r->o.quiet || st.gone || unacked || st.undelivered)
+	unacked = st.published - st.acked - st.rejected;
+	if (!r->o.quiet || st.gone || unacked || st.undelivered ||
+	    st.rejected)
 		fprintf(stderr, "pmcring: --ldms %s: %" PRIu64 " messages "
 			"published, %" PRIu64 " acknowledged by the daemon, "
-			"%" PRIu64 " not acknowledged, %" PRIu64 " records "
-			"undelivered (daemon gone)%s\n", ldms_pub_name(r->pub),
-			st.published, st.acked, unacked, st.undelivered,
+			"%" PRIu64 " refused by it, %" PRIu64 " not "
+			"acknowledged, %" PRIu64 " records undelivered (daemon "
+			"gone)%s\n", ldms_pub_name(r->pub), st.published,
+			st.acked, st.rejected, unacked, st.undelivered,
 			st.no_msg ? "; JSON PERIODs ride on their callchains" :
 			"");
-	return st.gone || unacked || st.undelivered;
+	return st.gone || unacked || st.undelivered || st.rejected;
 }
 
 int cmd_record(int argc, char **argv)

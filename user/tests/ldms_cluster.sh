@@ -2,22 +2,26 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Description: pmcring's records through an LDMS cluster on loopback.  A
-# node ldmsd (stream_enable) takes what `record --ldms` publishes; an
-# aggregator ldmsd subscribes to it (prdcr_add / prdcr_subscribe) and
-# stores the streams with LDMS's own blob_stream_writer.  The records come
-# from record's consumer fed by user space rings (pmcring-ldms-feed: the
-# VM's pmcring is static and cannot dlopen LDMS, see Documentation/ldms.rst)
-# while two producer threads write them.  Checks, on the aggregator's files
-# once it exits (blob_stream_writer flushes only then):
+# node ldmsd (stream_enable, msg_enable) takes what `record --ldms`
+# publishes; an aggregator ldmsd subscribes to it (prdcr_add /
+# prdcr_subscribe) and stores with LDMS's own blob_stream_writer and
+# blob_msg_writer; a third ldmsd stores what it is sent itself.  The
+# records come from record's consumer fed by user space rings
+# (pmcring-ldms-feed) while two producer threads write them, or (vm mode)
+# from a recording the module made in the VM, whose static pmcring cannot
+# load LDMS.  Checks, on the stores' files once the daemons exit
+# (blob_stream_writer flushes only then):
 #   - every published message is there: DAT, OFFSET and TYPE are byte for
 #     byte those pmcring's own blob writer wrote for the same records, in
-#     the same run (TIMING is the store's clock), binary and JSON;
+#     the same run (TIMING is the store's clock): binary (one ldmsd; and
+#     through the aggregator on the message channel) and JSON;
 #   - the records are in timestamp order; `pmcring stat` and `pmcring
-#     report` read the set; LDMS's ldms-csv-from-blobs reads the JSON set;
-#   - faults: no daemon at start (clear error, exit 1), the daemon killed
-#     mid-run (stops, says so, counts undelivered, the file stays whole),
-#     a stopped (slow) daemon (back-pressure: drops counted, nothing
-#     published lost).
+#     report` read the sets; LDMS's ldms-csv-from-blobs reads the JSON set;
+#   - faults: no LDMS, no daemon at start (clear errors, exit 1, also from
+#     `pmcring record` itself), the daemon killed mid-run (stops, says so,
+#     counts undelivered, the file stays whole), a stopped (slow) node
+#     (back-pressure: drops counted, nothing published lost), records
+#     ldmsd refuses (vm: binary not ending in NUL, counted).
 #
 # Usage: ldms_cluster.sh          the test, KTAP; exit 0, 1, or 4 (skip)
 #        ldms_cluster.sh vm PMCLOG   a recording of the module (the VM's)

@@ -246,35 +246,61 @@ static inline void self_map(struct self_map *m)
 
 /* ---- running the command ---- */
 
+/* The standard error of the last run_cmd_v() (malloc'd; also echoed). */
+static char *t_stderr;
+
+/* All of @fd from offset 0, NUL-terminated (malloc'd). */
+static inline char *read_back(int fd)
+{
+	struct stat st;
+	char *buf;
+
+	REQUIRE(!fstat(fd, &st), "fstat: %s", strerror(errno));
+	buf = calloc(1, st.st_size + 1);
+	REQUIRE(buf && pread(fd, buf, st.st_size, 0) == st.st_size, "read back");
+	return buf;
+}
+
 /*
  * Run `pmcring NAME ARGS...` (NULL-terminated) in this process; its
- * standard output is returned (malloc'd), its exit status in *rc.
+ * standard output is returned (malloc'd), its exit status in *rc, its
+ * standard error in t_stderr.
  */
 static inline char *run_cmd_v(int (*cmd)(int, char **), const char *name,
 			      int *rc, va_list ap)
 {
 	char *argv[32], tmpl[] = "/tmp/test_report_outXXXXXX", *buf;
-	int argc = 0, fd, saved;
-	struct stat st;
+	char etmpl[] = "/tmp/test_report_errXXXXXX";
+	int argc = 0, fd, efd, saved, esaved;
 
 	argv[argc++] = (char *)name;
 	while (argc < 31 && (argv[argc] = va_arg(ap, char *)))
 		argc++;
 	argv[argc] = NULL;
 	fd = mkstemp(tmpl);
-	REQUIRE(fd >= 0, "mkstemp: %s", strerror(errno));
+	efd = mkstemp(etmpl);
+	REQUIRE(fd >= 0 && efd >= 0, "mkstemp: %s", strerror(errno));
 	fflush(stdout);
+	fflush(stderr);
 	saved = dup(1);
+	esaved = dup(2);
 	REQUIRE(saved >= 0 && dup2(fd, 1) == 1, "dup2: %s", strerror(errno));
+	REQUIRE(esaved >= 0 && dup2(efd, 2) == 2, "dup2: %s", strerror(errno));
 	*rc = cmd(argc, argv);
 	fflush(stdout);
+	fflush(stderr);
 	REQUIRE(dup2(saved, 1) == 1, "dup2: %s", strerror(errno));
+	REQUIRE(dup2(esaved, 2) == 2, "dup2: %s", strerror(errno));
 	close(saved);
-	REQUIRE(!fstat(fd, &st), "fstat: %s", strerror(errno));
-	buf = calloc(1, st.st_size + 1);
-	REQUIRE(buf && pread(fd, buf, st.st_size, 0) == st.st_size, "read back");
+	close(esaved);
+	buf = read_back(fd);
+	free(t_stderr);
+	t_stderr = read_back(efd);
+	fputs(t_stderr, stderr);
 	close(fd);
+	close(efd);
 	unlink(tmpl);
+	unlink(etmpl);
 	return buf;
 }
 
@@ -297,6 +323,30 @@ static inline char *run_script(int *rc, ...)
 
 	va_start(ap, rc);
 	out = run_cmd_v(cmd_script, "script", rc, ap);
+	va_end(ap);
+	return out;
+}
+
+/* `pmcring dump ARGS...`, as run_report() */
+static inline char *run_dump(int *rc, ...)
+{
+	va_list ap;
+	char *out;
+
+	va_start(ap, rc);
+	out = run_cmd_v(cmd_dump, "dump", rc, ap);
+	va_end(ap);
+	return out;
+}
+
+/* `pmcring stat ARGS...`, as run_report() */
+static inline char *run_stat(int *rc, ...)
+{
+	va_list ap;
+	char *out;
+
+	va_start(ap, rc);
+	out = run_cmd_v(cmd_stat, "stat", rc, ap);
 	va_end(ap);
 	return out;
 }

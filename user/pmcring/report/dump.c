@@ -241,7 +241,12 @@ static const struct option dump_longopts[] = {
 
 static int sub_usage(const char *cmd, int help)
 {
-	fprintf(help ? stdout : stderr,
+	if (!help) {
+		fprintf(stderr, "see 'pmcring %s --help' for the options\n",
+			cmd);
+		return 2;
+	}
+	fprintf(stdout,
 		"usage: pmcring %s PATH...\n"
 		"\n"
 		"%s\n"
@@ -262,11 +267,13 @@ int cmd_dump(int argc, char **argv)
 	struct walk w;
 	int c, i, ret = 0;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", dump_longopts, NULL)) != -1)
+	optind = 0;	/* GNU order: options anywhere (a full reset) */
+	while ((c = getopt_long(argc, argv, "h", dump_longopts, NULL)) != -1)
 		return sub_usage("dump", c == 'h');
-	if (optind >= argc)
+	if (optind >= argc) {
+		fprintf(stderr, "pmcring dump: no recording given (PATH...)\n");
 		return sub_usage("dump", 0);
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return 1;
@@ -337,11 +344,13 @@ int cmd_stat(int argc, char **argv)
 	double secs;
 	int c, i, t, ret = 0;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", dump_longopts, NULL)) != -1)
+	optind = 0;	/* GNU order: options anywhere (a full reset) */
+	while ((c = getopt_long(argc, argv, "h", dump_longopts, NULL)) != -1)
 		return sub_usage("stat", c == 'h');
-	if (optind >= argc)
+	if (optind >= argc) {
+		fprintf(stderr, "pmcring stat: no recording given (PATH...)\n");
 		return sub_usage("stat", 0);
+	}
 	for (i = optind; i < argc; i++) {
 		s = calloc(1, sizeof(*s));
 		if (!s)

@@ -187,6 +187,14 @@ const char *report_cur_event(const struct report *r, char *buf, size_t sz);
  */
 int report_read(struct report *r, const char *path, const char *who);
 
+/*
+ * The recording of `report`/`script`: -i PATH (*path already set), one
+ * PATH left after the options, or perf's default, pmcring.pmclog.  More
+ * than one is an error said on stderr: -EINVAL.
+ */
+int cmd_one_input(const char *who, int argc, char **argv, int optind,
+		  const char **path);
+
 /* The symbolizer's warnings (sym_warning()) to stderr, "WHO: warning: ". */
 void report_sym_warnings(struct report *r, const char *who);
 

@@ -389,6 +389,23 @@ int report_read(struct report *r, const char *path, const char *who)
 
 /* ---- options ---- */
 
+int cmd_one_input(const char *who, int argc, char **argv, int optind,
+		  const char **path)
+{
+	if (optind < argc && (*path || optind + 1 < argc)) {
+		fprintf(stderr, "%s: one recording at a time: '%s' and '%s' "
+			"(a blob directory is one recording)\n", who,
+			*path ? *path : argv[optind],
+			*path ? argv[optind] : argv[optind + 1]);
+		return -EINVAL;
+	}
+	if (optind < argc)
+		*path = argv[optind];
+	if (!*path)
+		*path = "pmcring.pmclog";
+	return 0;
+}
+
 enum {
 	OPT_TIME_FROM = 256, OPT_TIME_TO, OPT_FOLDED, OPT_SVG, OPT_SWITCHES,
 	OPT_KALLSYMS, OPT_SYSTEM_MAP, OPT_TOP, OPT_TITLE, OPT_PATH_MAP,
@@ -427,7 +444,11 @@ static const struct option report_longopts[] = {
 
 static int report_usage(int help)
 {
-	fprintf(help ? stdout : stderr,
+	if (!help) {
+		fprintf(stderr, "see 'pmcring report --help' for the options\n");
+		return 2;
+	}
+	fprintf(stdout,
 "usage: pmcring report [OPTIONS] [PATH]\n"
 "\n"
 "Print where the time went in a recording (pmclog, barman or blob file):\n"
@@ -555,8 +576,9 @@ int cmd_report(int argc, char **argv)
 	uint64_t v;
 	int opt, err;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+i:p:c:C:Gh", report_longopts,
+	/* GNU order: options anywhere, before or after PATH (a full reset) */
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "i:p:c:C:Gh", report_longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'i':
@@ -678,12 +700,8 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	/* the recording: -i PATH, PATH, or perf's habit, the default file */
-	if (optind + 1 == argc && !c.path)
-		c.path = argv[optind];
-	else if (optind != argc)
-		return report_usage(0);
-	if (!c.path)
-		c.path = "pmcring.pmclog";
+	if (cmd_one_input("pmcring report", argc, argv, optind, &c.path))
+		return 2;
 
 	if (fmt_map_file(c.path, &im.p, &im.len, "pmcring report"))
 		return 1;

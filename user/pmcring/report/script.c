@@ -175,7 +175,11 @@ static const struct option script_longopts[] = {
 
 static int script_usage(int help)
 {
-	fprintf(help ? stdout : stderr,
+	if (!help) {
+		fprintf(stderr, "see 'pmcring script --help' for the options\n");
+		return 2;
+	}
+	fprintf(stdout,
 "usage: pmcring script [OPTIONS] [PATH]\n"
 "\n"
 "Print every sample of a recording (pmclog, barman or blob file), one block\n"
@@ -221,8 +225,8 @@ int cmd_script(int argc, char **argv)
 	uint32_t v;
 	int opt, err;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+i:p:c:C:h", script_longopts,
+	optind = 0;	/* GNU order: options anywhere (a full reset) */
+	while ((opt = getopt_long(argc, argv, "i:p:c:C:h", script_longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'i':
@@ -263,12 +267,8 @@ int cmd_script(int argc, char **argv)
 			return script_usage(0);
 		}
 	}
-	if (optind + 1 == argc && !path)
-		path = argv[optind];
-	else if (optind != argc)
-		return script_usage(0);
-	if (!path)
-		path = "pmcring.pmclog";
+	if (cmd_one_input("pmcring script", argc, argv, optind, &path))
+		return 2;
 	sc.r = report_new(&o);
 	if (!sc.r)
 		return 1;

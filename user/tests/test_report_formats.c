@@ -13,7 +13,7 @@
 #include <dirent.h>
 
 #include "test_report_common.h"
-#include "../pmcring/formats/fmt.h"
+#include "test_report_write.h"
 
 static volatile unsigned long sink;
 
@@ -35,19 +35,11 @@ static const char kallsyms[] =
 	"ffffffff81000000 T kfunc_a\n"
 	"ffffffff81000100 t kfunc_b\n";
 
-/* Records (pmclog bytes, 8-aligned slots) and their fmt_rec views. */
-struct recs {
-	struct plog	p;
-	struct fmt_rec	r[64];
-	unsigned int	n;
-};
-
 static void build(struct recs *rs, const struct self_map *m)
 {
 	uint64_t a[] = { (uintptr_t)f_leaf + 4, (uintptr_t)f_root + 8 };
 	uint64_t k[] = { 0xffffffff81000110ull, 0xffffffff81000020ull,
 			 (uintptr_t)f_leaf + 4, (uintptr_t)f_root + 8 };
-	size_t off;
 	int i;
 
 	rs->p.ts = 1000000000ull + 1000;	/* after the writers' T0 */
@@ -57,25 +49,7 @@ static void build(struct recs *rs, const struct self_map *m)
 		plog_callchain(&rs->p, 100, 100, i & 1, a, 2);
 	plog_callchain(&rs->p, 100, 100, 0, k, 4);
 	plog_csw(&rs->p, 100, 100, 3000000);
-	/* every record into an 8-aligned slot, as in a ring */
-	for (off = 0; off < rs->p.len;) {
-		struct fmt_rec *r = &rs->r[rs->n++];
-		uint32_t h;
-		void *slot;
-
-		memcpy(&h, rs->p.b + off, 4);
-		r->len = PMCRING_HEADER_LEN(h);
-		r->type = PMCRING_HEADER_TYPE(h);
-		memcpy(&r->ts, rs->p.b + off + 8, 8);
-		/* the ring a record came from: the CPU of a sample */
-		r->cpu = r->type == PMCRING_TYPE_CALLCHAIN ?
-			 fmt_get32(rs->p.b + off, 28) >> 16 : 0;
-		slot = aligned_alloc(8, PMCRING_RING_SPACE(r->len));
-		REQUIRE(slot, "alloc");
-		memcpy(slot, rs->p.b + off, r->len);
-		r->data = slot;
-		off += r->len;
-	}
+	recs_slot(rs);
 }
 
 /*
@@ -112,61 +86,6 @@ static void with_periods(struct recs *out, const struct recs *rs,
 	for (i = 0; i < rs->n; i++)
 		out->r[out->n++] = rs->r[i];
 	out->p.ts = rs->p.ts;
-}
-
-/*
- * @rs through the @kind writer into @path; a blob set rolls before DAT
- * would pass @roll bytes (0: never), the batch running whenever the
- * writer asks, as the consumer runs it.
- */
-static void write_roll(const struct recs *rs, enum fmt_kind kind,
-		       const char *path, bool json, uint64_t roll)
-{
-	struct fmt_opts o = { .kind = kind, .path = path };
-	struct fmt_writer *w;
-	struct out_batch b;
-	unsigned int i;
-	int err;
-
-	o.start_ns = 1000000000ull;
-	o.start_rt.tv_sec = 1700000000;
-	o.nr_cpus = 2;
-	o.target = "tproc";
-	o.counters[0].pmcid = 1;
-	strcpy(o.counters[0].name, "cpu-clock");
-	o.nr_counters = 1;
-	o.container = "c";
-	o.streams[0].name = "all";
-	o.streams[0].types = PMCRING_TYPES_ALL;
-	o.nr_streams = 1;
-	o.blob_json = json;
-	o.roll_bytes = roll;
-	REQUIRE(!out_batch_init(&b, 256, 1 << 20), "batch");
-	w = fmt_writer_new(&o);
-	REQUIRE(w, "fmt_writer_new: %s", strerror(errno));
-	REQUIRE(!fmt_begin(w, &b), "fmt_begin");
-	for (i = 0; i < rs->n; i++) {
-		err = fmt_record(w, &b, &rs->r[i]);
-		if (err == -EAGAIN) {
-			REQUIRE(!fmt_flush(w, &b), "fmt_flush");
-			REQUIRE(!out_batch_run_sync(&b), "run");
-			out_batch_reset(&b);
-			err = fmt_record(w, &b, &rs->r[i]);
-		}
-		REQUIRE(!err, "fmt_record: %s", strerror(-err));
-	}
-	REQUIRE(!fmt_end(w, &b, rs->p.ts), "fmt_end");
-	REQUIRE(!fmt_flush(w, &b), "fmt_flush");
-	err = out_batch_run_sync(&b);
-	REQUIRE(!err, "out_batch_run_sync: %s", strerror(-err));
-	fmt_writer_free(w);
-	out_batch_free(&b);
-}
-
-static void write_format(const struct recs *rs, enum fmt_kind kind,
-			 const char *path, bool json)
-{
-	write_roll(rs, kind, path, json, 0);
 }
 
 /*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Writer dispatch and the helpers every format shares. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,4 +128,27 @@ uint64_t *fmt_period_last(struct fmt_period_last *t, uint32_t ring,
 		t->nr_rings = ring + 1;
 	}
 	return &t->v[(size_t)ring * FMT_MAX_PMCID + pmcid];
+}
+
+static const char *fmt_reason = "";
+
+const char *fmt_bad_reason(void)
+{
+	return fmt_reason;
+}
+
+void fmt_set_bad_reason(const char *why)
+{
+	fmt_reason = why ? why : "";
+}
+
+int fmt_say_damage(const char *who, const char *path, uint64_t off,
+		   const char *why, uint64_t nread, bool best_effort)
+{
+	fprintf(stderr, "%s: %s: damaged at offset %" PRIu64 ": %s; read the "
+		"%" PRIu64 " records before it%s\n", who, path, off,
+		why && *why ? why : "bad record", nread,
+		best_effort ? " (--best-effort: exit 0)" :
+		" (exit 1; --best-effort: exit 0)");
+	return best_effort ? 0 : 1;
 }

@@ -432,6 +432,15 @@ void fmt_periods_header(void *buf, const struct fmt_opts *o);
 int fmt_periods_read(const void *buf, size_t len, const struct timespec *start,
 		     const uint8_t **periods, size_t *n);
 
+/*
+ * The largest period a FILE.periods entry may plausibly hold: 2^40 events
+ * a sample (over 200 s of a 5 GHz cycle counter at one sample a second).
+ * Random bytes are above it but for one chance in 2^24.
+ */
+#define FMT_PERIOD_MAX		(1ull << 40)
+/* Leading entries of @n at @periods that are plausible (<= FMT_PERIOD_MAX). */
+size_t fmt_periods_valid(const uint8_t *periods, size_t n);
+
 /* barman layout constants (see fmt_barman.c) */
 #define BM_MAGIC64		0x4241524D414E3634ull
 #define BM_VERSION		3u
@@ -545,6 +554,24 @@ void fmt_blob_unmap(struct fmt_blob_set *s);
 size_t fmt_blob_message(struct fmt_period_last *last, bool json,
 			const struct fmt_rec *r, const struct timespec *rt,
 			char *buf, const void **msg);
+
+/*
+ * Why the last reader call above returned -EINVAL (the file is damaged at
+ * *bad_off): a static string, never NULL.  A reader's callback may set it
+ * (fmt_set_bad_reason()) when it refuses a record.  Readers are not
+ * thread-safe.
+ */
+const char *fmt_bad_reason(void);
+void fmt_set_bad_reason(const char *why);
+
+/*
+ * How every reader (dump, stat, report, script) says that @path is damaged
+ * at @off: "WHO: PATH: damaged at offset OFF: WHY; read the N records
+ * before it", and the exit status that follows: 0 with @best_effort
+ * (--best-effort), else 1.  A file cut short is not damaged (a prefix).
+ */
+int fmt_say_damage(const char *who, const char *path, uint64_t off,
+		   const char *why, uint64_t nread, bool best_effort);
 
 /* Format of a file image from its magic, or -1. */
 int fmt_detect(const void *buf, size_t len);

@@ -446,6 +446,7 @@ int fmt_barman_read(const void *buf, size_t len, fmt_item_cb cb, void *ctx,
 	const uint64_t magic = BM_MAGIC64;
 
 	*bad_off = 0;
+	fmt_set_bad_reason("not a barman header");
 	if (len < 8)	/* killed before the magic was whole */
 		return memcmp(p, &magic, len) ? -EINVAL : FMT_END_TRUNCATED;
 	if (fmt_get64(p, 0) != BM_MAGIC64)
@@ -463,6 +464,7 @@ int fmt_barman_read(const void *buf, size_t len, fmt_item_cb cb, void *ctx,
 		flen = fmt_get64(p, off);
 		if (flen < BM_REC_HDR_SIZE || flen > (1u << 20)) {
 			*bad_off = off;
+			fmt_set_bad_reason("frame length out of range");
 			return -EINVAL;
 		}
 		if (len - off - 8 < flen)
@@ -473,6 +475,7 @@ int fmt_barman_read(const void *buf, size_t len, fmt_item_cb cb, void *ctx,
 		it.len = flen;
 		if (bm_decode(&it, it.data, flen)) {
 			*bad_off = off;
+			fmt_set_bad_reason("bad record (unknown type or length)");
 			return -EINVAL;
 		}
 		rc = cb(&it, ctx);

@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <json-c/json.h>
 
 #include "fmt_int.h"
 
@@ -908,7 +909,7 @@ static uint64_t json_num(const char *js, size_t len, const char *key)
 	return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
 }
 
-static uint32_t json_type(const char *js, size_t len)
+static uint32_t blob_json_type(const char *js, size_t len)
 {
 	char name[32];
 	const char *p = memmem(js, len, "\"type\":\"", 8), *e;
@@ -936,6 +937,35 @@ static size_t blob_msg_len(const uint8_t *p, size_t max, char type)
 	return fmt_rec_check(p, max, &l) == 0 ? l : 0;
 }
 
+/*
+ * A --blob-json message (NUL included in @len) is one JSON object of
+ * scalars (fmt_rec_json()): 0, or -EINVAL if bytes in it were damaged.
+ */
+static int blob_json_check(const char *p, size_t len)
+{
+	struct json_tokener *tok;
+	struct json_object *o;
+	int err = -EINVAL;
+
+	while (len && (p[len - 1] == 0 || p[len - 1] == ' ' ||
+		       p[len - 1] == '\n'))
+		len--;
+	if (!len || len > INT32_MAX || p[0] != '{')
+		return -EINVAL;
+	tok = json_tokener_new_ex(2);	/* an object of scalars */
+	if (!tok)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, p, (int)len);
+	if (o && json_tokener_get_error(tok) == json_tokener_success &&
+	    json_tokener_get_parse_end(tok) == len &&
+	    json_object_is_type(o, json_type_object))
+		err = 0;
+	json_object_put(o);
+	json_tokener_free(tok);
+	return err;
+}
+
 int fmt_blob_read(const struct fmt_blob_set *s, fmt_item_cb cb, void *ctx,
 		  size_t *bad_off)
 {
@@ -945,6 +975,7 @@ int fmt_blob_read(const struct fmt_blob_set *s, fmt_item_cb cb, void *ctx,
 	int state = FMT_END_CLEAN, rc;
 
 	*bad_off = 0;
+	fmt_set_bad_reason("not a blob file set (magic)");
 	if (!dat || s->dat_len < 8 || memcmp(dat, blob_magic[BLOB_DAT], 8) ||
 	    !s->off || s->off_len < 8 ||
 	    memcmp(s->off, blob_magic[BLOB_OFF], 8) ||
@@ -971,6 +1002,8 @@ int fmt_blob_read(const struct fmt_blob_set *s, fmt_item_cb cb, void *ctx,
 				   s->dat_len;
 		if (o < 8 || next > s->dat_len || next <= o) {
 			*bad_off = 8 + 8 * i;
+			fmt_set_bad_reason("OFFSET entry out of order or past DAT "
+					   "(offset in the OFFSET file)");
 			return -EINVAL;
 		}
 		memset(&it, 0, sizeof(it));
@@ -980,7 +1013,16 @@ int fmt_blob_read(const struct fmt_blob_set *s, fmt_item_cb cb, void *ctx,
 		/* Messages are contiguous; the last one may have followers. */
 		if (!ml || (i + 1 < n && ml != next - o)) {
 			*bad_off = o;
+			fmt_set_bad_reason(it.btype == 'j' ? "JSON message without "
+					   "its NUL" : "bad pmclog record");
 			return -EINVAL;
+		}
+		rc = it.btype == 'j' ? blob_json_check((const char *)dat + o,
+						       ml) : 0;
+		if (rc) {
+			*bad_off = o;
+			fmt_set_bad_reason("not a JSON object of scalars");
+			return rc;
 		}
 		it.data = dat + o;
 		it.len = ml;
@@ -996,7 +1038,7 @@ int fmt_blob_read(const struct fmt_blob_set *s, fmt_item_cb cb, void *ctx,
 		if (it.btype == 'j') {
 			it.ts = json_num(it.data, ml, "ts");
 			it.cpu = (int32_t)json_num(it.data, ml, "cpu");
-			it.type = json_type(it.data, ml);
+			it.type = blob_json_type(it.data, ml);
 		} else {
 			it.type = PMCRING_HEADER_TYPE(fmt_get32(it.data, 0));
 			it.ts = fmt_get64(it.data, 8);
@@ -1004,8 +1046,10 @@ int fmt_blob_read(const struct fmt_blob_set *s, fmt_item_cb cb, void *ctx,
 				it.cpu = (int32_t)(fmt_get32(it.data, 28) >> 16);
 		}
 		rc = cb(&it, ctx);
-		if (rc)
+		if (rc) {
+			*bad_off = o;	/* where the callback stopped */
 			return rc;
+		}
 	}
 	return state;
 }

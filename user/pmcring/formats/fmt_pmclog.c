@@ -397,6 +397,7 @@ int fmt_pmclog_read(const void *buf, size_t len, fmt_item_cb cb, void *ctx,
 		}
 		if (ret && ev.pl_state == PMCRING_LOG_ERROR) {
 			*bad_off = ev.pl_offset;
+			fmt_set_bad_reason(ev.pl_reason);
 			rc = -EINVAL;
 			break;
 		}
@@ -420,6 +421,16 @@ int fmt_pmclog_read(const void *buf, size_t len, fmt_item_cb cb, void *ctx,
 	}
 	pmcring_log_close(l);
 	return rc;
+}
+
+size_t fmt_periods_valid(const uint8_t *periods, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (le64toh(fmt_get64(periods, 8 * i)) > FMT_PERIOD_MAX)
+			break;
+	return i;
 }
 
 int fmt_periods_read(const void *buf, size_t len, const struct timespec *start,

@@ -25,12 +25,24 @@ struct walk {
 	struct fmt_bm_info	bi;
 	bool			closed;		/* pmclog: CLOSELOG seen */
 	uint64_t		seen;		/* items of this file so far */
+	bool			best_effort;	/* --best-effort */
+	FILE			*bm_header;	/* dump: barman tables here */
+	const char		*who;		/* "pmcring dump", ... */
 };
 
-/* Walk the records of @path; prints problems, returns 0, or 1 on error. */
+static void dump_barman_header(FILE *out, const struct fmt_bm_info *bi);
+
+/*
+ * Walk the records of @path; prints problems.  0: read to its end (or cut
+ * short: a prefix), 1: damaged (the records before the damage were
+ * walked; 0 with --best-effort), 2: not read at all.
+ */
 static int walk_file(const char *path, fmt_item_cb cb, void *ctx,
 		     struct walk *w)
 {
+	bool best_effort = w->best_effort;
+	FILE *bm_header = w->bm_header;
+	const char *who = w->who;
 	struct fmt_blob_set set;
 	struct image im;
 	char which[4096];
@@ -38,58 +50,62 @@ static int walk_file(const char *path, fmt_item_cb cb, void *ctx,
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	if (fmt_map_file(path, &im.p, &im.len, "pmcring"))
-		return 1;
+	w->best_effort = best_effort;
+	w->bm_header = bm_header;
+	w->who = who;
+	if (fmt_map_file(path, &im.p, &im.len, who))
+		return 2;
 	w->kind = fmt_detect(im.p, im.len);
 	switch (w->kind) {
 	case FMT_PMCLOG:
 		rc = fmt_pmclog_read(im.p, im.len, cb, ctx, &bad);
 		break;
 	case FMT_BARMAN:
-		fmt_barman_info(im.p, im.len, &w->bi);
+		/* the header tables first, as comments */
+		if (!fmt_barman_info(im.p, im.len, &w->bi) && w->bm_header)
+			dump_barman_header(w->bm_header, &w->bi);
 		rc = fmt_barman_read(im.p, im.len, cb, ctx, &bad);
 		break;
 	case FMT_BLOB:
 		rc = fmt_blob_map(path, &set, which, sizeof(which));
 		if (rc) {
-			fprintf(stderr, "pmcring: %s: %s\n", which,
+			fprintf(stderr, "%s: %s: %s\n", who, which,
 				rc == -EINVAL ? "not a blob file name "
 				"(STREAM.DAT.T, STREAM.OFFSET.T, ...)" :
 				strerror(-rc));
 			fmt_unmap_file(im.p, im.len);
-			return 1;
+			return 2;
 		}
 		rc = fmt_blob_read(&set, cb, ctx, &bad);
 		fmt_blob_unmap(&set);
 		break;
 	default:
-		fprintf(stderr, "pmcring: %s: not a pmclog, barman or blob file\n",
-			path);
+		fprintf(stderr, "%s: %s: not a pmclog, barman or blob file\n",
+			who, path);
 		fmt_unmap_file(im.p, im.len);
-		return 1;
+		return 2;
 	}
 	fmt_unmap_file(im.p, im.len);
-	if (rc == -EINVAL) {
-		fprintf(stderr, "pmcring: %s: corrupt at offset %zu\n", path, bad);
-		return 1;
-	}
+	if (rc == -EINVAL)
+		return fmt_say_damage(who, path, bad, fmt_bad_reason(),
+				      w->seen, w->best_effort);
 	if (rc < 0) {
-		fprintf(stderr, "pmcring: %s: %s\n", path, strerror(-rc));
-		return 1;
+		fprintf(stderr, "%s: %s: %s\n", who, path, strerror(-rc));
+		return 2;
 	}
 	if (rc == FMT_END_TRUNCATED)
-		fprintf(stderr, "pmcring: %s: ends in a partial record "
-			"(the recording was cut short)\n", path);
+		fprintf(stderr, "%s: %s: ends in a partial record "
+			"(the recording was cut short)\n", who, path);
 	else if (w->kind == FMT_PMCLOG && !w->closed)
-		fprintf(stderr, "pmcring: %s: no CLOSELOG "
-			"(the recording was cut short)\n", path);
+		fprintf(stderr, "%s: %s: no CLOSELOG "
+			"(the recording was cut short)\n", who, path);
 	return 0;
 }
 
 /*
  * A file, or a blob directory: what `record -F blob -o DIR` made (its
  * container subdirectories) or one container, every file set in name order
- * (stream, then time).
+ * (stream, then time).  The worst of walk_file()'s results.
  */
 static int walk_path(const char *path, fmt_item_cb cb, void *ctx,
 		     struct walk *w)
@@ -100,7 +116,7 @@ static int walk_path(const char *path, fmt_item_cb cb, void *ctx,
 	unsigned int i;
 	size_t k;
 	glob_t g;
-	int ret = 0;
+	int ret = 0, r;
 
 	if (stat(path, &st) || !S_ISDIR(st.st_mode))
 		return walk_file(path, cb, ctx, w);
@@ -111,13 +127,15 @@ static int walk_path(const char *path, fmt_item_cb cb, void *ctx,
 		globfree(&g);
 	}
 	if (i == 2) {
-		fprintf(stderr, "pmcring: %s: a directory without blob files "
-			"(STREAM.DAT.T, or CONTAINER/STREAM.DAT.T)\n", path);
-		return 1;
+		fprintf(stderr, "%s: %s: a directory without blob files "
+			"(STREAM.DAT.T, or CONTAINER/STREAM.DAT.T)\n", w->who,
+			path);
+		return 2;
 	}
-	for (k = 0; k < g.gl_pathc; k++)
-		if (walk_file(g.gl_pathv[k], cb, ctx, w))
-			ret = 1;
+	for (k = 0; k < g.gl_pathc; k++) {
+		r = walk_file(g.gl_pathv[k], cb, ctx, w);
+		ret = r > ret ? r : ret;
+	}
 	globfree(&g);
 	return ret;
 }
@@ -185,6 +203,7 @@ static int dump_item(const struct fmt_item *it, void *ctx)
 	struct dump_ctx *d = ctx;
 	char cpu[16] = "-";
 
+	d->w->seen++;
 	if (it->type == PMCRING_TYPE_CLOSELOG && it->kind == FMT_PMCLOG)
 		d->w->closed = true;
 	if (it->cpu >= 0)
@@ -234,8 +253,11 @@ static void dump_barman_header(FILE *out, const struct fmt_bm_info *bi)
 	}
 }
 
+enum { OPT_BEST_EFFORT = 256 };
+
 static const struct option dump_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
+	{ "best-effort", no_argument, NULL, OPT_BEST_EFFORT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -254,46 +276,58 @@ static int sub_usage(const char *cmd, int help)
 		"magic.  A blob file set is named by any of its files\n"
 		"(STREAM.DAT.T, .OFFSET.T, ...) or by its directory (all sets).\n"
 		"\n"
-		"  -h, --help   this text\n", cmd,
+		"A damaged file is read up to the damage, which is named (offset\n"
+		"and reason), and the exit status is 1; a file cut short (a\n"
+		"recording killed) is a valid prefix, exit 0.\n"
+		"\n"
+		"      --best-effort  exit 0 after damage too\n"
+		"  -h, --help         this text\n", cmd,
 		!strcmp(cmd, "dump") ?
 		"Print the records, one per line (time, cpu, type, fields), of" :
 		"Print counts per record type and CPU, drops, duration and rate of");
 	return help ? 0 : 2;
 }
 
+/* The options of dump and stat; 0, or the exit status of a usage error. */
+static int sub_opts(const char *cmd, int argc, char **argv, struct walk *w)
+{
+	int c;
+
+	memset(w, 0, sizeof(*w));
+	w->who = !strcmp(cmd, "dump") ? "pmcring dump" : "pmcring stat";
+	optind = 0;	/* GNU order: options anywhere (a full reset) */
+	while ((c = getopt_long(argc, argv, "h", dump_longopts, NULL)) != -1) {
+		if (c == OPT_BEST_EFFORT)
+			w->best_effort = true;
+		else
+			return sub_usage(cmd, c == 'h') ? 2 : -1;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "pmcring %s: no recording given (PATH...)\n",
+			cmd);
+		return sub_usage(cmd, 0);
+	}
+	return 0;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	struct dump_ctx *d;
 	struct walk w;
-	int c, i, ret = 0;
+	int i, ret = 0;
 
-	optind = 0;	/* GNU order: options anywhere (a full reset) */
-	while ((c = getopt_long(argc, argv, "h", dump_longopts, NULL)) != -1)
-		return sub_usage("dump", c == 'h');
-	if (optind >= argc) {
-		fprintf(stderr, "pmcring dump: no recording given (PATH...)\n");
-		return sub_usage("dump", 0);
-	}
+	i = sub_opts("dump", argc, argv, &w);
+	if (i)
+		return i < 0 ? 0 : i;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return 1;
 	d->out = stdout;
 	d->w = &w;
-	for (i = optind; i < argc; i++) {
-		struct image im;
-
-		/* The barman header tables first, as comments. */
-		if (!fmt_map_file(argv[i], &im.p, &im.len, NULL)) {
-			struct fmt_bm_info bi;
-
-			if (fmt_detect(im.p, im.len) == FMT_BARMAN &&
-			    !fmt_barman_info(im.p, im.len, &bi))
-				dump_barman_header(stdout, &bi);
-			fmt_unmap_file(im.p, im.len);
-		}
+	w.bm_header = stdout;
+	for (i = optind; i < argc; i++)
 		if (walk_path(argv[i], dump_item, d, &w))
 			ret = 1;
-	}
 	free(d);
 	if (fflush(stdout))
 		ret = 1;
@@ -344,20 +378,19 @@ int cmd_stat(int argc, char **argv)
 	double secs;
 	int c, i, t, ret = 0;
 
-	optind = 0;	/* GNU order: options anywhere (a full reset) */
-	while ((c = getopt_long(argc, argv, "h", dump_longopts, NULL)) != -1)
-		return sub_usage("stat", c == 'h');
-	if (optind >= argc) {
-		fprintf(stderr, "pmcring stat: no recording given (PATH...)\n");
-		return sub_usage("stat", 0);
-	}
+	c = sub_opts("stat", argc, argv, &w);
+	if (c)
+		return c < 0 ? 0 : c;
 	for (i = optind; i < argc; i++) {
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return 1;
 		s->w = &w;
-		if (walk_path(argv[i], stat_item, s, &w)) {
+		/* damaged: the counts of what comes before the damage */
+		c = walk_path(argv[i], stat_item, s, &w);
+		if (c)
 			ret = 1;
+		if (c == 2) {
 			free(s);
 			continue;
 		}

@@ -183,9 +183,11 @@ const char *report_cur_event(const struct report *r, char *buf, size_t sz);
 
 /*
  * Read @path (pmclog, barman or blob) into @r; problems are printed with
- * the prefix @who.  0 or -errno.
+ * the prefix @who.  0, -errno, or 1: damaged, read up to the damage and
+ * told (0 instead with @best_effort).
  */
-int report_read(struct report *r, const char *path, const char *who);
+int report_read(struct report *r, const char *path, const char *who,
+		bool best_effort);
 
 /*
  * The recording of `report`/`script`: -i PATH (*path already set), one

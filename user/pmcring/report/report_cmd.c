@@ -48,7 +48,19 @@ struct report_cmd {
 	 */
 	struct fmt_period_last plast;
 	uint64_t	pcs[PMCRING_CALLCHAIN_DEPTH_MAX];
+	uint64_t	nread;		/* records taken in */
+	bool		best_effort;	/* --best-effort: damage is exit 0 */
+	bool		damaged;	/* damage told: exit 1 */
+	bool		pdamaged;	/* FILE.periods damaged (told) */
 };
+
+/* Damage at @off of @path: told, and exit 1 unless --best-effort. */
+static void report_cmd_damage(struct report_cmd *c, const char *path,
+			      uint64_t off, const char *why, uint64_t nread)
+{
+	if (fmt_say_damage(c->who, path, off, why, nread, c->best_effort))
+		c->damaged = true;
+}
 
 static void report_cmd_first(struct report_cmd *c, uint64_t ts)
 {
@@ -73,7 +85,7 @@ static void report_cmd_periods(struct report_cmd *c,
 		.tv_sec = (time_t)i->pl_ts_sec, .tv_nsec = (long)i->pl_ts_nsec,
 	};
 	const uint8_t *p;
-	size_t n;
+	size_t n, ok;
 	int err;
 
 	if (!c->pmap || c->periods || c->ncc)
@@ -85,6 +97,21 @@ static void report_cmd_periods(struct report_cmd *c,
 			FMT_PERIODS_SUFFIX, err == -ESTALE ?
 			"another recording's periods" : "not a periods file");
 		return;
+	}
+	/* random bytes are not periods: the entries before them are */
+	ok = fmt_periods_valid(p, n);
+	if (ok < n) {
+		fprintf(stderr, "%s: %s%s: damaged at offset %zu: period %"
+			PRIu64 " is over 2^40, not a period; the %zu entries "
+			"before it are used, later samples weigh the fixed "
+			"period or 1%s\n", c->who, c->path, FMT_PERIODS_SUFFIX,
+			FMT_PERIODS_HEADER + 8 * ok,
+			le64toh(fmt_get64(p, 8 * ok)), ok, c->best_effort ?
+			" (--best-effort: exit 0)" :
+			" (exit 1; --best-effort: exit 0)");
+		c->damaged |= !c->best_effort;
+		c->pdamaged = true;
+		n = ok;
 	}
 	c->periods = p;
 	c->nperiods = n;
@@ -107,6 +134,7 @@ static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 {
 	struct report *r = c->r;
 
+	c->nread++;
 	report_seen(r, ev->pl_ts);
 	switch (ev->pl_type) {
 	case PMCRING_TYPE_CALLCHAIN: {
@@ -212,7 +240,7 @@ static int report_cmd_pmclog(struct report_cmd *c)
 		err = report_cmd_ev(c, &ev, -1);
 		count = ev.pl_count;
 	}
-	if (c->periods && c->ncc > c->nperiods)
+	if (c->periods && c->ncc > c->nperiods && !c->pdamaged)
 		fprintf(stderr, "%s: warning: %s%s has the periods of %zu of "
 			"%" PRIu64 " samples (cut short); the others weigh the "
 			"fixed period or 1\n", c->who, c->path,
@@ -221,9 +249,8 @@ static int report_cmd_pmclog(struct report_cmd *c)
 	c->pmap = NULL;
 	c->periods = NULL;
 	if (!err && ev.pl_state == PMCRING_LOG_ERROR) {
-		fprintf(stderr, "%s: %s: corrupt at offset %" PRIu64
-			": %s; reporting the records before it\n", c->who, c->path,
-			ev.pl_offset, ev.pl_reason ? ev.pl_reason : "?");
+		report_cmd_damage(c, c->path, ev.pl_offset, ev.pl_reason,
+				  c->nread);
 	} else if (!err && ev.pl_count == count) {
 		/* EOF without a CLOSELOG record counted */
 		fprintf(stderr, "%s: %s: no CLOSELOG (the recording "
@@ -251,21 +278,30 @@ static int report_cmd_item(const struct fmt_item *it, void *ctx)
 
 	report_cmd_first(c, it->ts);
 	if (it->kind == FMT_BLOB) {
-		if (it->btype == 'j')
-			return report_json_record(c->r, it->data, it->len,
-						  c->pcs, PMCRING_CALLCHAIN_DEPTH_MAX);
+		int err;
+
+		if (it->btype == 'j') {
+			c->nread++;
+			err = report_json_record(c->r, it->data, it->len,
+						 c->pcs,
+						 PMCRING_CALLCHAIN_DEPTH_MAX);
+			if (err == -EINVAL)
+				fmt_set_bad_reason("a JSON member of the wrong "
+						   "type");
+			return err;
+		}
 		if (pmcring_log_feed(c->mem, it->data, it->len))
 			return -ENOMEM;
 		if (pmcring_log_read(c->mem, &ev)) {
 			if (ev.pl_state == PMCRING_LOG_EOF)
 				return 0;	/* CLOSELOG */
-			fprintf(stderr, "%s: %s: bad record: %s\n", c->who,
-				c->path, ev.pl_reason ? ev.pl_reason : "?");
+			fmt_set_bad_reason(ev.pl_reason);
 			return -EINVAL;
 		}
 		return report_cmd_ev(c, &ev, it->cpu);
 	}
 	/* barman: records carry the thread id as task */
+	c->nread++;
 	report_seen(c->r, it->ts);
 	switch (it->type) {
 	case BM_REC_SAMPLE_WITH_PC:
@@ -347,8 +383,7 @@ static int report_cmd_other(struct report_cmd *c, struct report_img *im0)
 	rc = fmt_blob_read(&set, report_cmd_item, c, &bad);
 done:
 	if (rc == -EINVAL)
-		fprintf(stderr, "%s: %s: corrupt at offset %zu; "
-			"reporting the records before it\n", c->who, c->path, bad);
+		report_cmd_damage(c, c->path, bad, fmt_bad_reason(), c->nread);
 	if (rc == FMT_END_TRUNCATED)
 		fprintf(stderr, "%s: %s: ends in a partial record "
 			"(the recording was cut short)\n", c->who, c->path);
@@ -361,10 +396,12 @@ out:
 	return rc;
 }
 
-int report_read(struct report *r, const char *path, const char *who)
+int report_read(struct report *r, const char *path, const char *who,
+		bool best_effort)
 {
 	struct report_opts o = { .pid = -1, .cpu = -1, .time_to = UINT64_MAX };
-	struct report_cmd c = { .r = r, .path = path, .o = &o, .who = who };
+	struct report_cmd c = { .r = r, .path = path, .o = &o, .who = who,
+				.best_effort = best_effort };
 	struct report_img im = { 0 };
 	int err;
 
@@ -384,7 +421,7 @@ int report_read(struct report *r, const char *path, const char *who)
 		err = report_cmd_other(&c, &im);
 	free(c.plast.v);
 	fmt_unmap_file(im.p, im.len);
-	return err;
+	return err ? err : c.damaged;
 }
 
 /* ---- options ---- */
@@ -410,7 +447,7 @@ enum {
 	OPT_TIME_FROM = 256, OPT_TIME_TO, OPT_FOLDED, OPT_SVG, OPT_SWITCHES,
 	OPT_KALLSYMS, OPT_SYSTEM_MAP, OPT_TOP, OPT_TITLE, OPT_PATH_MAP,
 	OPT_SYMFS, OPT_EVENT, OPT_SORT, OPT_CHILDREN, OPT_NO_CHILDREN,
-	OPT_CALL_GRAPH, OPT_PERCENT_LIMIT, OPT_INLINE,
+	OPT_CALL_GRAPH, OPT_PERCENT_LIMIT, OPT_INLINE, OPT_BEST_EFFORT,
 };
 
 #define REPORT_MAX_PATH_MAPS	16
@@ -438,6 +475,7 @@ static const struct option report_longopts[] = {
 	{ "call-graph",	optional_argument, NULL, OPT_CALL_GRAPH },
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
 	{ "inline",	no_argument,	   NULL, OPT_INLINE },
+	{ "best-effort", no_argument,	   NULL, OPT_BEST_EFFORT },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -491,6 +529,9 @@ static int report_usage(int help)
 "      --path-map OLD=NEW read files the recording names under OLD/ from\n"
 "                         NEW/ (repeatable; e.g. a VM's or container's paths)\n"
 "      --symfs DIR        look for the recording's files under DIR first\n"
+"      --best-effort      exit 0 after damage in the recording (it is\n"
+"                         reported up to the damage, which is named, and\n"
+"                         the exit status is 1 without this option)\n"
 "  -h, --help             this text\n");
 	return help ? 0 : 2;
 }
@@ -662,6 +703,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_INLINE:
 			o.inline_frames = true;
 			break;
+		case OPT_BEST_EFFORT:
+			c.best_effort = true;
+			break;
 		case 'G':
 			o.call_graph = REPORT_CG_CALLER;
 			break;
@@ -771,7 +815,7 @@ int cmd_report(int argc, char **argv)
 out:
 	report_free(c.r);
 	fmt_unmap_file(im.p, im.len);
-	return err ? 1 : 0;
+	return err || c.damaged ? 1 : 0;
 bad:
 	fprintf(stderr, "pmcring report: bad value for an option: '%s'\n", optarg);
 	return 2;

@@ -157,7 +157,10 @@ static void script_rec(void *ctx, const struct report_rec *rec)
 	fprintf(f, "}\n");
 }
 
-enum { OPT_JSON = 256, OPT_KALLSYMS, OPT_SYMFS, OPT_EVENT, OPT_INLINE };
+enum {
+	OPT_JSON = 256, OPT_KALLSYMS, OPT_SYMFS, OPT_EVENT, OPT_INLINE,
+	OPT_BEST_EFFORT,
+};
 
 static const struct option script_longopts[] = {
 	{ "input",	required_argument, NULL, 'i' },
@@ -169,6 +172,7 @@ static const struct option script_longopts[] = {
 	{ "kallsyms",	required_argument, NULL, OPT_KALLSYMS },
 	{ "symfs",	required_argument, NULL, OPT_SYMFS },
 	{ "inline",	no_argument,	   NULL, OPT_INLINE },
+	{ "best-effort", no_argument,	   NULL, OPT_BEST_EFFORT },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -197,6 +201,9 @@ static int script_usage(int help)
 "      --symfs DIR        look for the recording's files under DIR first\n"
 "      --inline           functions inlined at an address (DWARF) as frames\n"
 "                         of their own, \"SYM (inlined)\", as perf script\n"
+"      --best-effort      exit 0 after damage in the recording (its samples\n"
+"                         up to the damage are printed, the damage is named\n"
+"                         and the exit status is 1 without this option)\n"
 "  -h, --help             this text\n");
 	return help ? 0 : 2;
 }
@@ -220,7 +227,7 @@ int cmd_script(int argc, char **argv)
 	const char *path = NULL, *ksyms = NULL, *symfs = NULL;
 	struct script sc = { .out = stdout };
 	struct report_hooks h = { script_sample, script_rec, &sc };
-	bool ksyms_must = false;
+	bool ksyms_must = false, best_effort = false, damaged = false;
 	char kpath[4096];
 	uint32_t v;
 	int opt, err;
@@ -261,6 +268,9 @@ int cmd_script(int argc, char **argv)
 		case OPT_INLINE:
 			o.inline_frames = true;
 			break;
+		case OPT_BEST_EFFORT:
+			best_effort = true;
+			break;
 		case 'h':
 			return script_usage(1);
 		default:
@@ -287,7 +297,9 @@ int cmd_script(int argc, char **argv)
 	}
 	if (!err) {
 		sym_load_build_ids_of(report_sym(sc.r), path, "pmcring script");
-		err = report_read(sc.r, path, "pmcring script");
+		err = report_read(sc.r, path, "pmcring script", best_effort);
+		damaged = err > 0;
+		err = err > 0 ? 0 : err;
 	}
 	if (!err && sc.event && !sc.samples &&
 	    report_select_event(sc.r, sc.event)) {
@@ -300,7 +312,7 @@ int cmd_script(int argc, char **argv)
 	if (!err && fflush(stdout))
 		err = -EIO;
 	report_free(sc.r);
-	return err ? 1 : 0;
+	return err || damaged ? 1 : 0;
 bad:
 	fprintf(stderr, "pmcring script: bad value for an option: '%s'\n",
 		optarg);

@@ -45,34 +45,42 @@ static inline void recs_slot(struct recs *rs)
 }
 
 /*
- * @rs through the @kind writer into @path; a blob set rolls before DAT
- * would pass @roll bytes (0: never), the batch running whenever the
- * writer asks, as the consumer runs it.
+ * What the tests' recordings are: 2 CPUs, "cpu-clock" as pmcid 1, a blob
+ * container "c" with one stream "all".
  */
-static inline void write_roll(const struct recs *rs, enum fmt_kind kind,
-			      const char *path, bool json, uint64_t roll)
+static inline void write_default_opts(struct fmt_opts *o, enum fmt_kind kind,
+				      const char *path)
 {
-	struct fmt_opts o = { .kind = kind, .path = path };
+	memset(o, 0, sizeof(*o));
+	o->kind = kind;
+	o->path = path;
+	o->start_ns = 1000000000ull;
+	o->start_rt.tv_sec = 1700000000;
+	o->nr_cpus = 2;
+	o->target = "tproc";
+	o->counters[0].pmcid = 1;
+	strcpy(o->counters[0].name, "cpu-clock");
+	o->nr_counters = 1;
+	o->container = "c";
+	o->streams[0].name = "all";
+	o->streams[0].types = PMCRING_TYPES_ALL;
+	o->nr_streams = 1;
+}
+
+/*
+ * @rs through the writer of @o, the batch running whenever the writer
+ * asks, as the consumer runs it.
+ */
+static inline void write_opts(const struct recs *rs,
+			      const struct fmt_opts *o)
+{
 	struct fmt_writer *w;
 	struct out_batch b;
 	unsigned int i;
 	int err;
 
-	o.start_ns = 1000000000ull;
-	o.start_rt.tv_sec = 1700000000;
-	o.nr_cpus = 2;
-	o.target = "tproc";
-	o.counters[0].pmcid = 1;
-	strcpy(o.counters[0].name, "cpu-clock");
-	o.nr_counters = 1;
-	o.container = "c";
-	o.streams[0].name = "all";
-	o.streams[0].types = PMCRING_TYPES_ALL;
-	o.nr_streams = 1;
-	o.blob_json = json;
-	o.roll_bytes = roll;
 	REQUIRE(!out_batch_init(&b, 256, 1 << 20), "batch");
-	w = fmt_writer_new(&o);
+	w = fmt_writer_new(o);
 	REQUIRE(w, "fmt_writer_new: %s", strerror(errno));
 	REQUIRE(!fmt_begin(w, &b), "fmt_begin");
 	for (i = 0; i < rs->n; i++) {
@@ -91,6 +99,21 @@ static inline void write_roll(const struct recs *rs, enum fmt_kind kind,
 	REQUIRE(!err, "out_batch_run_sync: %s", strerror(-err));
 	fmt_writer_free(w);
 	out_batch_free(&b);
+}
+
+/*
+ * @rs through the @kind writer into @path; a blob set rolls before DAT
+ * would pass @roll bytes (0: never).
+ */
+static inline void write_roll(const struct recs *rs, enum fmt_kind kind,
+			      const char *path, bool json, uint64_t roll)
+{
+	struct fmt_opts o;
+
+	write_default_opts(&o, kind, path);
+	o.blob_json = json;
+	o.roll_bytes = roll;
+	write_opts(rs, &o);
 }
 
 static inline void write_format(const struct recs *rs,

@@ -579,9 +579,16 @@ int fmt_detect(const void *buf, size_t len);
 /*
  * Map all of @path read-only (*p NULL if it is empty): 0, or -errno, which
  * unless @who is NULL is also said on stderr as "@who: @path: error".
+ * "-" is the standard input.  A pipe, FIFO or other stream is read to its
+ * end into memory; a named FIFO without a writer is waited for up to
+ * FMT_FIFO_WAIT_MS, then refused (-EPIPE), never waited for for ever.  A
+ * directory is -EISDIR.
  */
+#define FMT_FIFO_WAIT_MS	1000
 int fmt_map_file(const char *path, const void **p, size_t *len,
 		 const char *who);
 void fmt_unmap_file(const void *p, size_t len);		/* p may be NULL */
+/* Is @path "-" or not a regular file (a blob set cannot be read from it)? */
+bool fmt_is_stream(const char *path);
 
 #endif /* PMCRING_FMT_H */

@@ -32,9 +32,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <json-c/json.h>
@@ -1074,17 +1076,134 @@ static bool blob_sibling(const char *path, unsigned int ext, char *out,
 	return false;
 }
 
+/* An anonymous pipe (pipefs): EOF is for good, no writer can come. */
+#define FMT_PIPEFS_MAGIC	0x50495045
+
+/*
+ * Wait for a writer of the named FIFO @fd (opened O_NONBLOCK, so that the
+ * open did not block) up to FMT_FIFO_WAIT_MS: 0 once one is there (then
+ * @fd blocks again), -EPIPE if none came.  read() of an empty FIFO says
+ * which: -EAGAIN with a writer, 0 (EOF) without.
+ */
+static int fmt_fifo_writer(int fd, char *first, ssize_t *nfirst)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int waited = 0;
+
+	for (;;) {
+		*nfirst = read(fd, first, 1);
+		if (*nfirst > 0 || (*nfirst < 0 && errno == EAGAIN))
+			break;
+		if (*nfirst < 0 && errno != EINTR)
+			return -errno;
+		if (waited >= FMT_FIFO_WAIT_MS)
+			return -EPIPE;
+		/* no writer yet: poll() wakes when one writes */
+		if (poll(&pfd, 1, 50) < 0 && errno != EINTR)
+			return -errno;
+		waited += 50;
+	}
+	if (*nfirst < 0)
+		*nfirst = 0;
+	return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) ? -errno : 0;
+}
+
+/*
+ * All of a pipe, FIFO or other stream @fd into an anonymous mapping (so
+ * fmt_unmap_file() frees it like a file's), after the @nfirst bytes at
+ * @first.
+ */
+static int fmt_read_stream(int fd, const char *first, ssize_t nfirst,
+			   const void **p, size_t *len)
+{
+	size_t cap = 1 << 20, n = 0;
+	char *m = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ssize_t r;
+
+	if (m == MAP_FAILED)
+		return -errno;
+	memcpy(m, first, (size_t)nfirst);
+	n = (size_t)nfirst;
+	for (;;) {
+		if (n == cap) {
+			char *g = mremap(m, cap, 2 * cap, MREMAP_MAYMOVE);
+
+			if (g == MAP_FAILED) {
+				munmap(m, cap);
+				return -ENOMEM;
+			}
+			m = g;
+			cap *= 2;
+		}
+		r = read(fd, m + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			r = -errno;
+			munmap(m, cap);
+			return (int)r;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	if (!n) {
+		munmap(m, cap);
+		return 0;
+	}
+	/* keep the pages of @n bytes: what munmap(p, n) frees */
+	r = (ssize_t)((n + 4095) & ~(size_t)4095);
+	if ((size_t)r < cap)
+		munmap(m + r, cap - (size_t)r);
+	mprotect(m, n, PROT_READ);
+	*p = m;
+	*len = n;
+	return 0;
+}
+
 int fmt_map_file(const char *path, const void **p, size_t *len,
 		 const char *who)
 {
+	bool std_in = !strcmp(path, "-");
+	struct statfs sfs;
 	struct stat st;
+	char first;
+	ssize_t nfirst = 0;
 	void *m;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	int fd, err = 0;
 
 	*p = NULL;
 	*len = 0;
+	/* O_NONBLOCK: opening a FIFO without a writer does not wait */
+	fd = std_in ? fcntl(0, F_DUPFD_CLOEXEC, 3) :
+		      open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st)) {
 		err = -errno;
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		/* a pipe, a FIFO, a terminal: read it to its end */
+		if (S_ISFIFO(st.st_mode) && !fstatfs(fd, &sfs) &&
+		    sfs.f_type != FMT_PIPEFS_MAGIC) {
+			err = fmt_fifo_writer(fd, &first, &nfirst);
+			if (err == -EPIPE && who) {
+				fprintf(stderr, "%s: %s: a FIFO with no writer "
+					"(waited %d ms); start the writer "
+					"first\n", who, path,
+					FMT_FIFO_WAIT_MS);
+				who = NULL;
+			}
+		} else if (fcntl(fd, F_SETFL,
+				 fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+			err = -errno;
+		}
+		if (!err)
+			err = fmt_read_stream(fd, &first, nfirst, p, len);
 		goto out;
 	}
 	if (st.st_size > 0) {
@@ -1102,6 +1221,13 @@ out:
 	if (fd >= 0)
 		close(fd);
 	return err;
+}
+
+bool fmt_is_stream(const char *path)
+{
+	struct stat st;
+
+	return !strcmp(path, "-") || stat(path, &st) || !S_ISREG(st.st_mode);
 }
 
 int fmt_blob_map(const char *path, struct fmt_blob_set *s, char *which,

@@ -67,6 +67,13 @@ static int walk_file(const char *path, fmt_item_cb cb, void *ctx,
 		rc = fmt_barman_read(im.p, im.len, cb, ctx, &bad);
 		break;
 	case FMT_BLOB:
+		if (fmt_is_stream(path)) {
+			fprintf(stderr, "%s: %s: a blob set is several files: "
+				"name one of them or its directory, not a "
+				"pipe\n", who, path);
+			fmt_unmap_file(im.p, im.len);
+			return 2;
+		}
 		rc = fmt_blob_map(path, &set, which, sizeof(which));
 		if (rc) {
 			fprintf(stderr, "%s: %s: %s\n", who, which,

@@ -9,10 +9,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <libpmcring.h>
 
@@ -52,6 +54,7 @@ struct report_cmd {
 	bool		best_effort;	/* --best-effort: damage is exit 0 */
 	bool		damaged;	/* damage told: exit 1 */
 	bool		pdamaged;	/* FILE.periods damaged (told) */
+	bool		dir;		/* path is a blob directory */
 };
 
 /* Damage at @off of @path: told, and exit 1 unless --best-effort. */
@@ -215,30 +218,49 @@ static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 	return 0;
 }
 
-static int report_cmd_pmclog(struct report_cmd *c)
+/* libpmcring's parser fed a chunk at a time, as fmt_pmclog_read() */
+#define REPORT_FEED_CHUNK	(256 * 1024)
+
+static int report_cmd_pmclog(struct report_cmd *c, const void *img,
+			     size_t len)
 {
 	struct pmcring_log_ev ev;
 	struct pmcring_log *l;
-	uint64_t count = 0;
-	int fd, err = 0;
+	bool closed = false;
+	size_t fed = 0, n;
+	int ret, err = 0;
 
-	fd = open(c->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		fprintf(stderr, "%s: %s: %s\n", c->who, c->path, strerror(errno));
-		return err;
-	}
-	l = pmcring_log_open(fd);
-	if (!l) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
+	l = pmcring_log_open(PMCRING_LOG_FD_NONE);
+	if (!l)
+		return -errno;
 	report_cmd_periods_map(c);
-	while (!err && !pmcring_log_read(l, &ev)) {
+	for (;;) {
+		ret = pmcring_log_read(l, &ev);
+		if (ret && ev.pl_state == PMCRING_LOG_REQUIRE_DATA) {
+			if (fed == len)
+				break;	/* the end, maybe in a record */
+			n = len - fed < REPORT_FEED_CHUNK ? len - fed :
+							    REPORT_FEED_CHUNK;
+			err = pmcring_log_feed(l, (const char *)img + fed, n);
+			if (err)
+				break;
+			fed += n;
+			continue;
+		}
+		if (ret && ev.pl_state == PMCRING_LOG_ERROR) {
+			report_cmd_damage(c, c->path, ev.pl_offset,
+					  ev.pl_reason, c->nread);
+			closed = true;	/* said */
+			break;
+		}
+		if (ret && ev.pl_state != PMCRING_LOG_EOF)
+			break;
 		report_cmd_first(c, ev.pl_ts);
 		err = report_cmd_ev(c, &ev, -1);
-		count = ev.pl_count;
+		if (err || ret) {	/* CLOSELOG: EOF comes with it */
+			closed = true;
+			break;
+		}
 	}
 	if (c->periods && c->ncc > c->nperiods && !c->pdamaged)
 		fprintf(stderr, "%s: warning: %s%s has the periods of %zu of "
@@ -248,17 +270,11 @@ static int report_cmd_pmclog(struct report_cmd *c)
 	fmt_unmap_file(c->pmap, c->plen);
 	c->pmap = NULL;
 	c->periods = NULL;
-	if (!err && ev.pl_state == PMCRING_LOG_ERROR) {
-		report_cmd_damage(c, c->path, ev.pl_offset, ev.pl_reason,
-				  c->nread);
-	} else if (!err && ev.pl_count == count) {
-		/* EOF without a CLOSELOG record counted */
+	if (!err && !closed)
 		fprintf(stderr, "%s: %s: no CLOSELOG (the recording "
 			"was cut short); reporting what is there\n", c->who,
 			c->path);
-	}
 	pmcring_log_close(l);
-	close(fd);
 	return err;
 }
 
@@ -346,54 +362,268 @@ static void report_cmd_bm_tables(struct report_cmd *c)
 	}
 }
 
-static int report_cmd_other(struct report_cmd *c, struct report_img *im0)
+/* How a blob set's or a barman file's walk ended: damage or a cut said. */
+static int report_cmd_end(struct report_cmd *c, const char *path, int rc,
+			  size_t bad)
 {
-	struct fmt_blob_set set = { 0 };
-	char which[4096];
+	if (rc == -EINVAL)
+		report_cmd_damage(c, path, bad, fmt_bad_reason(), c->nread);
+	if (rc == FMT_END_TRUNCATED)
+		fprintf(stderr, "%s: %s: ends in a partial record "
+			"(the recording was cut short)\n", c->who, path);
+	return rc == -EINVAL || rc == FMT_END_TRUNCATED ? 0 : rc;
+}
+
+static int report_cmd_barman(struct report_cmd *c, const void *img,
+			     size_t len)
+{
 	size_t bad = 0;
 	int rc;
 
-	if (c->kind == FMT_BARMAN) {
-		rc = fmt_barman_info(im0->p, im0->len, &c->bi);
-		if (rc) {
-			fprintf(stderr, "%s: %s: bad barman header\n", c->who,
-				c->path);
-			return rc;
-		}
-		report_cmd_bm_tables(c);
-		report_set_space_fallback(c->r, REPORT_BM_ALL);
-		rc = fmt_barman_read(im0->p, im0->len, report_cmd_item, c, &bad);
-		goto done;
-	}
-	rc = fmt_blob_map(c->path, &set, which, sizeof(which));
-	if (rc == -EINVAL) {
-		fprintf(stderr, "%s: %s: not a blob file name "
-			"(STREAM.DAT.T)\n", c->who, c->path);
-		goto out;
-	}
+	rc = fmt_barman_info(img, len, &c->bi);
 	if (rc) {
-		fprintf(stderr, "%s: %s: %s\n", c->who, which, strerror(-rc));
-		goto out;
+		report_cmd_damage(c, c->path, 0, "not a barman header "
+				  "(version, sizes)", 0);
+		return 0;
 	}
-	c->mem = pmcring_log_open(PMCRING_LOG_FD_NONE);
-	if (!c->mem) {
+	report_cmd_bm_tables(c);
+	report_set_space_fallback(c->r, REPORT_BM_ALL);
+	rc = fmt_barman_read(img, len, report_cmd_item, c, &bad);
+	return report_cmd_end(c, c->path, rc, bad);
+}
+
+/*
+ * The blob sets of a recording: one set (its DAT, OFFSET, ... file named),
+ * or a directory (what `record -F blob -o DIR` made, or its container):
+ * every set, the sets a roll made included.  The sets of one stream
+ * follow one another in time (STREAM.DAT.T, T the roll's second), so one
+ * stream is read set after set; the records of several streams are merged
+ * by timestamp, as the rings held them.
+ */
+struct report_blob {
+	char			**paths;
+	struct fmt_blob_set	*sets;
+	struct pmcring_log	**mems;	/* a parser per set (CLOSELOG ends one) */
+	size_t			n;
+	/* several streams: every record, in set order, then sorted by time */
+	struct report_blob_it {
+		struct fmt_item	it;
+		size_t		set;
+		size_t		seq;
+	}			*v;
+	size_t			nv, maxv;
+	size_t			cur;	/* the set being collected */
+};
+
+static int report_blob_collect(const struct fmt_item *it, void *ctx)
+{
+	struct report_blob *b = ctx;
+
+	if (b->nv == b->maxv) {
+		size_t nm = b->maxv ? 2 * b->maxv : 4096;
+		struct report_blob_it *nv = realloc(b->v, nm * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		b->v = nv;
+		b->maxv = nm;
+	}
+	b->v[b->nv].it = *it;
+	b->v[b->nv].set = b->cur;
+	b->v[b->nv].seq = b->nv;
+	b->nv++;
+	return 0;
+}
+
+static int report_blob_cmp(const void *x, const void *y)
+{
+	const struct report_blob_it *a = x, *b = y;
+
+	if (a->it.ts != b->it.ts)
+		return a->it.ts < b->it.ts ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* "DIR/STREAM" of a DAT file's path: the stream its sets share. */
+static size_t report_blob_stream_len(const char *path)
+{
+	const char *d = strstr(path, ".DAT.");
+
+	return d ? (size_t)(d - path) : strlen(path);
+}
+
+static void report_blob_free(struct report_blob *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		fmt_blob_unmap(&b->sets[i]);
+		pmcring_log_close(b->mems[i]);
+		free(b->paths[i]);
+	}
+	free(b->paths);
+	free(b->sets);
+	free(b->mems);
+	free(b->v);
+}
+
+/* The DAT files of @path (a set's file or a directory of sets) into @b. */
+static int report_blob_find(struct report_cmd *c, struct report_blob *b)
+{
+	static const char *const pats[] = { "%s/*.DAT.*", "%s/*/*.DAT.*" };
+	char pat[4200];
+	unsigned int i;
+	size_t k;
+	glob_t g;
+
+	if (!c->dir) {
+		g.gl_pathc = 1;
+		b->paths = calloc(1, sizeof(*b->paths));
+		if (!b->paths || !(b->paths[0] = strdup(c->path)))
+			return -ENOMEM;
+		b->n = 1;
+		return 0;
+	}
+	for (i = 0; i < 2; i++) {
+		snprintf(pat, sizeof(pat), pats[i], c->path);
+		if (glob(pat, 0, NULL, &g) == 0)
+			break;
+		globfree(&g);
+	}
+	if (i == 2) {
+		fprintf(stderr, "%s: %s: a directory without blob files "
+			"(STREAM.DAT.T, or CONTAINER/STREAM.DAT.T)\n", c->who,
+			c->path);
+		return -ENOENT;
+	}
+	b->paths = calloc(g.gl_pathc, sizeof(*b->paths));
+	for (k = 0; b->paths && k < g.gl_pathc; k++)
+		if ((b->paths[k] = strdup(g.gl_pathv[k])))
+			b->n++;
+	globfree(&g);
+	return b->paths && b->n == k ? 0 : -ENOMEM;
+}
+
+static int report_cmd_blob(struct report_cmd *c)
+{
+	struct report_blob b = { 0 };
+	char which[4096];
+	bool one_stream = true;
+	size_t i, bad = 0;
+	int rc;
+
+	if (fmt_is_stream(c->path) && !c->dir) {
+		fprintf(stderr, "%s: %s: a blob set is several files: name one "
+			"of them or its directory, not a pipe\n", c->who,
+			c->path);
+		return -EINVAL;
+	}
+	rc = report_blob_find(c, &b);
+	if (rc)
+		goto out;
+	b.sets = calloc(b.n, sizeof(*b.sets));
+	b.mems = calloc(b.n, sizeof(*b.mems));
+	if (!b.sets || !b.mems) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = fmt_blob_read(&set, report_cmd_item, c, &bad);
-done:
-	if (rc == -EINVAL)
-		report_cmd_damage(c, c->path, bad, fmt_bad_reason(), c->nread);
-	if (rc == FMT_END_TRUNCATED)
-		fprintf(stderr, "%s: %s: ends in a partial record "
-			"(the recording was cut short)\n", c->who, c->path);
-	if (rc == -EINVAL || rc == FMT_END_TRUNCATED)
-		rc = 0;
+	for (i = 0; i < b.n; i++) {
+		rc = fmt_blob_map(b.paths[i], &b.sets[i], which, sizeof(which));
+		if (rc == -EINVAL) {
+			fprintf(stderr, "%s: %s: not a blob file name "
+				"(STREAM.DAT.T)\n", c->who, b.paths[i]);
+			goto out;
+		}
+		if (rc) {
+			fprintf(stderr, "%s: %s: %s\n", c->who, which,
+				strerror(-rc));
+			goto out;
+		}
+		b.mems[i] = pmcring_log_open(PMCRING_LOG_FD_NONE);
+		if (!b.mems[i]) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (report_blob_stream_len(b.paths[i]) !=
+		    report_blob_stream_len(b.paths[0]) ||
+		    strncmp(b.paths[i], b.paths[0],
+			    report_blob_stream_len(b.paths[0])))
+			one_stream = false;
+	}
+	for (i = 0; i < b.n && one_stream; i++) {
+		c->mem = b.mems[i];
+		rc = fmt_blob_read(&b.sets[i], report_cmd_item, c, &bad);
+		rc = report_cmd_end(c, b.paths[i], rc, bad);
+		if (rc)
+			goto out;
+	}
+	for (i = 0; i < b.n && !one_stream; i++) {
+		uint64_t before = b.nv;
+
+		b.cur = i;
+		rc = fmt_blob_read(&b.sets[i], report_blob_collect, &b, &bad);
+		/* damage in a set: its records before it count */
+		rc = report_cmd_end(c, b.paths[i], rc, bad);
+		if (rc)
+			goto out;
+		c->nread += b.nv - before;
+	}
+	if (!one_stream) {
+		c->nread = 0;
+		qsort(b.v, b.nv, sizeof(*b.v), report_blob_cmp);
+		for (i = 0; i < b.nv && !rc; i++) {
+			c->mem = b.mems[b.v[i].set];
+			rc = report_cmd_item(&b.v[i].it, c);
+		}
+		if (rc == -EINVAL) {
+			report_cmd_damage(c, b.paths[b.v[i - 1].set], 0,
+					  fmt_bad_reason(), c->nread);
+			rc = 0;
+		}
+	}
 out:
-	fmt_blob_unmap(&set);
-	pmcring_log_close(c->mem);
 	c->mem = NULL;
+	report_blob_free(&b);
 	return rc;
+}
+
+/*
+ * Read c->path (a file, "-" for the standard input, a pipe, or a blob
+ * directory) into c->r.
+ */
+static int report_cmd_read(struct report_cmd *c)
+{
+	struct report_img im = { 0 };
+	struct stat st;
+	int err;
+
+	c->dir = strcmp(c->path, "-") && !stat(c->path, &st) &&
+		 S_ISDIR(st.st_mode);
+	if (c->dir) {
+		c->kind = FMT_BLOB;
+	} else {
+		if (fmt_map_file(c->path, &im.p, &im.len, c->who))
+			return -ENOENT;
+		c->kind = im.p ? fmt_detect(im.p, im.len) : -1;
+		if (c->kind < 0) {
+			fprintf(stderr, "%s: %s: %s\n", c->who, c->path,
+				im.p ? "not a pmclog, barman or blob file" :
+				"empty, not a recording");
+			fmt_unmap_file(im.p, im.len);
+			return -EINVAL;
+		}
+	}
+	sym_load_build_ids_of(report_sym(c->r), c->path, c->who);
+	if (c->kind == FMT_PMCLOG)
+		err = report_cmd_pmclog(c, im.p, im.len);
+	else if (c->kind == FMT_BARMAN)
+		err = report_cmd_barman(c, im.p, im.len);
+	else
+		err = report_cmd_blob(c);
+	free(c->plast.v);
+	c->plast = (struct fmt_period_last){ 0 };
+	fmt_unmap_file(im.p, im.len);
+	return err;
 }
 
 int report_read(struct report *r, const char *path, const char *who,
@@ -402,25 +632,8 @@ int report_read(struct report *r, const char *path, const char *who,
 	struct report_opts o = { .pid = -1, .cpu = -1, .time_to = UINT64_MAX };
 	struct report_cmd c = { .r = r, .path = path, .o = &o, .who = who,
 				.best_effort = best_effort };
-	struct report_img im = { 0 };
-	int err;
+	int err = report_cmd_read(&c);
 
-	if (fmt_map_file(path, &im.p, &im.len, who))
-		return -ENOENT;
-	c.kind = im.p ? fmt_detect(im.p, im.len) : -1;
-	if (c.kind < 0) {
-		fprintf(stderr, "%s: %s: not a pmclog, barman or blob file\n",
-			who, path);
-		fmt_unmap_file(im.p, im.len);
-		return -EINVAL;
-	}
-	sym_load_build_ids_of(report_sym(c.r), c.path, "pmcring report");
-	if (c.kind == FMT_PMCLOG)
-		err = report_cmd_pmclog(&c);
-	else
-		err = report_cmd_other(&c, &im);
-	free(c.plast.v);
-	fmt_unmap_file(im.p, im.len);
 	return err ? err : c.damaged;
 }
 
@@ -612,7 +825,6 @@ int cmd_report(int argc, char **argv)
 	unsigned int npmap = 0, i;
 	bool folded = false, switches = false, ksyms_must = false;
 	struct report_cmd c = { .o = &o, .who = "pmcring report" };
-	struct report_img im = { 0 };
 	char kpath[4096];
 	uint64_t v;
 	int opt, err;
@@ -747,20 +959,9 @@ int cmd_report(int argc, char **argv)
 	if (cmd_one_input("pmcring report", argc, argv, optind, &c.path))
 		return 2;
 
-	if (fmt_map_file(c.path, &im.p, &im.len, "pmcring report"))
-		return 1;
-	c.kind = im.p ? fmt_detect(im.p, im.len) : -1;
-	if (c.kind < 0) {
-		fprintf(stderr, "pmcring report: %s: not a pmclog, barman or "
-			"blob file\n", c.path);
-		fmt_unmap_file(im.p, im.len);
-		return 1;
-	}
 	c.r = report_new(&o);
-	if (!c.r) {
-		fmt_unmap_file(im.p, im.len);
+	if (!c.r)
 		return 1;
-	}
 	for (i = 0, err = 0; i < npmap && !err; i++) {
 		char *eq = strchr(pmap[i], '=');
 
@@ -779,15 +980,12 @@ int cmd_report(int argc, char **argv)
 		err = -EINVAL;
 		goto out;
 	}
-	sym_load_build_ids_of(report_sym(c.r), c.path, "pmcring report");
-	if (c.kind == FMT_PMCLOG)
-		err = report_cmd_pmclog(&c);
-	else
-		err = report_cmd_other(&c, &im);
-	free(c.plast.v);
-	c.plast = (struct fmt_period_last){ 0 };
-	if (err)
+	err = report_cmd_read(&c);
+	/* what the reader has not said already */
+	if (err && err != -ENOENT && err != -EINVAL)
 		fprintf(stderr, "pmcring report: %s: %s\n", c.path, strerror(-err));
+	else if (err)
+		;
 	else if (event && report_select_event(c.r, event)) {
 		fprintf(stderr, "pmcring report: %s: no samples of event '%s'\n",
 			c.path, event);
@@ -814,7 +1012,6 @@ int cmd_report(int argc, char **argv)
 		err = -EIO;
 out:
 	report_free(c.r);
-	fmt_unmap_file(im.p, im.len);
 	return err || c.damaged ? 1 : 0;
 bad:
 	fprintf(stderr, "pmcring report: bad value for an option: '%s'\n", optarg);

@@ -296,7 +296,6 @@ int cmd_script(int argc, char **argv)
 		err = ksyms_must && err != -ENODATA ? err : 0;
 	}
 	if (!err) {
-		sym_load_build_ids_of(report_sym(sc.r), path, "pmcring script");
 		err = report_read(sc.r, path, "pmcring script", best_effort);
 		damaged = err > 0;
 		err = err > 0 ? 0 : err;

@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Description: `pmcring record` of pmcring-workload (which burns its CPU
+# Description: `pmcring record -g` of pmcring-workload (which burns its CPU
 # time in burn_cpu()) then `pmcring report`: the top user function is
 # burn_cpu, symbolized from the recording's own PROCEXEC/MAP_IN records;
-# kernel frames resolve through kallsyms; --switches shows the workload's
-# threads; --folded and --svg hold burn_cpu too; --sort and -G show it in
+# kernel frames are named with no option, from the FILE.kallsyms and
+# FILE.modules that record wrote (as perf keeps kallsyms in perf.data);
+# --switches shows the workload's threads; --folded and --svg hold burn_cpu too; --sort and -G show it in
 # perf report's table and call graph; `pmcring script` prints its samples
 # in perf script's layout with burn_cpu frames.
 lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
@@ -18,7 +19,7 @@ require_dev
 require_cmd pmcring pmcring-workload
 make_tmpdir
 
-if ! pmcring record --quiet -o "$dir/prof.pmclog" -- \
+if ! pmcring record -g --quiet -o "$dir/prof.pmclog" -- \
 		pmcring-workload -d 2 -t 1 >"$dir/record.txt" 2>&1; then
 	cat "$dir/record.txt"
 	grep -qi "not supported\|unknown command\|not implemented\|not built yet" "$dir/record.txt" &&
@@ -26,8 +27,11 @@ if ! pmcring record --quiet -o "$dir/prof.pmclog" -- \
 	fail "pmcring record"
 fi
 
+# record saves the kernel's symbols; report needs no --kallsyms
+[ -s "$dir/prof.pmclog.kallsyms" ] || fail "record wrote no prof.pmclog.kallsyms"
+[ -s "$dir/prof.pmclog.modules" ] || [ -z "$(cat /proc/modules)" ] ||
+	fail "record wrote no prof.pmclog.modules"
 ks=
-[ -s "$dir/prof.pmclog.kallsyms" ] || ks="--kallsyms /proc/kallsyms"
 # shellcheck disable=SC2086
 pmcring report --switches $ks --svg "$dir/flame.svg" "$dir/prof.pmclog" \
 	>"$dir/report.txt" 2>&1 || fail "pmcring report"
@@ -48,8 +52,7 @@ grep -q 'data-n="burn_cpu"' "$dir/flame.svg" || fail "burn_cpu not in the SVG"
 # shellcheck disable=SC2086
 pmcring report --folded $ks -i "$dir/prof.pmclog" >"$dir/folded-i.txt" &&
 	cmp -s "$dir/folded.txt" "$dir/folded-i.txt" || fail "report -i PATH differs"
-ks2=
-[ -n "$ks" ] || ks2="--kallsyms $dir/prof.pmclog.kallsyms"
+ks2="--kallsyms $dir/prof.pmclog.kallsyms"
 # shellcheck disable=SC2086
 (cd "$dir" && cp prof.pmclog pmcring.pmclog &&
 	pmcring report --folded $ks $ks2 >"$dir/folded-d.txt") &&

@@ -43,7 +43,7 @@ if [ -n "$rec_pid" ]; then
 	echo "== pmcring record exited with $?"
 	sed 's/^/   /' record.log
 fi
-cat /proc/kallsyms >"$PROFILE.kallsyms" 2>/dev/null
+# record wrote $PROFILE.kallsyms and .modules itself when it ended
 
 if [ -s "$PROFILE" ]; then
 	echo "== $(ls -l "$PROFILE")"
@@ -58,7 +58,6 @@ if [ -s "$PROFILE" ]; then
 		echo "== flame graph: $OUT/flame.svg"
 	fi
 else
-	rm -f "$PROFILE.kallsyms"
 	echo "== no recording written (see above)"
 fi
 exit $wl

@@ -26,6 +26,7 @@
 
 #include "../cmd.h"
 #include "../report/buildid.h"
+#include "../report/kallsyms.h"
 #include "consumer.h"
 #include "opts.h"
 
@@ -989,7 +990,8 @@ int cmd_record(int argc, char **argv)
 	struct sigaction sa = { .sa_sigaction = on_signal,
 				.sa_flags = SA_SIGINFO }, hup;
 	int child_sig = 0;
-	char *bid_log = NULL;
+	char *bid_log = NULL, *ks_rec = NULL;
+	struct stat kst;
 	char err[256];
 	int ret;
 
@@ -1067,6 +1069,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (r->pub && ldms_report(r))
 		ret = ret ? ret : 1;
+	/* the kernel's symbols, for report to name kernel frames */
+	if (!ret && !stat(r->fo.path, &kst) && (S_ISREG(kst.st_mode) ||
+						 S_ISDIR(kst.st_mode)))
+		ks_rec = strdup(r->fo.path);
 	/* the build ids of the files it maps, once the module is let go */
 	if (!ret && r->fo.kind == FMT_PMCLOG)
 		bid_log = strdup(r->fo.path);
@@ -1082,6 +1088,9 @@ int cmd_record(int argc, char **argv)
 	}
 	record_cleanup(r);
 	free(r);
+	if (ks_rec)
+		kallsyms_sidecar_record(ks_rec);
+	free(ks_rec);
 	if (bid_log)
 		buildid_sidecar_record(bid_log);
 	free(bid_log);

@@ -19,6 +19,7 @@
 #include <libpmcring.h>
 
 #include "flame.h"
+#include "kallsyms.h"
 #include "../formats/fmt.h"
 #include "report.h"
 #include "sym.h"
@@ -973,9 +974,9 @@ int cmd_report(int argc, char **argv)
 		err = sym_set_symfs(report_sym(c.r), symfs);
 	if (err)
 		goto out;
-	if (!ksyms && (size_t)snprintf(kpath, sizeof(kpath), "%s.kallsyms",
-				       c.path) < sizeof(kpath))
-		ksyms = kpath;
+	if (!ksyms)
+		ksyms = kallsyms_default(c.path, kpath, sizeof(kpath),
+					 "pmcring report");
 	if (ksyms && report_load_ksyms(c.r, ksyms, ksyms_must)) {
 		err = -EINVAL;
 		goto out;

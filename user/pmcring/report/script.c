@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../cmd.h"
+#include "kallsyms.h"
 #include "report.h"
 
 struct script {
@@ -159,8 +160,10 @@ static void script_rec(void *ctx, const struct report_rec *rec)
 
 enum {
 	OPT_JSON = 256, OPT_KALLSYMS, OPT_SYMFS, OPT_EVENT, OPT_INLINE,
-	OPT_BEST_EFFORT,
+	OPT_BEST_EFFORT, OPT_PATH_MAP,
 };
+
+#define SCRIPT_MAX_PATH_MAPS	16
 
 static const struct option script_longopts[] = {
 	{ "input",	required_argument, NULL, 'i' },
@@ -171,6 +174,7 @@ static const struct option script_longopts[] = {
 	{ "json",	no_argument,	   NULL, OPT_JSON },
 	{ "kallsyms",	required_argument, NULL, OPT_KALLSYMS },
 	{ "symfs",	required_argument, NULL, OPT_SYMFS },
+	{ "path-map",	required_argument, NULL, OPT_PATH_MAP },
 	{ "inline",	no_argument,	   NULL, OPT_INLINE },
 	{ "best-effort", no_argument,	   NULL, OPT_BEST_EFFORT },
 	{ "help",	no_argument,	   NULL, 'h' },
@@ -199,6 +203,8 @@ static int script_usage(int help)
 "      --json             one JSON object per record (JSON Lines) instead\n"
 "      --kallsyms FILE    kernel symbols (default: PATH.kallsyms if present)\n"
 "      --symfs DIR        look for the recording's files under DIR first\n"
+"      --path-map OLD=NEW read files the recording names under OLD/ from\n"
+"                         NEW/ (repeatable; e.g. a VM's or container's paths)\n"
 "      --inline           functions inlined at an address (DWARF) as frames\n"
 "                         of their own, \"SYM (inlined)\", as perf script\n"
 "      --best-effort      exit 0 after damage in the recording (its samples\n"
@@ -228,6 +234,8 @@ int cmd_script(int argc, char **argv)
 	struct script sc = { .out = stdout };
 	struct report_hooks h = { script_sample, script_rec, &sc };
 	bool ksyms_must = false, best_effort = false, damaged = false;
+	char *pmap[SCRIPT_MAX_PATH_MAPS];
+	unsigned int npmap = 0, i;
 	char kpath[4096];
 	uint32_t v;
 	int opt, err;
@@ -265,6 +273,17 @@ int cmd_script(int argc, char **argv)
 		case OPT_SYMFS:
 			symfs = optarg;
 			break;
+		case OPT_PATH_MAP:
+			if (npmap == SCRIPT_MAX_PATH_MAPS || optarg[0] != '/' ||
+			    !strchr(optarg, '=') || !strchr(optarg, '=')[1]) {
+				fprintf(stderr, "pmcring script: --path-map: "
+					"'%s' is not OLD=NEW (absolute OLD, "
+					"up to %d)\n", optarg,
+					SCRIPT_MAX_PATH_MAPS);
+				return 2;
+			}
+			pmap[npmap++] = optarg;
+			break;
 		case OPT_INLINE:
 			o.inline_frames = true;
 			break;
@@ -284,9 +303,16 @@ int cmd_script(int argc, char **argv)
 		return 1;
 	report_set_hooks(sc.r, &h);
 	err = symfs ? sym_set_symfs(report_sym(sc.r), symfs) : 0;
-	if (!ksyms && (size_t)snprintf(kpath, sizeof(kpath), "%s.kallsyms",
-				       path) < sizeof(kpath))
-		ksyms = kpath;
+	for (i = 0; i < npmap && !err; i++) {
+		char *eq = strchr(pmap[i], '=');
+
+		*eq = 0;
+		err = sym_add_path_map(report_sym(sc.r), pmap[i], eq + 1);
+		*eq = '=';
+	}
+	if (!ksyms)
+		ksyms = kallsyms_default(path, kpath, sizeof(kpath),
+					 "pmcring script");
 	if (!err && ksyms) {
 		err = sym_load_kallsyms(report_sym(sc.r), ksyms);
 		if (err && (ksyms_must || err != -ENOENT))

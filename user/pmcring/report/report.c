@@ -13,6 +13,8 @@
 #define REPORT_NAME_LEN		64
 #define REPORT_DEFAULT_TOP	20
 #define REPORT_KERNEL_COMM	15	/* TASK_COMM_LEN - 1 */
+/* missing files named in the header and the warnings */
+#define REPORT_MISSING_SHOWN	8
 /* perf's PERF_CONTEXT_* markers sit in the last page of the address space. */
 #define REPORT_PC_MARKER	((uint64_t)-4095)
 
@@ -1821,13 +1823,52 @@ static void report_print_event(struct report *r, FILE *out)
 			"no period recorded");
 }
 
+/*
+ * The files the samples fell in that are not here, named, and the
+ * --path-map that maps their common directory: "@pfx" starts each line.
+ */
+static void report_missing(struct report *r, FILE *out, const char *pfx)
+{
+	const char *v[REPORT_MISSING_SHOWN];
+	unsigned int n = sym_missing(r->sym, v, REPORT_MISSING_SHOWN), i;
+	size_t common;
+
+	if (!n)
+		return;
+	fprintf(out, "%s%u file%s the samples fell in %s not on this machine, "
+		"their functions stay [unknown]:", pfx, n, n > 1 ? "s" : "",
+		n > 1 ? "are" : "is");
+	for (i = 0; i < n && i < REPORT_MISSING_SHOWN; i++)
+		fprintf(out, " %s", v[i]);
+	fprintf(out, "%s\n", n > REPORT_MISSING_SHOWN ? " ..." : "");
+	/* their longest common directory */
+	common = strlen(v[0]);
+	for (i = 1; i < n && i < REPORT_MISSING_SHOWN; i++) {
+		size_t k = 0;
+
+		while (k < common && v[i][k] == v[0][k])
+			k++;
+		common = k;
+	}
+	while (common && v[0][common - 1] != '/')
+		common--;
+	if (common > 1)
+		common--;	/* the directory without its last '/' */
+	fprintf(out, "%smap them to where they are here: --path-map "
+		"%.*s=DIR (or --symfs ROOT for a whole tree)\n", pfx,
+		(int)common, v[0]);
+}
+
 void report_sym_warnings(struct report *r, const char *who)
 {
+	char pfx[64];
 	size_t i;
 
 	for (i = 0; i < sym_nr_warnings(r->sym); i++)
 		fprintf(stderr, "%s: warning: %s\n", who,
 			sym_warning(r->sym, i));
+	snprintf(pfx, sizeof(pfx), "%s: warning: ", who);
+	report_missing(r, stderr, pfx);
 }
 
 void report_print(struct report *r, FILE *out, const char *title,
@@ -1850,6 +1891,7 @@ void report_print(struct report *r, FILE *out, const char *title,
 		"symbols\n", with_syms, images, sym_nr_kernel_syms(r->sym));
 	for (i = 0; i < sym_nr_warnings(r->sym); i++)
 		fprintf(out, "# WARNING: %s\n", sym_warning(r->sym, i));
+	report_missing(r, out, "# WARNING: ");
 	if (r->drops)
 		fprintf(out, "# WARNING: records were dropped; the profile "
 			"is incomplete (use more --buffer-pages)\n");

@@ -190,6 +190,7 @@ struct sym_image {
 	bool		loaded;		/* tried to read the file */
 	bool		has_exec;	/* found a PT_LOAD with PF_X */
 	bool		has_syms;
+	bool		missing;	/* no such file here (ENOENT) */
 	bool		debug_tried;	/* looked for a detached debug file */
 	int8_t		dw_state;	/* DWARF: 0 not tried, 1 usable, -1 no */
 	bool		no_aranges;	/* DWARF without .debug_aranges */
@@ -588,8 +589,10 @@ static void sym_image_load(struct sym_image *im)
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return;
 	fd = sym_open_reg(im->file, &st);
-	if (fd < 0)
+	if (fd < 0) {
+		im->missing = errno == ENOENT;
 		return;
+	}
 	im->dev = st.st_dev;
 	im->ino = st.st_ino;
 	e = sym_elf_begin(fd);
@@ -1514,13 +1517,34 @@ void sym_stats(const struct sym_ctx *c, unsigned int *images,
 	for (i = 0; i < c->ihash_cap; i++) {
 		const struct sym_image *im;
 
+		/* kernel modules are names, not files: kallsyms has them */
 		for (im = c->ihash[i]; im; im = im->hnext) {
-			if (!im->loaded)
+			if (!im->loaded || im->path[0] != '/')
 				continue;
 			(*images)++;
 			*with_syms += im->has_syms;
 		}
 	}
+}
+
+static int sym_str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+unsigned int sym_missing(const struct sym_ctx *c, const char **v,
+			 unsigned int max)
+{
+	const struct sym_image *im;
+	unsigned int n = 0;
+	size_t i;
+
+	for (i = 0; i < c->ihash_cap; i++)
+		for (im = c->ihash[i]; im; im = im->hnext)
+			if (im->missing && n++ < max)
+				v[n - 1] = im->path;
+	qsort(v, n < max ? n : max, sizeof(*v), sym_str_cmp);
+	return n;
 }
 
 /* ---- address spaces ---- */

@@ -165,7 +165,18 @@ unsigned int sym_inlines(struct sym_ctx *c, struct sym_loc *loc,
 size_t sym_nr_warnings(const struct sym_ctx *c);
 const char *sym_warning(const struct sym_ctx *c, size_t i);
 
-/* Images (files) looked at, and how many of them had symbols. */
+/*
+ * Images (files) the samples' addresses fell in that are not on this
+ * machine (ENOENT, after --path-map and --symfs): their count, and up to
+ * @max of their paths, as the recording names them, sorted, into @v.
+ */
+unsigned int sym_missing(const struct sym_ctx *c, const char **v,
+			 unsigned int max);
+
+/*
+ * Images (files) looked at, and how many of them had symbols; kernel
+ * modules (names, not files) are not counted.
+ */
 void sym_stats(const struct sym_ctx *c, unsigned int *images,
 	       unsigned int *with_syms);
 

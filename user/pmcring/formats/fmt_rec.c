@@ -14,7 +14,12 @@
  * How a record field is shown: a 32- or 64-bit number, in decimal or (in
  * text) hex, or a string of at most .max bytes.
  */
-enum { F_U32 = 1, F_X32, F_U64, F_X64, F_STR };
+/*
+ * F_PID: a u32 pid whose (u32)-1 means the kernel (MAP_IN, MAP_OUT): -1
+ * in text, as the documentation writes it; the JSON number stays the u32
+ * (blob messages keep their format).
+ */
+enum { F_U32 = 1, F_X32, F_U64, F_X64, F_STR, F_PID };
 
 struct rec_field {
 	const char	*key;
@@ -31,6 +36,7 @@ struct rec_field {
 
 #define FLD(k, o, h, n)	{ k, ",\"" k "\":", sizeof(",\"" k "\":") - 1, o, h, n }
 #define U32(k, o)	FLD(k, o, F_U32, 0)
+#define PID(k, o)	FLD(k, o, F_PID, 0)
 #define X32(k, o)	FLD(k, o, F_X32, 0)
 #define U64(k, o)	FLD(k, o, F_U64, 0)
 #define X64(k, o)	FLD(k, o, F_X64, 0)
@@ -55,8 +61,8 @@ static const struct rec_field
 	f_procfork[] = { U32("oldpid", 16), U32("newpid", 20), { 0 } },
 	f_pid[] = { U32("pid", 16), { 0 } },
 	f_userdata[] = { X32("userdata", 16), { 0 } },
-	f_map_in[] = { U32("pid", 16), X64("start", 24), { 0 } },
-	f_map_out[] = { U32("pid", 16), X64("start", 24), X64("end", 32),
+	f_map_in[] = { PID("pid", 16), X64("start", 24), { 0 } },
+	f_map_out[] = { PID("pid", 16), X64("start", 24), X64("end", 32),
 		{ 0 } },
 	f_callchain[] = { U32("pid", 16), U32("tid", 20), X32("pmcid", 24),
 		{ 0 } },
@@ -386,6 +392,13 @@ static void em_field(struct em *e, const struct rec_field *f,
 		     const uint8_t *r)
 {
 	switch (f->how) {
+	case F_PID:
+		if (!e->json && fmt_get32(r, f->off) == UINT32_MAX) {
+			em_key(e, f->key);
+			em_put(e, "-1", 2);
+			break;
+		}
+		/* fall through */
 	case F_U32:
 		em_u(e, f->key, fmt_get32(r, f->off));
 		break;
@@ -659,6 +672,7 @@ static size_t json_fast(char *buf, const uint8_t *r, uint32_t len,
 		switch (f->how) {
 		case F_U32:
 		case F_X32:
+		case F_PID:
 			p = json_dec(p, fmt_get32(r, f->off));
 			break;
 		case F_U64:

@@ -537,7 +537,8 @@ static int parse_one(struct rec_opts *o, int c, const char *arg, char *err,
 		return 0;
 	case OPT_DURATION:
 		if (parse_ms(arg, &o->duration_ms))
-			return fail(err, sz, "--duration: bad seconds '%s'", arg);
+			return fail(err, sz, "--duration: '%s' is not a number of "
+				    "seconds (e.g. 5 or 0.5, no unit)", arg);
 		return 0;
 	case OPT_NO_URING:
 		o->no_uring = true;

@@ -1060,6 +1060,16 @@ int cmd_record(int argc, char **argv)
 			(double)r->c.st.records / secs,
 			(double)r->c.st.bytes / secs / 1e6,
 			r->c.use_uring ? "io_uring" : "read/write", lost);
+		/* what "in the file" counts, when it is not the records */
+		if (r->c.st.items != r->c.st.records)
+			fprintf(stderr, "pmcring: in the file: %s\n",
+				r->fo.kind == FMT_PMCLOG ? "pmclog records; "
+				"PERIODs go to FILE.periods, pmcring's own "
+				"types have no pmclog record" :
+				r->fo.kind == FMT_BARMAN ? "barman frames: "
+				"samples, switches, annotations, losses" :
+				"blob messages, the repeats of a roll "
+				"included");
 		/* the merge handed them out in order, the file has them as is */
 		if (back)
 			fprintf(stderr, "pmcring: warning: %" PRIu64 " records "

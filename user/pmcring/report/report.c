@@ -553,6 +553,22 @@ int report_select_event(struct report *r, const char *name)
 	return -ENOENT;
 }
 
+void report_say_events(const struct report *r, FILE *f)
+{
+	char buf[32];
+	size_t i;
+
+	if (!r->nprofs) {
+		fprintf(f, "no event has samples");
+		return;
+	}
+	fprintf(f, "events with samples:");
+	for (i = 0; i < r->nprofs; i++)
+		fprintf(f, "%s %s", i ? "," : "",
+			report_event_name(r, r->profs[i]->pmcid, buf,
+					  sizeof(buf)));
+}
+
 unsigned int report_nr_events(const struct report *r)
 {
 	return (unsigned int)r->nprofs;
@@ -810,9 +826,11 @@ static void report_hist_key(const struct report *r, const char *comm,
 						 "[unknown]"));
 			break;
 		case REPORT_SORT_SYM:
+			/* perf: [k] for a kernel address, named or not */
 			n = snprintf(buf + len, sz - len, "%s[%s] %s", sep,
-				     fr->frame->kind == SYM_KIND_KERNEL ? "k" :
-				     ".", fr->frame->name);
+				     fr->frame->kind == SYM_KIND_KERNEL ||
+				     fr->ip >= SYM_KERNEL_MIN ? "k" : ".",
+				     fr->frame->name);
 			break;
 		case REPORT_SORT_SRCLINE: {
 			/* the file's base name, as perf shows it; else "??" */

@@ -177,6 +177,8 @@ void report_set_period(struct report *r, uint64_t period);
 /* Sum of the weights of @pmcid's samples; *nrecorded: those with a period. */
 uint64_t report_weight(const struct report *r, uint32_t pmcid,
 		       uint64_t *nrecorded);
+/* "events with samples: a, b" (no newline) to @f, for --event's errors. */
+void report_say_events(const struct report *r, FILE *f);
 /* Make event @name current; -ENOENT if no sample has it. */
 int report_select_event(struct report *r, const char *name);
 const char *report_cur_event(const struct report *r, char *buf, size_t sz);
@@ -196,6 +198,13 @@ int report_read(struct report *r, const char *path, const char *who,
  */
 int cmd_one_input(const char *who, int argc, char **argv, int optind,
 		  const char **path);
+
+/*
+ * "WHO: --OPTION: 'VAL' is not FORM" for report's and script's options
+ * with a value (@opt: the short option letter, or report's OPT_*: the
+ * two commands share -p and -C).
+ */
+void report_bad_value(const char *who, int opt, const char *val);
 
 /* The symbolizer's warnings (sym_warning()) to stderr, "WHO: warning: ". */
 void report_sym_warnings(struct report *r, const char *who);

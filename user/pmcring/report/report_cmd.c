@@ -817,6 +817,37 @@ static int report_write_svg(struct report *r, const char *file,
 	return err;
 }
 
+void report_bad_value(const char *who, int opt, const char *val)
+{
+	const struct option *lo;
+	const char *form = "?";
+
+	switch (opt) {
+	case 'p':
+		form = "a process id, 0 to 2147483647";
+		break;
+	case 'C':
+		form = "a CPU number, 0 to 2147483647";
+		break;
+	case OPT_TIME_FROM:
+	case OPT_TIME_TO:
+		form = "ns of the record clock (e.g. 123456789), or the time "
+		       "from the first record as +N[s|ms|us|ns] (e.g. +1.5s)";
+		break;
+	case OPT_TOP:
+		form = "a row count, 1 to 100000";
+		break;
+	case OPT_PATH_MAP:
+		form = "OLD=NEW, OLD an absolute path (up to 16 of them)";
+		break;
+	}
+	for (lo = report_longopts; lo->name; lo++)
+		if (lo->val == opt)
+			break;
+	fprintf(stderr, "%s: --%s: '%s' is not %s\n", who,
+		lo->name ? lo->name : "?", val, form);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .pid = -1, .cpu = -1, .time_to = UINT64_MAX };
@@ -988,8 +1019,10 @@ int cmd_report(int argc, char **argv)
 	else if (err)
 		;
 	else if (event && report_select_event(c.r, event)) {
-		fprintf(stderr, "pmcring report: %s: no samples of event '%s'\n",
-			c.path, event);
+		fprintf(stderr, "pmcring report: %s: no samples of event "
+			"'%s'; ", c.path, event);
+		report_say_events(c.r, stderr);
+		fputc('\n', stderr);
 		err = -ENOENT;
 	} else if ((folded || svg) && !event && report_nr_events(c.r) > 1) {
 		char buf[32];
@@ -1015,6 +1048,6 @@ out:
 	report_free(c.r);
 	return err || c.damaged ? 1 : 0;
 bad:
-	fprintf(stderr, "pmcring report: bad value for an option: '%s'\n", optarg);
+	report_bad_value("pmcring report", opt, optarg);
 	return 2;
 }

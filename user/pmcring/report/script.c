@@ -137,8 +137,9 @@ static void script_rec(void *ctx, const struct report_rec *rec)
 		if (rec->value)
 			fprintf(f, ",\"rate\":%" PRIu64, rec->value);
 	} else {
-		fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, rec->pid,
-			rec->tid);
+		/* (u32)-1, the kernel's MAP_IN: -1, as the docs write it */
+		fprintf(f, ",\"pid\":%" PRId32 ",\"tid\":%" PRId32,
+			(int32_t)rec->pid, (int32_t)rec->tid);
 	}
 	if (rec->cpu >= 0)
 		fprintf(f, ",\"cpu\":%" PRId32, rec->cpu);
@@ -328,8 +329,10 @@ int cmd_script(int argc, char **argv)
 	}
 	if (!err && sc.event && !sc.samples &&
 	    report_select_event(sc.r, sc.event)) {
-		fprintf(stderr, "pmcring script: %s: no samples of event '%s'\n",
-			path, sc.event);
+		fprintf(stderr, "pmcring script: %s: no samples of event "
+			"'%s'; ", path, sc.event);
+		report_say_events(sc.r, stderr);
+		fputc('\n', stderr);
 		err = -ENOENT;
 	}
 	if (!err)
@@ -339,7 +342,6 @@ int cmd_script(int argc, char **argv)
 	report_free(sc.r);
 	return err || damaged ? 1 : 0;
 bad:
-	fprintf(stderr, "pmcring script: bad value for an option: '%s'\n",
-		optarg);
+	report_bad_value("pmcring script", opt, optarg);
 	return 2;
 }

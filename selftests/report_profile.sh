@@ -6,7 +6,10 @@
 # burn_cpu, symbolized from the recording's own PROCEXEC/MAP_IN records;
 # kernel frames are named with no option, from the FILE.kallsyms and
 # FILE.modules that record wrote (as perf keeps kallsyms in perf.data);
-# --switches shows the workload's threads; --folded and --svg hold burn_cpu too; --sort and -G show it in
+# an earlier file of that name is kept as FILE.old; no sample is of
+# pmcring's fork before the command's exec (perf's enable on exec);
+# --switches shows the
+# workload's threads; --folded and --svg hold burn_cpu too; --sort and -G show it in
 # perf report's table and call graph; `pmcring script` prints its samples
 # in perf script's layout with burn_cpu frames.
 lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
@@ -19,6 +22,8 @@ require_dev
 require_cmd pmcring pmcring-workload
 make_tmpdir
 
+# an earlier recording of that name is kept as prof.pmclog.old (perf's .old)
+echo old >"$dir/prof.pmclog"
 if ! pmcring record -g --quiet -o "$dir/prof.pmclog" -- \
 		pmcring-workload -d 2 -t 1 >"$dir/record.txt" 2>&1; then
 	cat "$dir/record.txt"
@@ -27,6 +32,8 @@ if ! pmcring record -g --quiet -o "$dir/prof.pmclog" -- \
 	fail "pmcring record"
 fi
 
+[ "$(cat "$dir/prof.pmclog.old" 2>/dev/null)" = old ] ||
+	fail "the earlier prof.pmclog was not kept as prof.pmclog.old"
 # record saves the kernel's symbols; report needs no --kallsyms
 [ -s "$dir/prof.pmclog.kallsyms" ] || fail "record wrote no prof.pmclog.kallsyms"
 [ -s "$dir/prof.pmclog.modules" ] || [ -z "$(cat /proc/modules)" ] ||
@@ -76,4 +83,7 @@ grep -Eq "^pmcring-workload +[0-9]+/[0-9]+ +\[[0-9]{3}\] +[0-9]+\.[0-9]{6}: .*: 
 	"$dir/script.txt" || { head -n 20 "$dir/script.txt"; fail "script: no sample line"; }
 grep -Eq "^	 *[0-9a-f]+ burn_cpu\+0x[0-9a-f]+ \(/.*pmcring-workload\)$" \
 	"$dir/script.txt" || { head -n 20 "$dir/script.txt"; fail "script: no burn_cpu frame"; }
+# perf's enable on exec: no sample of pmcring's fork waiting to exec
+grep -Eq "^pmcring +[0-9]+/[0-9]+ " "$dir/script.txt" &&
+	{ grep -E -m3 "^pmcring +[0-9]+/" "$dir/script.txt"; fail "script: samples of pmcring before the exec"; }
 echo "ok: report of the workload: top user function burn_cpu"

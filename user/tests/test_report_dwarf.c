@@ -53,6 +53,8 @@ static const char cxx_src[] =
 
 #define SPIN_MANGLED	"_ZN4pmcr6Widget4spinEi"
 #define SPIN		"pmcr::Widget::spin(int)"
+/* report's and script's names: perf's short form */
+#define SPIN_SHORT	"pmcr::Widget::spin"
 
 static char dir[] = "/tmp/test_report_dwarfXXXXXX";
 /* A byte of spin() that is sq()'s code, inlined (addr2line: line 4). */
@@ -222,25 +224,25 @@ static void check_inline(const char *exe)
 	snprintf(log, sizeof(log), "%s/inline.pmclog", dir);
 	write_log_rt(log, exe, sq_addr, &start, 0);
 	out = run_report(&rc, "--folded", log, NULL);
-	CHECK(rc == 0 && strstr(out, "cxx;" SPIN " 2\n"), "no --inline:\n%s",
+	CHECK(rc == 0 && strstr(out, "cxx;" SPIN_SHORT " 2\n"), "no --inline:\n%s",
 	      out);
 	free(out);
 	out = run_report(&rc, "--folded", "--inline", log, NULL);
-	CHECK(rc == 0 && strstr(out, "cxx;" SPIN ";pmcr::sq(int) 2\n"),
+	CHECK(rc == 0 && strstr(out, "cxx;" SPIN_SHORT ";pmcr::sq 2\n"),
 	      "--inline folded:\n%s", out);
 	free(out);
 	out = run_report(&rc, "--inline", "--sort", "sym,srcline",
 			 "--no-children", log, NULL);
-	CHECK(rc == 0 && strstr(out, "[.] pmcr::sq(int)  t.cpp:4\n"),
+	CHECK(rc == 0 && strstr(out, "[.] pmcr::sq  t.cpp:4\n"),
 	      "--inline srcline:\n%s", out);
 	free(out);
 	out = run_report(&rc, "--inline", "--sort", "sym,srcline", log, NULL);
-	CHECK(rc == 0 && strstr(out, "[.] " SPIN "  t.cpp:13\n"),
+	CHECK(rc == 0 && strstr(out, "[.] " SPIN_SHORT "  t.cpp:13\n"),
 	      "--inline srcline of the call site:\n%s", out);
 	free(out);
 	out = run_script(&rc, "--inline", log, NULL);
-	CHECK(rc == 0 && strstr(out, " pmcr::sq(int) (inlined)\n") &&
-	      strstr(out, " " SPIN "+0x"), "script --inline:\n%s", out);
+	CHECK(rc == 0 && strstr(out, " pmcr::sq (inlined)\n") &&
+	      strstr(out, " " SPIN_SHORT "+0x"), "script --inline:\n%s", out);
 	free(out);
 	unlink(log);
 }
@@ -281,7 +283,15 @@ static void check_report(const char *exe, uint64_t spin)
 	snprintf(log, sizeof(log), "%s/cxx.pmclog", dir);
 	write_log(log, exe, spin, &start);
 	out = run_report(&rc, "--folded", log, NULL);
-	CHECK(rc == 0 && strstr(out, "cxx;" SPIN " 2\n"), "folded:\n%s", out);
+	CHECK(rc == 0 && strstr(out, "cxx;" SPIN_SHORT " 2\n"), "folded:\n%s", out);
+	free(out);
+	out = run_report(&rc, "--folded", "--full-signature", log, NULL);
+	CHECK(rc == 0 && strstr(out, "cxx;" SPIN " 2\n"),
+	      "--full-signature:\n%s", out);
+	free(out);
+	out = run_report(&rc, "--folded", "--no-demangle", log, NULL);
+	CHECK(rc == 0 && strstr(out, "cxx;" SPIN_MANGLED " 2\n"),
+	      "--no-demangle:\n%s", out);
 	free(out);
 	snprintf(cmd, sizeof(cmd), "addr2line -e %s %" PRIx64 " | sed "
 		 "'s,.*/,,; s, .*,,'", exe, spin + 2);
@@ -348,7 +358,7 @@ static void check_debuglink(const char *exe, const char *other_dbg,
 	write_log(log, s, spin, &start);
 	out = run_report(&rc, log, NULL);
 	CHECK(rc == 0 && strstr(out, "# WARNING: ") &&
-	      strstr(out, "another build") && !strstr(out, SPIN) &&
+	      strstr(out, "another build") && !strstr(out, SPIN_SHORT) &&
 	      strstr(out, "[unknown] stripped+0x"), "report:\n%s", out);
 	free(out);
 	unlink(log);
@@ -571,7 +581,7 @@ static void check_build_ids(const char *exe, const char *other,
 	got[len > 0 ? len : 0] = 0;
 	CHECK(!strcmp(got, want), "%s:\n%s, not\n%s", side, got, want);
 	out = run_report(&rc, log, NULL);
-	CHECK(rc == 0 && strstr(out, SPIN) && !strstr(out, "WARNING"),
+	CHECK(rc == 0 && strstr(out, SPIN_SHORT) && !strstr(out, "WARNING"),
 	      "recorded build:\n%s", out);
 	free(out);
 
@@ -580,24 +590,24 @@ static void check_build_ids(const char *exe, const char *other,
 	out = run_report(&rc, log, NULL);
 	CHECK(rc == 0 && strstr(out, "# WARNING: ") &&
 	      strstr(out, "rebuilt since the recording") && strstr(out, hex) &&
-	      !strstr(out, SPIN) && strstr(out, "[unknown] bidprog+0x"),
+	      !strstr(out, SPIN_SHORT) && strstr(out, "[unknown] bidprog+0x"),
 	      "rebuilt program:\n%s", out);
 	free(out);
 	out = run_script(&rc, log, NULL);
-	CHECK(rc == 0 && !strstr(out, SPIN), "script, rebuilt:\n%s", out);
+	CHECK(rc == 0 && !strstr(out, SPIN_SHORT), "script, rebuilt:\n%s", out);
 	free(out);
 
 	/* a new recording of that name, the old list left beside it */
 	write_log_rt(log, prog, spin + 2, &start, rt + 7200);
 	out = run_report(&rc, log, NULL);
 	CHECK(rc == 0 && strstr(out, "build ids of a recording started at") &&
-	      strstr(out, SPIN), "another recording's list:\n%s", out);
+	      strstr(out, SPIN_SHORT), "another recording's list:\n%s", out);
 	free(out);
 
 	/* not a list: not used, the report goes on */
 	write_file(side, "pmcring-buildids 1 x\n", 21);
 	out = run_report(&rc, log, NULL);
-	CHECK(rc == 0 && strstr(out, SPIN), "malformed list:\n%s", out);
+	CHECK(rc == 0 && strstr(out, SPIN_SHORT), "malformed list:\n%s", out);
 	free(out);
 	buildid_sidecar_remove(log);
 	CHECK(access(side, F_OK), "%s not removed", side);

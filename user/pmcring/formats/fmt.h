@@ -216,6 +216,14 @@ static inline void *out_slab_take(struct out_slab *sl, size_t entry)
 }
 
 int out_file_open(struct out_file *f, const char *path, bool excl);
+/*
+ * perf's perf.data.old: an existing recording file @path (with its
+ * FILE.periods, .kallsyms, .modules, .buildids) is renamed @path.old
+ * before a new one is written.  A pipe or device is left alone, and so is
+ * a blob directory: a store that recordings add their sets to (LDMS).
+ * 0 or -errno.
+ */
+int out_keep_old(const char *path);
 void out_file_close(struct out_file *f);
 
 /* ---- records ---- */

@@ -280,6 +280,13 @@ static int blob_begin(struct fmt_writer *w, struct out_batch *b)
 			     w->o.container ? w->o.container : "pmcring") >=
 	    sizeof(bl->dir))
 		return -ENAMETOOLONG;
+	/*
+	 * The directory itself, and its container, but not its parents, as
+	 * a pmclog or barman file is not made in a directory that is not
+	 * there (a typo in -o would make a whole tree).
+	 */
+	if (mkdir(w->o.path, 0755) && errno != EEXIST)
+		return -errno;
 	err = mkdir_p(bl->dir);
 	if (err)
 		return err;

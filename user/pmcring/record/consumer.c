@@ -253,6 +253,18 @@ static int consumer_put(struct consumer *c, const struct pmcring_record *r)
 	return consumer_put_fr(c, &fr);
 }
 
+/* Before the command's exec: is @r one of its samples, not to be kept? */
+static bool consumer_before_exec(struct consumer *c,
+				 const struct pmcring_record *r)
+{
+	/* pl_pid at offset 16 in both (uapi/linux/pmcring.h) */
+	if (r->len < 20 || fmt_get32(r->data, 16) != c->until_exec)
+		return false;
+	if (r->type == PMCRING_TYPE_PROCEXEC)
+		c->until_exec = 0;	/* from here on, as perf enables */
+	return r->type == PMCRING_TYPE_CALLCHAIN;
+}
+
 static int consumer_take(struct consumer *c, const struct pmcring_record *r)
 {
 	struct consumer_batch *cb = c->fill;
@@ -261,6 +273,8 @@ static int consumer_take(struct consumer *c, const struct pmcring_record *r)
 	unsigned int i = r->cpu;	/* the merge's ring index, also for
 					 * uprod rings
 					 */
+	/* a sample of the command before its exec: neither written nor sent */
+	bool skip = c->until_exec && consumer_before_exec(c, r);
 	int err;
 
 	/*
@@ -268,7 +282,7 @@ static int consumer_take(struct consumer *c, const struct pmcring_record *r)
 	 * A daemon gone is the record loop's to see (ldms_pub_gone()); the
 	 * record is counted undelivered, the file still gets it.
 	 */
-	if (c->pub) {
+	if (c->pub && !skip) {
 		struct fmt_rec fr = {
 			.data = r->data, .len = r->len, .type = r->type,
 			.cpu = r->cpu, .ts = r->ts,
@@ -277,7 +291,9 @@ static int consumer_take(struct consumer *c, const struct pmcring_record *r)
 		ldms_pub_record(c->pub, &fr);
 	}
 	/* the per-record path: no fmt_rec, no call through the writer */
-	if (r->type <= PMCRING_TYPE_MAX &&
+	if (skip) {
+		err = 0;	/* taken, not written */
+	} else if (r->type <= PMCRING_TYPE_MAX &&
 	    (c->direct.types & PMCRING_TYPE_BIT(r->type)) &&
 	    out_batch_room(b, 1, FMT_DIRECT_ROOM)) {
 		b->items++;

@@ -97,6 +97,13 @@ struct consumer {
 	 * it until it is on disk, so it lives as long as the batches.
 	 */
 	struct pmcring_rec_header endnote;
+	/*
+	 * perf's enable on exec: the samples of this pid (the command
+	 * record runs) are not written until its PROCEXEC, so that a
+	 * recording starts with the command, not with pmcring's fork of it
+	 * waiting to exec.  0: none.
+	 */
+	uint32_t		until_exec;
 };
 
 /*

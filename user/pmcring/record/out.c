@@ -5,8 +5,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "../formats/fmt.h"
 
@@ -439,4 +441,32 @@ void out_file_close(struct out_file *f)
 	f->fd = -1;
 	free(f->path);
 	f->path = NULL;
+}
+
+int out_keep_old(const char *path)
+{
+	static const char *const side[] = {
+		".periods", ".kallsyms", ".modules", ".buildids",
+	};
+	char old[4200], a[4300], b[4300];
+	struct stat st;
+	unsigned int i;
+
+	/*
+	 * Nothing there, a pipe, a device; or a blob directory: an LDMS
+	 * store that recordings add their sets to
+	 */
+	if (lstat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	if ((size_t)snprintf(old, sizeof(old), "%s.old", path) >= sizeof(old))
+		return -ENAMETOOLONG;
+	if (rename(path, old))
+		return -errno;
+	for (i = 0; i < sizeof(side) / sizeof(side[0]); i++) {
+		snprintf(a, sizeof(a), "%s%s", path, side[i]);
+		snprintf(b, sizeof(b), "%s%s", old, side[i]);
+		if (rename(a, b) && errno == ENOENT)
+			unlink(b);	/* not the new .old's */
+	}
+	return 0;
 }

@@ -678,7 +678,9 @@ static bool status_wanted(const struct recorder *r)
 		return false;
 	if (r->o.cmd)
 		return false;
-	if (r->o.pid && shares_terminal(r->o.pid))
+	/* -t TID as -p PID: /proc/TID/fd are its process's */
+	if ((r->o.pid || r->o.tid) &&
+	    shares_terminal(r->o.pid ? r->o.pid : r->o.tid))
 		return false;
 	return true;
 }
@@ -837,6 +839,11 @@ static int record_setup(struct recorder *r)
 	target_name(&r->o, r->target, sizeof(r->target));
 	r->fo.kind = r->o.kind;
 	r->fo.path = r->o.output ? r->o.output : default_output(r->o.kind);
+	/* perf's perf.data.old: an earlier recording is kept, renamed */
+	err = out_keep_old(r->fo.path);
+	if (err)
+		fprintf(stderr, "pmcring: %s.old: %s: writing over %s\n",
+			r->fo.path, strerror(-err), r->fo.path);
 	/* a build id list left by an earlier recording of that name */
 	if (r->fo.kind == FMT_PMCLOG)
 		buildid_sidecar_remove(r->fo.path);
@@ -876,6 +883,13 @@ static int record_setup(struct recorder *r)
 	}
 	r->c_inited = true;
 	r->c.pub = r->pub;
+	/*
+	 * perf's enable on exec: the command's samples from its exec on
+	 * (when PROCEXEC is recorded to say when that is)
+	 */
+	if (r->o.cmd && (!so.types ||		/* 0: all */
+			 (so.types & PMCRING_TYPE_BIT(PMCRING_TYPE_PROCEXEC))))
+		r->c.until_exec = (uint32_t)r->ch.pid;
 	err = consumer_begin(&r->c);
 	if (err) {
 		write_error(&r->fo, &r->c, err);

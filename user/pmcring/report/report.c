@@ -225,6 +225,10 @@ struct report *report_new(const struct report_opts *o)
 		report_free(r);
 		return NULL;
 	}
+	/* perf's short C++ names unless asked otherwise */
+	sym_set_names(r->sym, o->names == REPORT_NAMES_FULL ? SYM_NAMES_FULL :
+		      o->names == REPORT_NAMES_MANGLED ? SYM_NAMES_MANGLED :
+		      SYM_NAMES_SHORT);
 	r->first_ts = UINT64_MAX;
 	return r;
 }
@@ -775,6 +779,9 @@ int report_parse_sort(struct report_opts *o, const char *s, char *bad,
 			if (strlen(report_sort_names[k]) == n &&
 			    !strncmp(p, report_sort_names[k], n))
 				break;
+		/* perf's other spelling of sym */
+		if (n == 6 && !strncmp(p, "symbol", 6))
+			k = REPORT_SORT_SYM;
 		if (k == REPORT_SORT_NR || o->nsort == REPORT_SORT_MAX) {
 			snprintf(bad, badsz, "%.*s", (int)n, p);
 			return -EINVAL;

@@ -46,6 +46,12 @@ struct report_opts {
 	bool		one_event;	/* report_print: the current event only */
 	bool		inline_frames;	/* --inline: inlined functions (DWARF)
 					 * as frames of their own */
+	uint8_t		names;		/* enum report_names */
+};
+
+/* C++/Rust names: perf's short form, the full signature, or mangled */
+enum report_names {
+	REPORT_NAMES_SHORT, REPORT_NAMES_FULL, REPORT_NAMES_MANGLED,
 };
 
 /* "comm,dso,sym" into @o->sort; 0, or -EINVAL naming the bad key in @bad */

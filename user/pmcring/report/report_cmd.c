@@ -662,6 +662,7 @@ enum {
 	OPT_KALLSYMS, OPT_SYSTEM_MAP, OPT_TOP, OPT_TITLE, OPT_PATH_MAP,
 	OPT_SYMFS, OPT_EVENT, OPT_SORT, OPT_CHILDREN, OPT_NO_CHILDREN,
 	OPT_CALL_GRAPH, OPT_PERCENT_LIMIT, OPT_INLINE, OPT_BEST_EFFORT,
+	OPT_STDIO, OPT_FULL_SIG, OPT_NO_DEMANGLE,
 };
 
 #define REPORT_MAX_PATH_MAPS	16
@@ -690,6 +691,10 @@ static const struct option report_longopts[] = {
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
 	{ "inline",	no_argument,	   NULL, OPT_INLINE },
 	{ "best-effort", no_argument,	   NULL, OPT_BEST_EFFORT },
+	{ "stdio",	no_argument,	   NULL, OPT_STDIO },
+	{ "show-nr-samples", no_argument,  NULL, 'n' },
+	{ "full-signature", no_argument,   NULL, OPT_FULL_SIG },
+	{ "no-demangle", no_argument,	   NULL, OPT_NO_DEMANGLE },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -724,7 +729,8 @@ static int report_usage(int help)
 "      --event NAME       only event NAME (--folded and --svg show one event:\n"
 "                         by default the first, by pmcid)\n"
 "      --sort KEYS        perf report's table instead of the function tables,\n"
-"                         by KEYS, a list of comm, pid, dso, sym, srcline\n"
+"                         by KEYS, a list of comm, pid, dso, sym (or\n"
+"                         symbol), srcline\n"
 "                         (srcline: FILE:LINE from DWARF, \"??\" without)\n"
 "      --children         --sort and -G count each sample for every entry\n"
 "                         in its chain (the default)\n"
@@ -743,6 +749,11 @@ static int report_usage(int help)
 "      --path-map OLD=NEW read files the recording names under OLD/ from\n"
 "                         NEW/ (repeatable; e.g. a VM's or container's paths)\n"
 "      --symfs DIR        look for the recording's files under DIR first\n"
+"      --full-signature   C++ names with their return type and parameters\n"
+"                         (default: perf's short \"ns::f<T>\")\n"
+"      --no-demangle      C++ and Rust names as the ELF files spell them\n"
+"      --stdio, -n        perf report's; the output is always text and the\n"
+"                         Samples column always there\n"
 "      --best-effort      exit 0 after damage in the recording (it is\n"
 "                         reported up to the damage, which is named, and\n"
 "                         the exit status is 1 without this option)\n"
@@ -863,7 +874,7 @@ int cmd_report(int argc, char **argv)
 
 	/* GNU order: options anywhere, before or after PATH (a full reset) */
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "i:p:c:C:Gh", report_longopts,
+	while ((opt = getopt_long(argc, argv, "i:p:c:C:Gnh", report_longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'i':
@@ -933,7 +944,7 @@ int cmd_report(int argc, char **argv)
 			if (report_parse_sort(&o, optarg, bad, sizeof(bad))) {
 				fprintf(stderr, "pmcring report: --sort: unknown "
 					"key '%s' in '%s' (keys: comm, pid, dso, "
-					"sym, srcline)\n", bad, optarg);
+					"sym or symbol, srcline)\n", bad, optarg);
 				return 2;
 			}
 			break;
@@ -949,6 +960,15 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_BEST_EFFORT:
 			c.best_effort = true;
+			break;
+		case OPT_STDIO:
+		case 'n':
+			break;		/* perf's: what pmcring always does */
+		case OPT_FULL_SIG:
+			o.names = REPORT_NAMES_FULL;
+			break;
+		case OPT_NO_DEMANGLE:
+			o.names = REPORT_NAMES_MANGLED;
 			break;
 		case 'G':
 			o.call_graph = REPORT_CG_CALLER;

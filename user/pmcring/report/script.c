@@ -26,9 +26,26 @@
 #include "kallsyms.h"
 #include "report.h"
 
+/* -F: the fields of a sample, as perf script names them */
+enum {
+	SF_COMM = 1 << 0, SF_PID = 1 << 1, SF_TID = 1 << 2, SF_CPU = 1 << 3,
+	SF_TIME = 1 << 4, SF_PERIOD = 1 << 5, SF_EVENT = 1 << 6,
+	SF_IP = 1 << 7, SF_SYM = 1 << 8, SF_SYMOFF = 1 << 9, SF_DSO = 1 << 10,
+	SF_ALL = (1 << 11) - 1,
+	SF_CHAIN = SF_IP | SF_SYM | SF_DSO,	/* any: the frame lines */
+};
+
+static const struct { const char *name; unsigned int bit; } script_fields[] = {
+	{ "comm", SF_COMM }, { "pid", SF_PID }, { "tid", SF_TID },
+	{ "cpu", SF_CPU }, { "time", SF_TIME }, { "period", SF_PERIOD },
+	{ "event", SF_EVENT }, { "ip", SF_IP }, { "sym", SF_SYM },
+	{ "symoff", SF_SYMOFF }, { "dso", SF_DSO },
+};
+
 struct script {
 	struct report	*r;
 	FILE		*out;
+	unsigned int	fields;		/* SF_* */
 	bool		json;
 	const char	*event;		/* only this event, or NULL */
 	uint64_t	samples;
@@ -97,28 +114,71 @@ static int script_sample(void *ctx, const struct report_sample_info *s)
 		return ferror(f) ? -EIO : 0;
 	}
 	/* perf script: comm unpadded when callchains follow */
-	fprintf(f, "%s %5" PRIu32 "/%-5" PRIu32 " ", s->comm, s->pid, s->tid);
-	if (s->cpu >= 0)
+	if (sc->fields & SF_COMM)
+		fprintf(f, "%s ", s->comm);
+	if ((sc->fields & SF_PID) && (sc->fields & SF_TID))
+		fprintf(f, "%5" PRIu32 "/%-5" PRIu32 " ", s->pid, s->tid);
+	else if (sc->fields & (SF_PID | SF_TID))
+		fprintf(f, "%5" PRIu32 " ", sc->fields & SF_PID ? s->pid : s->tid);
+	if ((sc->fields & SF_CPU) && s->cpu >= 0)
 		fprintf(f, "[%03" PRId32 "] ", s->cpu);
-	fprintf(f, "%5" PRIu64 ".%06" PRIu64 ": ", s->ts / 1000000000u,
-		s->ts % 1000000000u / 1000u);
-	if (period)
+	if (sc->fields & SF_TIME)
+		fprintf(f, "%5" PRIu64 ".%06" PRIu64 ": ", s->ts / 1000000000u,
+			s->ts % 1000000000u / 1000u);
+	if ((sc->fields & SF_PERIOD) && period)
 		fprintf(f, "%10" PRIu64 " ", period);
-	fprintf(f, "%s: \n", ev);
-	for (i = 0; i < s->n; i++) {
+	if (sc->fields & SF_EVENT)
+		fprintf(f, "%s: ", ev);
+	fputc('\n', f);
+	for (i = 0; i < s->n && (sc->fields & SF_CHAIN); i++) {
 		const struct report_frame *fr = &s->f[i];
 
-		fprintf(f, "\t%16" PRIx64 " %s", fr->ip, script_sym(fr));
-		if (fr->loc.has_off)
+		fputc('\t', f);
+		if (sc->fields & SF_IP)
+			fprintf(f, "%16" PRIx64 " ", fr->ip);
+		if (sc->fields & SF_SYM)
+			fputs(script_sym(fr), f);
+		if ((sc->fields & SF_SYMOFF) && fr->loc.has_off)
 			fprintf(f, "+0x%" PRIx64, fr->loc.off);
 		/* perf script: "ip sym (inlined)", no dso */
 		if (fr->loc.inlined)
-			fprintf(f, " (inlined)\n");
-		else
-			fprintf(f, " (%s)\n", fr->loc.dso);
+			fprintf(f, " (inlined)");
+		else if (sc->fields & SF_DSO)
+			fprintf(f, " (%s)", fr->loc.dso);
+		fputc('\n', f);
 	}
 	fputc('\n', f);
 	return ferror(f) ? -EIO : 0;
+}
+
+/*
+ * -F LIST: "comm,tid,ip,sym" (those only), or "+F,..." / "-F,..." (the
+ * default with fields added or taken away), as perf script takes it.
+ */
+static int script_parse_fields(const char *list, unsigned int *fields)
+{
+	char buf[256], *tok, *save = NULL;
+	int sign = *list == '+' ? 1 : *list == '-' ? -1 : 0;
+	unsigned int i, v = sign ? SF_ALL : 0;
+
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", list + !!sign) >=
+	    sizeof(buf))
+		return -EINVAL;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < sizeof(script_fields) / sizeof(script_fields[0]);
+		     i++)
+			if (!strcmp(tok, script_fields[i].name))
+				break;
+		if (i == sizeof(script_fields) / sizeof(script_fields[0]))
+			return -EINVAL;
+		if (sign < 0)
+			v &= ~script_fields[i].bit;
+		else
+			v |= script_fields[i].bit;
+	}
+	*fields = v;
+	return v ? 0 : -EINVAL;
 }
 
 /* --json: the other records, one object each. */
@@ -161,7 +221,7 @@ static void script_rec(void *ctx, const struct report_rec *rec)
 
 enum {
 	OPT_JSON = 256, OPT_KALLSYMS, OPT_SYMFS, OPT_EVENT, OPT_INLINE,
-	OPT_BEST_EFFORT, OPT_PATH_MAP,
+	OPT_BEST_EFFORT, OPT_PATH_MAP, OPT_FULL_SIG, OPT_NO_DEMANGLE,
 };
 
 #define SCRIPT_MAX_PATH_MAPS	16
@@ -178,6 +238,9 @@ static const struct option script_longopts[] = {
 	{ "path-map",	required_argument, NULL, OPT_PATH_MAP },
 	{ "inline",	no_argument,	   NULL, OPT_INLINE },
 	{ "best-effort", no_argument,	   NULL, OPT_BEST_EFFORT },
+	{ "full-signature", no_argument,   NULL, OPT_FULL_SIG },
+	{ "fields",	required_argument, NULL, 'F' },
+	{ "no-demangle", no_argument,	   NULL, OPT_NO_DEMANGLE },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -208,6 +271,13 @@ static int script_usage(int help)
 "                         NEW/ (repeatable; e.g. a VM's or container's paths)\n"
 "      --inline           functions inlined at an address (DWARF) as frames\n"
 "                         of their own, \"SYM (inlined)\", as perf script\n"
+"  -F, --fields LIST      only these fields of a sample, as perf script -F:\n"
+"                         comm, pid, tid, cpu, time, period, event, ip, sym,\n"
+"                         symoff, dso (+LIST, -LIST: the default and more,\n"
+"                         or less)\n"
+"      --full-signature   C++ names with their return type and parameters\n"
+"                         (default: perf's short \"ns::f<T>\")\n"
+"      --no-demangle      C++ and Rust names as the ELF files spell them\n"
 "      --best-effort      exit 0 after damage in the recording (its samples\n"
 "                         up to the damage are printed, the damage is named\n"
 "                         and the exit status is 1 without this option)\n"
@@ -232,7 +302,7 @@ int cmd_script(int argc, char **argv)
 {
 	struct report_opts o = { .pid = -1, .cpu = -1, .time_to = UINT64_MAX };
 	const char *path = NULL, *ksyms = NULL, *symfs = NULL;
-	struct script sc = { .out = stdout };
+	struct script sc = { .out = stdout, .fields = SF_ALL };
 	struct report_hooks h = { script_sample, script_rec, &sc };
 	bool ksyms_must = false, best_effort = false, damaged = false;
 	char *pmap[SCRIPT_MAX_PATH_MAPS];
@@ -242,7 +312,7 @@ int cmd_script(int argc, char **argv)
 	int opt, err;
 
 	optind = 0;	/* GNU order: options anywhere (a full reset) */
-	while ((opt = getopt_long(argc, argv, "i:p:c:C:h", script_longopts,
+	while ((opt = getopt_long(argc, argv, "i:p:c:C:F:h", script_longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'i':
@@ -290,6 +360,21 @@ int cmd_script(int argc, char **argv)
 			break;
 		case OPT_BEST_EFFORT:
 			best_effort = true;
+			break;
+		case OPT_FULL_SIG:
+			o.names = REPORT_NAMES_FULL;
+			break;
+		case 'F':
+			if (script_parse_fields(optarg, &sc.fields)) {
+				fprintf(stderr, "pmcring script: -F: '%s' is not "
+					"a list of comm, pid, tid, cpu, time, "
+					"period, event, ip, sym, symoff, dso\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_NO_DEMANGLE:
+			o.names = REPORT_NAMES_MANGLED;
 			break;
 		case 'h':
 			return script_usage(1);

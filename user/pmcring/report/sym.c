@@ -88,6 +88,7 @@ static void sym_check_age(struct sym_ctx *c, const char *path,
 static int sym_recorded_bid(struct sym_ctx *c, const char *path,
 			    const unsigned char **id, size_t *len);
 static void sym_bids_free(struct sym_ctx *c);
+static enum sym_names sym_ctx_names(const struct sym_ctx *c);
 
 /* ---- demangling ---- */
 
@@ -107,7 +108,7 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
  * C++ and Rust's legacy names (_Z) by libstdc++, Rust's v0 names (_R) by
  * rust_demangle.c, whose work and output are bounded.
  */
-static char *sym_demangle(const char *name)
+static char *sym_demangle_full(const char *name)
 {
 	size_t n;
 	char *d;
@@ -126,6 +127,100 @@ static char *sym_demangle(const char *name)
 	if (n > 19 && !strncmp(d + n - 19, "::h", 3) &&
 	    strspn(d + n - 16, "0123456789abcdef") == 16)
 		d[n - 19] = 0;
+	return d;
+}
+
+static bool sym_ends_with(const char *s, size_t n, const char *sfx)
+{
+	size_t k = strlen(sfx);
+
+	return n >= k && !memcmp(s + n - k, sfx, k);
+}
+
+/* A depth change at @ch for the name scans: ( < { [ open, ) > } ] close. */
+static int sym_depth(char ch)
+{
+	return strchr("(<{[", ch) ? 1 : strchr(")>}]", ch) ? -1 : 0;
+}
+
+/* @n bytes at @p into @out (cut to @sz), which may overlap them. */
+static size_t sym_copy_part(char *out, size_t sz, const char *p, size_t n)
+{
+	size_t k = n < sz ? n : sz ? sz - 1 : 0;
+
+	if (sz) {
+		memmove(out, p, k);
+		out[k] = 0;
+	}
+	return n;
+}
+
+size_t sym_short_name(const char *full, char *out, size_t sz)
+{
+	size_t n = strlen(full), open, start = 0, i;
+	const char *op;
+	int depth = 0;
+
+	/* cv and ref qualifiers of a member function */
+	for (;;) {
+		if (sym_ends_with(full, n, " const"))
+			n -= 6;
+		else if (sym_ends_with(full, n, " volatile"))
+			n -= 9;
+		else if (sym_ends_with(full, n, " &&"))
+			n -= 3;
+		else if (sym_ends_with(full, n, " &"))
+			n -= 2;
+		else
+			break;
+	}
+	if (!n || full[n - 1] != ')')
+		goto whole;
+	/* the parameter list: the ( that matches the last ) */
+	for (open = n; open-- > 0;) {
+		depth += full[open] == ')' ? 1 : full[open] == '(' ? -1 : 0;
+		if (!depth)
+			break;
+	}
+	if (depth || !open || open == (size_t)-1)
+		goto whole;
+	/*
+	 * The return type of a template function: up to the last space at
+	 * depth 0 before the name, the scan stopping at an operator's name
+	 * ("operator<", "operator new" have brackets and spaces of their own).
+	 */
+	op = strstr(full, "operator");
+	for (i = 0, depth = 0; i < open; i++) {
+		if (op && full + i == op && (!i || full[i - 1] == ':' ||
+					     full[i - 1] == ' '))
+			break;
+		depth += sym_depth(full[i]);
+		if (depth < 0)
+			goto whole;
+		if (!depth && full[i] == ' ')
+			start = i + 1;
+	}
+	if (start >= open)
+		goto whole;
+	return sym_copy_part(out, sz, full + start, open - start);
+whole:
+	return sym_copy_part(out, sz, full, strlen(full));
+}
+
+/*
+ * The name of a mangled @name as @c shows it (malloc'd), or NULL to show
+ * @name itself: perf's short form (no return type, no parameters) by
+ * default, the whole signature, or nothing demangled.
+ */
+static char *sym_demangle(const struct sym_ctx *c, const char *name)
+{
+	char *d;
+
+	if (sym_ctx_names(c) == SYM_NAMES_MANGLED)
+		return NULL;
+	d = sym_demangle_full(name);
+	if (d && sym_ctx_names(c) == SYM_NAMES_SHORT)
+		sym_short_name(d, d, strlen(d) + 1);
 	return d;
 }
 
@@ -682,7 +777,7 @@ static const char *sym_image_name(struct sym_image *im, struct sym_elf_sym *s)
 
 	if (!s->demangled) {
 		s->demangled = 1;
-		d = sym_demangle(im->names + s->name);
+		d = sym_demangle(im->ctx, im->names + s->name);
 		if (d) {
 			sym_image_str(im, d, &s->name);	/* else mangled */
 			free(d);
@@ -1047,7 +1142,18 @@ struct sym_ctx {
 	/* modules named in frames, interned ("" first) */
 	char		**modules;
 	size_t		nmodules, modules_cap;
+	uint8_t		names;		/* enum sym_names */
 };
+
+static enum sym_names sym_ctx_names(const struct sym_ctx *c)
+{
+	return (enum sym_names)c->names;
+}
+
+void sym_set_names(struct sym_ctx *c, enum sym_names how)
+{
+	c->names = (uint8_t)how;
+}
 
 struct sym_ctx *sym_new(void)
 {
@@ -2198,7 +2304,7 @@ static unsigned int sym_inlines_walk(struct sym_ctx *c, struct sym_loc *loc,
 	while (n-- > 0 && k < max) {
 		Dwarf_Die *die = &chain[n];
 		const char *name = sym_die_name(die);
-		char *dm = name ? sym_demangle(name) : NULL;
+		char *dm = name ? sym_demangle(c, name) : NULL;
 
 		f[k] = sym_frame_get(c, SYM_KIND_USER, im->module,
 				     dm ? dm : name ? name : "[inlined]");

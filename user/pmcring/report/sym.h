@@ -48,6 +48,24 @@ struct sym_ctx;
 struct sym_ctx *sym_new(void);
 void sym_free(struct sym_ctx *c);	/* accepts NULL */
 
+/* How C++ and Rust names are shown (set before the first lookup). */
+enum sym_names {
+	SYM_NAMES_FULL,		/* the whole signature (sym_new()'s default) */
+	SYM_NAMES_SHORT,	/* perf's: "ns::f<T>", no return type, no
+				 * parameters (report's default) */
+	SYM_NAMES_MANGLED,	/* not demangled (--no-demangle) */
+};
+void sym_set_names(struct sym_ctx *c, enum sym_names how);
+
+/*
+ * perf's short form of a demangled C++ name @full into @out: without the
+ * return type of a template function, the parameter list and the
+ * qualifiers after it ("double ns::f<double>(double const*) const" ->
+ * "ns::f<double>"); @full itself when it is no function signature.  @out
+ * may be @full.  The length it has, as snprintf().
+ */
+size_t sym_short_name(const char *full, char *out, size_t sz);
+
 /*
  * Kernel symbols from /proc/kallsyms or System.map ("addr type name
  * [module]" lines; text symbols only).  0, -errno, or -ENODATA when every

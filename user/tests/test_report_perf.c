@@ -6,7 +6,8 @@
  * taken; script -F picks the fields; record keeps an earlier recording as
  * FILE.old (its sidecars too), a blob directory (a store) as it is; a blob
  * recording into a directory whose parent is not there is refused, not
- * made with its whole tree.
+ * made with its whole tree; an inlined static template function (DWARF
+ * without a linkage name) keeps its namespace with --inline.
  */
 #include "test_report_write.h"
 #include "../pmcring/report/sym.h"
@@ -36,6 +37,91 @@ static bool exists(const char *fmt, const char *a)
 
 	snprintf(p, sizeof(p), fmt, a);
 	return !access(p, F_OK);
+}
+
+/* A static template, inlined: DWARF names it "twice<int>" only. */
+static const char st_src[] =
+	"namespace app {\n"
+	"template <typename T> static inline __attribute__((always_inline))\n"
+	"T twice(T x)\n"
+	"{\n"
+	"\treturn (x * 7) ^ (x >> 3);\n"			/* 5 */
+	"}\n"
+	"__attribute__((noinline)) int use_twice(int n)\n"
+	"{\n"
+	"\tint s = 0;\n"
+	"\tfor (int i = 0; i < n; i++)\n"
+	"\t\ts += twice<int>(i + s);\n"
+	"\treturn s;\n"
+	"}\n"
+	"}\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"\t(void)argv;\n"
+	"\treturn app::use_twice(argc * 100) & 1;\n"
+	"}\n";
+
+/* The first byte of use_twice() that addr2line puts on line 5 (twice). */
+static uint64_t twice_addr(const char *exe)
+{
+	char cmd[1024], line[512];
+	unsigned long long a = 0, sz = 0, x;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm -S %s | grep ' _ZN3app9use_twiceEi$'",
+		 exe);
+	f = popen(cmd, "r");
+	REQUIRE(f && fgets(line, sizeof(line), f) &&
+		sscanf(line, "%llx %llx", &a, &sz) == 2, "%s", cmd);
+	pclose(f);
+	for (x = a; x < a + sz; x++) {
+		snprintf(cmd, sizeof(cmd), "addr2line -e %s %llx", exe, x);
+		f = popen(cmd, "r");
+		REQUIRE(f && fgets(line, sizeof(line), f), "%s", cmd);
+		pclose(f);
+		if (strstr(line, "st.cpp:5"))
+			return x;
+	}
+	return 0;
+}
+
+static void check_static_inline(const char *dir)
+{
+	char src[300], exe[300], log[300], cmd[700];
+	struct sym_ctx *c = sym_new();
+	struct sym_image *im;
+	static struct plog p;
+	uint64_t vaddr, bias, start, pc[1];
+	char *out;
+	int rc;
+
+	snprintf(src, sizeof(src), "%s/st.cpp", dir);
+	snprintf(exe, sizeof(exe), "%s/st", dir);
+	snprintf(log, sizeof(log), "%s/st.pmclog", dir);
+	write_file(src, st_src, strlen(st_src));
+	snprintf(cmd, sizeof(cmd), "g++ -g -O2 -o %s %s", exe, src);
+	REQUIRE(!system(cmd), "%s", cmd);
+	vaddr = twice_addr(exe);
+	REQUIRE(vaddr, "no byte of the inlined twice<int>() in %s", exe);
+	/* as test_report_dwarf's write_log_rt(): a load bias of 0x5555... */
+	REQUIRE(c && (im = sym_image_get(c, exe)), "image");
+	REQUIRE(sym_image_bias(im, 0x100000, &bias), "no PF_X segment");
+	start = 0x555555000000ull + (0x100000 - bias);
+	sym_free(c);
+	pc[0] = 0x555555000000ull + vaddr;
+	p.len = 0;
+	p.ts = 1000;
+	plog_initialize(&p);
+	plog_pmc(&p, 1, "cpu-clock");
+	plog_proc_create(&p, 42, "st");
+	plog_map_in(&p, 42, start, exe);
+	plog_callchain(&p, 42, 42, 0, pc, 1);
+	plog_closelog(&p);
+	write_file(log, p.b, p.len);
+	out = run_report(&rc, "--folded", "--inline", log, NULL);
+	CHECK(rc == 0 && !strcmp(out, "st;app::use_twice;app::twice<int> 1\n"),
+	      "inlined static template rc %d:\n%s", rc, out);
+	free(out);
 }
 
 int main(void)
@@ -139,6 +225,15 @@ int main(void)
 	CHECK(out_keep_old(path) == 0 && !exists("%s.old", path) &&
 	      exists("%s/c", path), "a blob store was moved");
 	free((void *)rs.r[0].data);
+
+	if (!system("g++ --version >/dev/null 2>&1 && "
+		    "addr2line --version >/dev/null 2>&1"))
+		check_static_inline(dir);
+	else if (getenv("CI"))		/* make deps installs g++ */
+		CHECK(0, "no g++ or addr2line in CI");
+	else
+		printf("# no g++ or addr2line: the inlined static template is "
+		       "not tested\n");
 
 	free(t_stderr);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);

@@ -2090,6 +2090,49 @@ static const char *sym_die_name(Dwarf_Die *die)
 }
 
 /*
+ * @name (a DW_AT_name: no linkage name, as for a static function) of @die
+ * with the namespaces and classes around its declaration, "ns::C::name"
+ * (malloc'd), or NULL when there are none.  The declaration is found
+ * through DW_AT_abstract_origin and DW_AT_specification (a few hops).
+ */
+static char *sym_die_qualified(Dwarf_Die *die, const char *name)
+{
+	Dwarf_Die d = *die, next, *scopes = NULL;
+	Dwarf_Attribute a;
+	char *q = NULL, *t;
+	int n, i, hops;
+
+	for (hops = 0; hops < 8; hops++) {
+		if (!dwarf_attr(&d, DW_AT_abstract_origin, &a) &&
+		    !dwarf_attr(&d, DW_AT_specification, &a))
+			break;
+		if (!dwarf_formref_die(&a, &next))
+			break;
+		d = next;
+	}
+	n = dwarf_getscopes_die(&d, &scopes);
+	/* scopes[0] is @d, then outwards up to the CU */
+	for (i = 1; i < n; i++) {
+		const char *sn;
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
+		    tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
+			continue;
+		sn = dwarf_diename(&scopes[i]);
+		if (asprintf(&t, "%s::%s", sn ? sn : "(anonymous namespace)",
+			     q ? q : name) < 0) {
+			t = NULL;
+			break;
+		}
+		free(q);
+		q = t;
+	}
+	free(scopes);
+	return q;
+}
+
+/*
  * The frame's source line becomes the call site a DW_TAG_inlined_subroutine
  * records, or unknown when it records none.
  */
@@ -2305,6 +2348,11 @@ static unsigned int sym_inlines_walk(struct sym_ctx *c, struct sym_loc *loc,
 		Dwarf_Die *die = &chain[n];
 		const char *name = sym_die_name(die);
 		char *dm = name ? sym_demangle(c, name) : NULL;
+
+		/* no linkage name (a static function): its scopes' names */
+		if (name && !dm && strncmp(name, "_Z", 2) &&
+		    strncmp(name, "_R", 2))
+			dm = sym_die_qualified(die, name);
 
 		f[k] = sym_frame_get(c, SYM_KIND_USER, im->module,
 				     dm ? dm : name ? name : "[inlined]");

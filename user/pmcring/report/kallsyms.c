@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "kallsyms.h"
+#include "sym.h"
 
 int kallsyms_sidecar_path(const char *rec, const char *name, char *buf,
 			  size_t sz)
@@ -109,8 +110,9 @@ static time_t ks_boot_time(void)
 }
 
 const char *kallsyms_default(const char *rec, char *buf, size_t sz,
-			     const char *who)
+			     struct sym_ctx *sym)
 {
+	char note[8400];
 	struct stat st;
 	time_t boot;
 
@@ -121,15 +123,16 @@ const char *kallsyms_default(const char *rec, char *buf, size_t sz,
 	boot = ks_boot_time();
 	if (!strcmp(rec, "-") || stat(rec, &st) || !S_ISREG(st.st_mode) ||
 	    !boot || st.st_mtime < boot) {
-		fprintf(stderr, "%s: no %s, and %s was not written since this "
-			"boot: kernel frames stay unnamed (give --kallsyms "
-			"FILE, the recording machine's /proc/kallsyms of "
-			"that boot)\n", who, buf, rec);
+		snprintf(note, sizeof(note), "no %s, and %s was not written "
+			 "since this boot: kernel frames stay unnamed (give "
+			 "--kallsyms FILE, the recording machine's "
+			 "/proc/kallsyms of that boot)", buf, rec);
+		sym_set_kallsyms_lazy(sym, NULL, note);
 		return NULL;
 	}
-	fprintf(stderr, "%s: no %s: kernel symbols from this machine's "
-		"/proc/kallsyms (%s was written since this boot)\n", who, buf,
-		rec);
-	snprintf(buf, sz, "/proc/kallsyms");
-	return buf;
+	snprintf(note, sizeof(note), "no %s: kernel symbols from this "
+		 "machine's /proc/kallsyms (%s was written since this boot)",
+		 buf, rec);
+	sym_set_kallsyms_lazy(sym, "/proc/kallsyms", note);
+	return NULL;
 }

@@ -29,11 +29,13 @@ int kallsyms_sidecar_record(const char *rec);
 
 /*
  * The kernel symbols for @rec when none were given: its sidecar if there is
- * one, else /proc/kallsyms if @rec was written since this boot (said on
- * stderr with the prefix @who), else NULL (said too, with --kallsyms as
- * the way out).  @buf holds the path.
+ * one (into @buf, returned); else NULL, after sym_set_kallsyms_lazy() on
+ * @sym: /proc/kallsyms when @rec was written since this boot, nothing for
+ * an older one, each with a note that says so - loaded and said only if
+ * a kernel address comes.
  */
+struct sym_ctx;
 const char *kallsyms_default(const char *rec, char *buf, size_t sz,
-			     const char *who);
+			     struct sym_ctx *sym);
 
 #endif /* PMCRING_KALLSYMS_H */

@@ -1027,7 +1027,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	if (!ksyms)
 		ksyms = kallsyms_default(c.path, kpath, sizeof(kpath),
-					 "pmcring report");
+					 report_sym(c.r));
 	if (ksyms && report_load_ksyms(c.r, ksyms, ksyms_must)) {
 		err = -EINVAL;
 		goto out;

@@ -398,7 +398,7 @@ int cmd_script(int argc, char **argv)
 	}
 	if (!ksyms)
 		ksyms = kallsyms_default(path, kpath, sizeof(kpath),
-					 "pmcring script");
+					 report_sym(sc.r));
 	if (!err && ksyms) {
 		err = sym_load_kallsyms(report_sym(sc.r), ksyms);
 		if (err && (ksyms_must || err != -ENOENT))

@@ -89,6 +89,7 @@ static int sym_recorded_bid(struct sym_ctx *c, const char *path,
 			    const unsigned char **id, size_t *len);
 static void sym_bids_free(struct sym_ctx *c);
 static enum sym_names sym_ctx_names(const struct sym_ctx *c);
+static void sym_kallsyms_lazy_load(struct sym_ctx *c);
 
 /* ---- demangling ---- */
 
@@ -1143,6 +1144,9 @@ struct sym_ctx {
 	char		**modules;
 	size_t		nmodules, modules_cap;
 	uint8_t		names;		/* enum sym_names */
+	/* sym_set_kallsyms_lazy(): at the first kernel address */
+	bool		ks_lazy;
+	char		*ks_lazy_path, *ks_lazy_note;
 };
 
 static enum sym_names sym_ctx_names(const struct sym_ctx *c)
@@ -1222,6 +1226,8 @@ void sym_free(struct sym_ctx *c)
 	for (i = 0; i < c->nmodules; i++)
 		free(c->modules[i]);
 	free(c->modules);
+	free(c->ks_lazy_path);
+	free(c->ks_lazy_note);
 	for (i = 0; i < c->npmaps; i++) {
 		free(c->pmaps[i].from);
 		free(c->pmaps[i].to);
@@ -1956,6 +1962,36 @@ int sym_load_kallsyms(struct sym_ctx *c, const char *path)
 	return 0;
 }
 
+int sym_set_kallsyms_lazy(struct sym_ctx *c, const char *path,
+			  const char *note)
+{
+	free(c->ks_lazy_path);
+	free(c->ks_lazy_note);
+	c->ks_lazy_path = path ? strdup(path) : NULL;
+	c->ks_lazy_note = note ? strdup(note) : NULL;
+	c->ks_lazy = true;
+	return (path && !c->ks_lazy_path) || (note && !c->ks_lazy_note) ?
+	       -ENOMEM : 0;
+}
+
+static void sym_kallsyms_lazy_load(struct sym_ctx *c)
+{
+	int err = 0;
+
+	c->ks_lazy = false;
+	if (c->ks_lazy_path)
+		err = sym_load_kallsyms(c, c->ks_lazy_path);
+	if (err == -ENODATA)
+		sym_warn(c, "%s: every address is 0 (kallsyms read without "
+			 "privilege); kernel frames stay [unknown]",
+			 c->ks_lazy_path);
+	else if (err)
+		sym_warn(c, "%s: %s; kernel frames stay [unknown]",
+			 c->ks_lazy_path, strerror(-err));
+	else if (c->ks_lazy_note)
+		sym_warn(c, "%s", c->ks_lazy_note);
+}
+
 size_t sym_nr_kernel_syms(const struct sym_ctx *c)
 {
 	return c->nksyms;
@@ -2042,6 +2078,8 @@ const struct sym_frame *sym_resolve_loc(struct sym_ctx *c, uint32_t pid,
 	/* unknown frames show the address itself, lookups use addr - 1 */
 	if (ret && addr)
 		look--;
+	if (addr >= SYM_KERNEL_MIN && c->ks_lazy)
+		sym_kallsyms_lazy_load(c);
 	if (addr >= SYM_KERNEL_MIN)
 		return sym_resolve_kernel(c, addr, look, loc);
 	m = sym_space_find(sym_space(c, pid, false), look);

@@ -72,6 +72,14 @@ size_t sym_short_name(const char *full, char *out, size_t sz);
  * address is zero (kallsyms read without privilege).
  */
 int sym_load_kallsyms(struct sym_ctx *c, const char *path);
+/*
+ * Kernel symbols to load from @path (NULL: none) only when the first
+ * kernel address is looked up; @note (or the load's error) then becomes a
+ * warning (sym_warning()).  For a fallback that costs nothing, and says
+ * nothing, when the recording has no kernel frame.  0 or -ENOMEM.
+ */
+int sym_set_kallsyms_lazy(struct sym_ctx *c, const char *path,
+			  const char *note);
 /* Number of kernel symbols loaded. */
 size_t sym_nr_kernel_syms(const struct sym_ctx *c);
 

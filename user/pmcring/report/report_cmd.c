@@ -478,7 +478,6 @@ static int report_blob_find(struct report_cmd *c, struct report_blob *b)
 	glob_t g;
 
 	if (!c->dir) {
-		g.gl_pathc = 1;
 		b->paths = calloc(1, sizeof(*b->paths));
 		if (!b->paths || !(b->paths[0] = strdup(c->path)))
 			return -ENOMEM;

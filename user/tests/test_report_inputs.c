@@ -6,7 +6,7 @@
  * and give the same profile as the pmclog of the same records; every
  * reader takes a pipe as "-" (report -i -) or /dev/stdin; a FIFO with no
  * writer is refused within a second instead of blocking for ever, and a
- * FIFO whose writer comes later is read.
+ * FIFO whose writer comes later (within the second) is read.
  */
 #include "test_report_write.h"
 
@@ -197,7 +197,7 @@ int main(void)
 	      (long long)(time(NULL) - t0), t_stderr);
 	free(out);
 
-	/* ... and one whose writer comes 200 ms later is read */
+	/* ... and one whose writer comes 100 ms later is read */
 	fflush(NULL);
 	pid = fork();
 	REQUIRE(pid >= 0, "fork");
@@ -206,7 +206,7 @@ int main(void)
 		size_t len;
 		int fd;
 
-		usleep(200000);
+		usleep(100000);
 		fd = open(fifo, O_WRONLY);
 		if (fd < 0 || fmt_map_file(log, &p, &len, "feed") ||
 		    write(fd, p, len) != (ssize_t)len)

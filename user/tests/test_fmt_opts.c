@@ -81,6 +81,16 @@ int main(void)
 	r = parse(&o, err, "--generate", "5,16", (char *)NULL);
 	CHECK(r == 0, "generate needs no target");
 	rec_opts_free(&o);
+	/* the write path: neither option is auto; the last one given wins */
+	r = parse(&o, err, "-a", (char *)NULL);
+	CHECK(r == 0 && !o.uring && !o.no_uring, "io path auto by default");
+	rec_opts_free(&o);
+	r = parse(&o, err, "-a", "--no-uring", "--uring", (char *)NULL);
+	CHECK(r == 0 && o.uring && !o.no_uring, "--uring");
+	rec_opts_free(&o);
+	r = parse(&o, err, "-a", "--uring", "--no-uring", (char *)NULL);
+	CHECK(r == 0 && !o.uring && o.no_uring, "--no-uring after --uring");
+	rec_opts_free(&o);
 	r = parse(&o, err, "-h", (char *)NULL);
 	CHECK(r == 1, "help");
 	rec_opts_free(&o);

@@ -141,7 +141,9 @@ int out_put(struct out_batch *b, struct out_file *f, unsigned int phase,
  * like that, records are copied as they come, and a run that grows past
  * OUT_COPY_MAX bytes goes on as a zero-copy range.
  */
+#ifndef OUT_COPY_MAX
 #define OUT_COPY_MAX	512u
+#endif
 /* Keep only @len bytes of the last out_alloc() (at @p) of @b. */
 void out_trim(struct out_batch *b, const void *p, size_t len);
 int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,

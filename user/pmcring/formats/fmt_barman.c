@@ -183,15 +183,18 @@ static int barman_begin(struct fmt_writer *w, struct out_batch *b)
 	return out_put(b, &bm->f, OUT_DATA, bm->hdr, bm->l.size);
 }
 
-/* A frame of @len record bytes in the staging arena, header filled. */
-static uint8_t *bm_frame(struct barman *bm, struct out_batch *b, uint32_t type,
-			 const struct fmt_rec *r, size_t len)
+/*
+ * A frame of @len record bytes in the staging arena, header filled; the
+ * caller fills every byte of the rest (no memset: once per sample).
+ */
+static inline uint8_t *bm_frame(struct barman *bm, struct out_batch *b,
+				uint32_t type, const struct fmt_rec *r,
+				size_t len)
 {
 	uint8_t *p = out_alloc_bytes(b, 8 + len);
 
 	if (!p)
 		return NULL;
-	memset(p, 0, 8 + len);
 	fmt_put64(p, 0, len);
 	fmt_put32(p, 8, type);
 	fmt_put32(p, 12, r->cpu);
@@ -199,6 +202,26 @@ static uint8_t *bm_frame(struct barman *bm, struct out_batch *b, uint32_t type,
 	if (r->ts > bm->last_ts)
 		bm->last_ts = r->ts;
 	return p + 8;
+}
+
+/*
+ * out_put() of the frame just made at the arena's end, its common case
+ * inline: it follows the file's last range in memory and in the file.
+ */
+static inline int bm_put(struct out_batch *b, struct out_file *f,
+			 const void *p, size_t len)
+{
+	struct out_put *last = b->nr_puts ? &b->puts[b->nr_puts - 1] : NULL;
+
+	if (last && last->f == f && last->phase == OUT_DATA && !last->ring &&
+	    last->off + last->len == f->off &&
+	    (const char *)last->p + last->len == (const char *)p) {
+		last->len += len;
+		b->bytes += len;
+		f->off += len;
+		return 0;
+	}
+	return out_put(b, f, OUT_DATA, p, len);
 }
 
 static int barman_record(struct fmt_writer *w, struct out_batch *b,
@@ -243,11 +266,12 @@ static int barman_record(struct fmt_writer *w, struct out_batch *b,
 		p = bm_frame(bm, b, BM_REC_SAMPLE_WITH_PC, r,
 			     BM_SAMPLE_PC_SIZE + 8 * (n ? n - 1 : 0));
 		fmt_put32(p, 16, fmt_get32(d, 20));		/* tid */
-		if (n) {
-			fmt_put64(p, 20, fmt_get64(d, 32));
+		fmt_put64(p, 20, n ? fmt_get64(d, 32) : 0);
+		if (n > 1)
 			memcpy(p + 28, d + 40, 8 * (n - 1));
-		}
-		break;
+		b->items++;
+		return bm_put(b, &bm->f, p - 8, 8 + BM_SAMPLE_PC_SIZE +
+			      8 * (n ? n - 1 : 0));
 	case PMCRING_TYPE_PROCCSW:
 		p = bm_frame(bm, b, BM_REC_TASK_SWITCH, r, BM_TASK_SWITCH_SIZE);
 		fmt_put32(p, 16, fmt_get32(d, 32));		/* tid */
@@ -292,7 +316,7 @@ annotation:
 		return 0;
 	}
 	b->items++;
-	return out_put(b, &bm->f, OUT_DATA, p - 8, 8 + fmt_get64(p - 8, 0));
+	return bm_put(b, &bm->f, p - 8, 8 + fmt_get64(p - 8, 0));
 }
 
 /* Frames of this batch go first; then the header that describes them. */

@@ -632,7 +632,7 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 	struct timespec rt;
 	const void *msg = r->data;
 	size_t len = r->len;
-	bool roll = false;
+	bool roll = false, rolls = w->o.roll_bytes || w->o.roll_secs;
 	unsigned int i, data_phase;
 	char *json = NULL;
 	int err;
@@ -660,7 +660,11 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		bl->seg_start = b->bytes;
 	}
 	data_phase = OUT_PHASE(blob_seg(bl, b), OUT_DATA);
-	fmt_realtime(&w->o, r->ts, &rt);
+	/* realtime: for TIMING, JSON and rolls only (a division per message) */
+	if (w->o.blob_timing || w->o.blob_json || rolls)
+		fmt_realtime(&w->o, r->ts, &rt);
+	else
+		rt = (struct timespec){ 0 };
 	if (w->o.blob_json) {	/* made in the arena: no copy */
 		json = out_alloc_bytes(b, FMT_JSON_MAX);
 		len = fmt_blob_message(&bl->last, true, r, &rt, json, &msg);
@@ -668,7 +672,7 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		if (!len)	/* a PERIOD: its callchains carry it */
 			return 0;
 	}
-	for (i = 0; i < w->o.nr_streams; i++)
+	for (i = 0; rolls && i < w->o.nr_streams; i++)
 		if (blob_wants(w, i, r->type) && blob_must_roll(w, i, len, &rt))
 			roll = true;
 	/*
@@ -685,12 +689,12 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 
 		if (!blob_wants(w, i, r->type))
 			continue;
-		if (blob_must_roll(w, i, len, &rt)) {
+		if (roll && blob_must_roll(w, i, len, &rt)) {
 			err = blob_roll(w, b, i, r, &rt);
 			if (err)
 				return err;
 		}
-		if (bs->msgs == bs->head)
+		if (rolls && bs->msgs == bs->head)
 			bs->first_sec = (uint64_t)rt.tv_sec;
 		err = blob_msg(w, b, bs, msg, len, json, data_phase, &rt);
 		if (err)

@@ -20,9 +20,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 
 #include "consumer.h"
 
@@ -460,4 +464,53 @@ int consumer_wait(struct consumer *c, uint64_t timeout_ns)
 bool consumer_hup(const struct consumer *c)
 {
 	return c->u.hup;
+}
+
+/*
+ * io_uring pays where a write runs at once in the submitting thread and
+ * goes to a kernel worker only when it would block: a file system that
+ * takes non-blocking buffered writes (RWF_NOWAIT), a pipe.  Where it
+ * takes none (tmpfs, and ext4's buffered writes, up to at least Linux
+ * 6.18), io_uring hands every write to an io-wq worker: the same copy as
+ * pwritev(), plus the hand-off and the worker's wake-up, a gain only
+ * while a CPU is idle for the worker, so pwritev() it is
+ * (Documentation/performance.rst, "Drain against a raw write").  The probe
+ * writes one byte with RWF_NOWAIT to an unnamed file (O_TMPFILE) in the
+ * directory @path is or would be in; what cannot be probed keeps the
+ * default, io_uring.
+ */
+enum consumer_io consumer_io_pick(const char *path)
+{
+	struct iovec iov = { .iov_base = (void *)"", .iov_len = 1 };
+	struct stat st;
+	char *dir = strdup(path && *path ? path : "."), *slash;
+	ssize_t n;
+	int fd;
+
+	if (!dir)
+		return CONSUMER_IO_URING;
+	/* the nearest directory that exists: blob makes its own */
+	while (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		if (!stat(dir, &st) && !S_ISREG(st.st_mode)) {
+			free(dir);		/* a pipe, a device */
+			return CONSUMER_IO_URING;
+		}
+		slash = strrchr(dir, '/');
+		if (!slash) {
+			strcpy(dir, ".");
+		} else if (slash == dir) {
+			dir[1] = '\0';
+		} else {
+			*slash = '\0';
+		}
+	}
+	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	free(dir);
+	if (fd < 0)
+		return CONSUMER_IO_URING;
+	n = pwritev2(fd, &iov, 1, 0, RWF_NOWAIT);
+	close(fd);
+	if (n < 0 && errno == EOPNOTSUPP)
+		return CONSUMER_IO_SYNC;
+	return CONSUMER_IO_URING;	/* written, or EAGAIN: it would block */
 }

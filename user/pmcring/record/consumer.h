@@ -112,7 +112,9 @@ struct consumer {
  * CONSUMER_ARENA.
  */
 #define CONSUMER_MAX_PUTS	4096u
+#ifndef CONSUMER_ARENA
 #define CONSUMER_ARENA		(2u << 20)
+#endif
 
 int consumer_init(struct consumer *c, struct pmcring_merge *m,
 		  unsigned int nr_bufs, struct fmt_writer *w, bool use_uring,
@@ -146,5 +148,12 @@ uint64_t consumer_timeout_ns(struct consumer *c);
 int consumer_wait(struct consumer *c, uint64_t timeout_ns);
 /* POLLHUP seen on the session fd. */
 bool consumer_hup(const struct consumer *c);
+
+enum consumer_io { CONSUMER_IO_SYNC, CONSUMER_IO_URING };
+/*
+ * The faster way to write the file or directory @path (or the directory
+ * it is to be created in), for when the user did not choose.
+ */
+enum consumer_io consumer_io_pick(const char *path);
 
 #endif /* PMCRING_CONSUMER_H */

@@ -168,6 +168,9 @@ void rec_usage(FILE *f)
 "                          the merge waits for another CPU (default 64,\n"
 "                          0: none)\n"
 "      --duration S        stop after S seconds\n"
+"      --uring             write with io_uring (default: io_uring where the\n"
+"                          file system takes non-blocking writes, else\n"
+"                          read/write)\n"
 "      --no-uring          plain read/write consumer (baseline)\n"
 "  -q, --quiet             no live status line\n"
 "\n"
@@ -204,6 +207,7 @@ enum {
 	OPT_BM_CHANNEL, OPT_PATH, OPT_CONTAINER, OPT_STREAM, OPT_BLOB_JSON,
 	OPT_TIMING, OPT_ROLL_SIZE, OPT_ROLL_TIME, OPT_GENERATE, OPT_FORMAT,
 	OPT_CALL_GRAPH, OPT_DEPTH, OPT_VERSION, OPT_STAGING_MB, OPT_LDMS,
+	OPT_URING,
 };
 
 static const struct option longopts[] = {
@@ -224,6 +228,7 @@ static const struct option longopts[] = {
 	{ "staging-mb", required_argument, NULL, OPT_STAGING_MB },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "no-uring", no_argument, NULL, OPT_NO_URING },
+	{ "uring", no_argument, NULL, OPT_URING },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "barman-channel", required_argument, NULL, OPT_BM_CHANNEL },
 	{ "path", required_argument, NULL, OPT_PATH },
@@ -542,6 +547,11 @@ static int parse_one(struct rec_opts *o, int c, const char *arg, char *err,
 		return 0;
 	case OPT_NO_URING:
 		o->no_uring = true;
+		o->uring = false;
+		return 0;
+	case OPT_URING:
+		o->uring = true;
+		o->no_uring = false;
 		return 0;
 	case 'q':
 		o->quiet = true;

@@ -38,7 +38,8 @@ struct rec_opts {
 	bool		staging_given;	/* else the library's default */
 	uint64_t	duration_ms;	/* 0: until the command exits / signal */
 	uint32_t	callchain_depth;
-	bool		no_uring;
+	bool		no_uring;	/* --no-uring: read/write */
+	bool		uring;		/* --uring; neither: consumer_io_pick() */
 	bool		quiet;
 	uint32_t	bm_channel;
 	const char	*container;

@@ -577,6 +577,7 @@ struct recorder {
 	struct ldms_pub		*pub;		/* --ldms */
 	struct consumer		c;
 	bool			c_inited;
+	bool			io_auto;	/* consumer_io_pick() chose */
 	struct child		ch;
 	struct gen		gen;
 	bool			gen_started;
@@ -759,6 +760,7 @@ static int record_setup(struct recorder *r)
 {
 	struct pmcring_opts so = { .sz = sizeof(so) };
 	struct pmcring_merge_opts mo = { .sz = sizeof(mo) };
+	bool use_uring;
 	int err;
 
 	/*
@@ -869,9 +871,13 @@ static int record_setup(struct recorder *r)
 	r->w = fmt_writer_new(&r->fo);
 	if (!r->w)
 		return 1;
-	err = consumer_init(&r->c, r->m, r->fo.nr_cpus, r->w, !r->o.no_uring,
+	/* neither --uring nor --no-uring: the faster for the file system */
+	r->io_auto = !r->o.uring && !r->o.no_uring;
+	use_uring = r->o.uring || (r->io_auto &&
+		    consumer_io_pick(r->fo.path) == CONSUMER_IO_URING);
+	err = consumer_init(&r->c, r->m, r->fo.nr_cpus, r->w, use_uring,
 			    pmcring_fd(r->s));
-	if (err && !r->o.no_uring) {	/* ENOSYS, EPERM, ENOMEM (memlock) */
+	if (err && use_uring) {	/* ENOSYS, EPERM, ENOMEM (memlock) */
 		fprintf(stderr, "pmcring: io_uring unavailable (%s): using "
 			"read/write\n", strerror(-err));
 		err = consumer_init(&r->c, r->m, r->fo.nr_cpus, r->w, false,
@@ -1068,12 +1074,13 @@ int cmd_record(int argc, char **argv)
 
 		fprintf(stderr, "pmcring: %" PRIu64 " records, %" PRIu64
 			" bytes written to %s (%" PRIu64 " in the file) in "
-			"%.3f s (%.0f records/s, %.1f MB/s, %s); %" PRIu64
+			"%.3f s (%.0f records/s, %.1f MB/s, %s%s); %" PRIu64
 			" lost\n", r->c.st.records, r->c.st.bytes, r->fo.path,
 			r->c.st.items, secs,
 			(double)r->c.st.records / secs,
 			(double)r->c.st.bytes / secs / 1e6,
-			r->c.use_uring ? "io_uring" : "read/write", lost);
+			r->c.use_uring ? "io_uring" : "read/write",
+			r->io_auto ? ", auto" : "", lost);
 		/* what "in the file" counts, when it is not the records */
 		if (r->c.st.items != r->c.st.records)
 			fprintf(stderr, "pmcring: in the file: %s\n",

@@ -28,7 +28,7 @@ topipe() {
 }
 
 for mode in uring no-uring; do
-	extra=
+	extra=--uring
 	[ $mode = no-uring ] && extra=--no-uring
 	topipe "p-$mode" --format pmclog $extra
 	rc=$(cat "$dir/p-$mode.rc")

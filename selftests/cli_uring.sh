@@ -22,7 +22,8 @@ norm() {
 
 for fmt in pmclog blob; do
 	for mode in uring no-uring; do
-		flag=
+		# --uring: on tmpfs the default would pick pwritev() too
+		flag=--uring
 		[ "$mode" = no-uring ] && flag=--no-uring
 		out=$dir/$mode.$fmt
 		# shellcheck disable=SC2086

@@ -293,7 +293,7 @@ b2()
 	rep=0
 	while [ $rep -lt "$B2_REPS" ]; do
 		for mode in uring plain; do
-			opt=
+			opt=--uring
 			[ $mode = plain ] && opt=--no-uring
 			rm -f $T/b2.pmclog
 			$B time pmcring record -q $opt --generate "$B2_N,$B2_SIZE" \

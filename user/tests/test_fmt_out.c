@@ -8,7 +8,8 @@
  * iovecs, not one each; long runs are not copied (one that starts while
  * the merge switches rings only up to OUT_COPY_MAX bytes); a full arena
  * leaves ranges as their own iovecs; a batch already in order is not
- * reordered.
+ * reordered; out_put_ring_phase() (blob's DAT, a later segment's phase,
+ * index ranges between the records) copies short ranges the same way.
  */
 #include "test_fmt_common.h"
 
@@ -143,6 +144,67 @@ int main(void)
 		got = read_file(path, &got_len);
 		REQUIRE(got, "read %s", path);
 		expect_bytes("switch then run", got, got_len, exp, explen);
+		free(got);
+	}
+
+	/*
+	 * out_put_ring_phase() as blob queues DAT: a later segment's data
+	 * phase, another file's index entries queued between the records
+	 * now and then (a full slab).  Alternating records are copied on
+	 * the fast path in that phase too (few iovecs), both files get
+	 * exactly their bytes, and the phases still run in order.
+	 */
+	{
+		static uint8_t exp[16384], exp_ix[2048];
+		size_t explen = 0, ixlen = 0, got_len;
+		unsigned int ph = OUT_PHASE(1, OUT_DATA), runs = 0;
+		struct out_file ix;
+		char ipath[300];
+		uint8_t *got;
+
+		snprintf(path, sizeof(path), "%s/phase-dat", dir);
+		snprintf(ipath, sizeof(ipath), "%s/phase-ix", dir);
+		REQUIRE(!out_file_open(&f, path, false), "open");
+		REQUIRE(!out_file_open(&ix, ipath, false), "open");
+		REQUIRE(!out_batch_init(&b, 256, 1 << 16), "batch");
+		for (i = 0; i < 200; i++) {
+			unsigned int r = i % 2;
+			const uint8_t *rec = ring[r] + 64 * (i / 2);
+			uint8_t *e;
+
+			REQUIRE(!out_put_ring_phase(&b, &f, ph, rec, 64),
+				"put %u", i);
+			memcpy(exp + explen, rec, 64);
+			explen += 64;
+			if (i % 50 != 49)
+				continue;
+			/* an index slab of 8 entries, queued after DAT's */
+			e = out_alloc(&b, 64);
+			REQUIRE(e, "slab");
+			memset(e, (int)i, 64);
+			REQUIRE(!out_put(&b, &ix, OUT_PHASE(1, OUT_COMMIT), e,
+					 64), "index");
+			memcpy(exp_ix + ixlen, e, 64);
+			ixlen += 64;
+			runs++;
+		}
+		CHECK(b.ring_refs <= 2 * (runs + 1) &&
+		      count_iov(&b) <= 2 * (runs + 1),
+		      "phase %u: %llu ring ranges, %u iovecs for 200 records",
+		      ph, (unsigned long long)b.ring_refs, b.nr_iov);
+		CHECK(b.nr_ops == 2 && b.ops[0].f == &f && b.ops[1].f == &ix,
+		      "data before the index: %u writes", b.nr_ops);
+		run(&b);
+		out_batch_free(&b);
+		out_file_close(&f);
+		out_file_close(&ix);
+		got = read_file(path, &got_len);
+		REQUIRE(got, "read %s", path);
+		expect_bytes("phase DAT", got, got_len, exp, explen);
+		free(got);
+		got = read_file(ipath, &got_len);
+		REQUIRE(got, "read %s", ipath);
+		expect_bytes("phase index", got, got_len, exp_ix, ixlen);
 		free(got);
 	}
 

@@ -5,9 +5,17 @@
  * with pwritev() (--no-uring), from the same ring contents of a userspace
  * producer (pmcring_uprod); records come out in exact timestamp order with
  * their pmclog lengths (no ring padding); ring space is given back (20
- * rounds fill a 16 KiB ring several times without a drop).
+ * rounds fill a 16 KiB ring several times without a drop; records
+ * straddle the ring's wrap).  A write cut short by the file size limit
+ * (RLIMIT_FSIZE: a short write, then EFBIG) is an error from the
+ * consumer with either path, and leaves a readable prefix in exact order
+ * (pmclog) or whole messages (blob).  consumer_io_pick(): what the probe
+ * of the directory says, for a file, a directory not made yet, a FIFO.
  */
 #include <liburing.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
 
 #include "libpmcring_test.h"
 #include "test_fmt_common.h"
@@ -138,6 +146,150 @@ static bool record(enum fmt_kind kind, const char *path, bool uring)
 	return true;
 }
 
+/*
+ * Record into @path with the file size limited to @limit bytes: the
+ * consumer must fail with EFBIG (the batch that crosses the limit is
+ * written short, the write after it refused).  false: no io_uring.
+ */
+static bool record_short(enum fmt_kind kind, const char *path, bool uring,
+			 rlim_t limit)
+{
+	struct pmcring_uprod *p = pmcring_uprod_new(2, 4);
+	struct pmcring_cpu_buf *bufs[2];
+	struct pmcring_merge_opts mo = { .sz = sizeof(mo) };
+	struct rlimit old, lim;
+	struct pmcring_merge *m;
+	struct fmt_opts o;
+	struct fmt_writer *w;
+	struct consumer c;
+	uint64_t ts = 1000, n;
+	unsigned int round, i;
+	int err = 0;
+
+	REQUIRE(p, "uprod: %s", strerror(errno));
+	bufs[0] = pmcring_uprod_cpu_buf(p, 0);
+	bufs[1] = pmcring_uprod_cpu_buf(p, 1);
+	mo.clock = pmcring_uprod_clock;
+	mo.clock_ctx = p;
+	m = pmcring_merge_new(bufs, 2, &mo);
+	REQUIRE(m, "merge: %s", strerror(errno));
+	test_opts(&o, kind, path);
+	o.start_ns = 500;
+	o.container = "c";
+	o.streams[0].name = "all";
+	o.streams[0].types = PMCRING_TYPES_ALL;
+	o.nr_streams = 1;
+	w = fmt_writer_new(&o);
+	REQUIRE(w, "writer");
+	if (consumer_init(&c, m, 2, w, uring, -1)) {
+		fmt_writer_free(w);
+		pmcring_merge_free(m);
+		pmcring_uprod_free(p);
+		return false;
+	}
+	REQUIRE(!getrlimit(RLIMIT_FSIZE, &old), "getrlimit");
+	lim = old;
+	lim.rlim_cur = limit;
+	REQUIRE(!setrlimit(RLIMIT_FSIZE, &lim), "setrlimit");
+	err = consumer_begin(&c);
+	for (round = 0; !err && round < 40; round++) {
+		for (i = 0; i < 100; i++) {
+			produce(p, 0, PMCRING_TYPE_USERDATA, 24, ts++, i);
+			produce(p, 1, PMCRING_TYPE_CALLCHAIN, 32 + 8 * (i % 5),
+				ts++, i);
+		}
+		err = consumer_drain(&c, 0, &n);
+	}
+	if (!err)
+		err = consumer_end(&c, ts);
+	CHECK(err == -EFBIG, "%s %s: %s past the size limit, not EFBIG",
+	      kind == FMT_PMCLOG ? "pmclog" : "blob",
+	      uring ? "io_uring" : "pwritev", err ? strerror(-err) : "no error");
+	consumer_fini(&c);
+	fmt_writer_free(w);
+	REQUIRE(!setrlimit(RLIMIT_FSIZE, &old), "setrlimit back");
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return true;
+}
+
+static void check_short(const char *dir, bool uring)
+{
+	const char *how = uring ? "io_uring" : "pwritev";
+	struct order ord = { 0 };
+	struct fmt_blob_set bs;
+	char path[300], which[64];
+	size_t len, bad;
+	uint8_t *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/short-%s.pmclog", dir, how);
+	if (!record_short(FMT_PMCLOG, path, uring, 10000))
+		return;
+	f = read_file(path, &len);
+	REQUIRE(f, "read %s", path);
+	rc = fmt_pmclog_read(f, len, order_cb, &ord, &bad);
+	/* cut where the limit is: a prefix, the last record cut short */
+	CHECK(len == 10000 && rc >= 0 && !ord.bad && ord.n > 100,
+	      "pmclog %s cut short: %zu bytes, rc %d, %llu records, order %s",
+	      how, len, rc, (unsigned long long)ord.n,
+	      ord.bad ? "bad" : "ok");
+	free(f);
+	snprintf(path, sizeof(path), "%s/short-%s", dir, how);
+	record_short(FMT_BLOB, path, uring, 100000);
+	snprintf(path, sizeof(path), "%s/short-%s/c/all.DAT.1700000000", dir,
+		 how);
+	REQUIRE(!fmt_blob_map(path, &bs, which, sizeof(which)), "map %s: %s",
+		path, which);
+	memset(&ord, 0, sizeof(ord));
+	rc = fmt_blob_read(&bs, order_cb, &ord, &bad);
+	CHECK(rc == FMT_END_CLEAN && !ord.bad && ord.n > 50 &&
+	      bs.off_len == 8 + 8 * ord.n && bs.dat_len < 100000,
+	      "blob %s cut short: rc %d, %llu messages, OFFSET %zu bytes, "
+	      "DAT %zu", how, rc, (unsigned long long)ord.n, bs.off_len,
+	      bs.dat_len);
+	fmt_blob_unmap(&bs);
+}
+
+/* The probe consumer_io_pick() makes, made here for @dir. */
+static enum consumer_io probe(const char *dir)
+{
+	struct iovec iov = { .iov_base = (void *)"", .iov_len = 1 };
+	int fd = open(dir, O_TMPFILE | O_WRONLY, 0600);
+	ssize_t n;
+
+	if (fd < 0)
+		return CONSUMER_IO_URING;
+	n = pwritev2(fd, &iov, 1, 0, RWF_NOWAIT);
+	close(fd);
+	return n < 0 && errno == EOPNOTSUPP ? CONSUMER_IO_SYNC :
+					      CONSUMER_IO_URING;
+}
+
+static void check_pick(const char *dir)
+{
+	enum consumer_io want = probe(dir);
+	char path[300];
+	int fd;
+
+	CHECK(consumer_io_pick(dir) == want, "pick for the directory");
+	snprintf(path, sizeof(path), "%s/a.pmclog", dir);
+	CHECK(consumer_io_pick(path) == want, "pick for a new file in it");
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	REQUIRE(fd >= 0, "create %s", path);
+	close(fd);
+	CHECK(consumer_io_pick(path) == want, "pick for a file in it");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/not/made/yet", dir);
+	CHECK(consumer_io_pick(path) == want, "pick for a blob directory");
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	REQUIRE(!mkfifo(path, 0600), "mkfifo");
+	CHECK(consumer_io_pick(path) == CONSUMER_IO_URING, "pick for a FIFO");
+	unlink(path);
+	printf("# %s: %s\n", dir, want == CONSUMER_IO_URING ?
+	       "takes RWF_NOWAIT writes: io_uring" : "no RWF_NOWAIT: pwritev");
+}
+
 static void compare(const char *what, const char *a, const char *b)
 {
 	size_t la, lb;
@@ -199,6 +351,14 @@ int main(void)
 	snprintf(a, sizeof(a), "%s/sync/c/all.OFFSET.1700000000", dir);
 	snprintf(b, sizeof(b), "%s/uring/c/all.OFFSET.1700000000", dir);
 	compare("blob OFFSET io_uring vs pwritev", a, b);
+
+	/* short writes: the file size limit, with either path */
+	signal(SIGXFSZ, SIG_IGN);
+	check_short(dir, false);
+	check_short(dir, true);
+	check_pick(dir);
+	if (access("/dev/shm", W_OK) == 0)
+		check_pick("/dev/shm");
 
 	rm_rf(dir);
 	if (!t_failed)

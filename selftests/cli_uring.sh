@@ -5,7 +5,8 @@
 # the same records for the same input: PMCRING_IOC_GENERATE (the hidden
 # --generate N,SIZE option) fills every CPU's ring with a deterministic
 # sequence; the dumps of both files, timestamps aside, are identical, in
-# the pmclog (zero-copy) and blob formats, with nothing dropped.
+# the pmclog (zero-copy) and blob formats, with nothing dropped.  Without
+# either option the summary line names the path picked (", auto").
 lib=$(dirname "$0")/lib; [ -d "$lib" ] || lib=$(dirname "$0")
 . "$lib/pmcring_test.sh"
 
@@ -43,4 +44,11 @@ for fmt in pmclog blob; do
 		{ diff "$dir/uring.norm" "$dir/no-uring.norm" | head; fail "$fmt: io_uring and --no-uring differ"; }
 	echo "# $fmt: $got records, identical"
 done
+# Neither option: the path picked for the file system, named in the
+# summary line (tmpfs on 6.1 takes no RWF_NOWAIT write: read/write).
+pmcring record --format pmclog -o "$dir/auto.pmclog" --buffer-pages 1024 \
+	--generate 1000,64 >"$dir/auto.log" 2>&1 || { cat "$dir/auto.log"; fail "auto: record"; }
+grep -Eq "MB/s, (io_uring|read/write), auto\)" "$dir/auto.log" ||
+	{ cat "$dir/auto.log"; fail "auto: the summary line does not name the path picked"; }
+echo "# auto: $(grep -Eo "(io_uring|read/write), auto" "$dir/auto.log")"
 echo "ok: io_uring and --no-uring write the same records"

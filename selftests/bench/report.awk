@@ -2,8 +2,9 @@
 #
 # Report of `make bench` (POSIX awk): reads the flat JSON lines of
 # build/bench/all.jsonl (run.sh and guest.sh), prints the tables, writes
-# the JSON summary (-v jsonout=) with the native results (-v native=) and
-# the SVG plot of B1 (-v svgout=).  Medians over repetitions; every ratio
+# the JSON summary (-v jsonout=) with the native results (-v native=, and
+# the native drain's JSON lines, -v drain=) and the SVG plot of B1
+# (-v svgout=).  Medians over repetitions; every ratio
 # pairs figures of the same run.
 
 function get(key,    re, v) {
@@ -367,6 +368,9 @@ END {
 		}
 	}
 
+	# ---- native drain (user/bench/drain, run.sh: -v drain=) ----
+	native_drain()
+
 	# ---- native ----
 	nat = ""
 	while ((getline line < native) > 0)
@@ -426,6 +430,69 @@ END {
 # record size (log 2) for the sizes xs[1..nx] and values up to ymax; sets
 # the scale (SV_*) that svg_x() and svg_y() use; returns the SVG text up to
 # the series ----
+# The native drain rows (JSON lines of pmcring-drain-bench -j): the
+# table, the goals, and "native_drain" in the JSON summary.
+function native_drain(    line, n, i, k, fs, f, r, m, sep, nfs, fsl, seen,
+			  rate, cpu, ofr, cofr, ran, up, cup, dr_f, dr_r, dr_m,
+			  jd) {
+	split("pmclog barman blob", dr_f, " ")
+	split("cc64 cc256", dr_r, " ")
+	split("uring sync auto", dr_m, " ")
+	n = 0
+	while (drain != "" && (getline line < drain) > 0) {
+		$0 = line
+		n++
+		fs = get("dir"); f = get("format"); r = get("record"); m = get("mode")
+		k = fs SUBSEP f SUBSEP r SUBSEP m
+		rate[k] = get("records_per_s"); ofr[k] = get("of_raw")
+		cofr[k] = get("cpu_of_raw"); cpu[k] = get("cpu_ns_per_record")
+		ran[k] = get("ran")
+		if (!(fs in seen)) {
+			seen[fs] = 1
+			fsl[++nfs] = fs
+		}
+		jd = jd sep "    " line
+		sep = ",\n"
+	}
+	if (!n)
+		return
+	printf "\nNative drain (pmcring record's consumer, rings filled first, 2 CPUs' CALLCHAINs interleaved)\n"
+	printf "against a raw write of the same bytes in the same run; wall and CPU time (io-wq workers included), medians\n"
+	printf "%-10s %-6s %-6s %-6s %12s %8s %8s %8s %9s\n", "fs", "format",
+	       "record", "mode", "records/s", "of raw", "CPU ns", "CPU raw",
+	       "/pmclog"
+	for (i = 1; i <= nfs; i++)
+		for (r = 1; r <= 2; r++)
+			for (f = 1; f <= 3; f++)
+				for (m = 1; m <= 3; m++) {
+					k = fsl[i] SUBSEP dr_f[f] SUBSEP dr_r[r] SUBSEP dr_m[m]
+					if (!(k in rate))
+						continue
+					printf "%-10s %-6s %-6s %-6s %12.0f %7.1f%% %8.1f %7.1f%% %9.2f%s\n",
+					       fsl[i], dr_f[f], dr_r[r], dr_m[m], rate[k],
+					       100 * ofr[k], cpu[k], 100 * cofr[k],
+					       div(rate[k], rate[fsl[i] SUBSEP "pmclog" SUBSEP dr_r[r] SUBSEP dr_m[m]]),
+					       dr_m[m] == "auto" ? " (" ran[k] ")" : ""
+				}
+	for (i = 1; i <= nfs; i++)
+		for (r = 1; r <= 2; r++) {
+			k = fsl[i] SUBSEP "pmclog" SUBSEP dr_r[r] SUBSEP "sync"
+			if (!(k in rate))
+				continue
+			up = div(rate[fsl[i] SUBSEP "pmclog" SUBSEP dr_r[r] SUBSEP "uring"], rate[k])
+			cup = div(cpu[k], cpu[fsl[i] SUBSEP "pmclog" SUBSEP dr_r[r] SUBSEP "uring"])
+			printf "%s %s: pmclog (pwritev) %.1f%% of raw, %.1f%% in CPU time (goal >= 50%%); io_uring / pwritev %.2fx in records/s, %.2fx in CPU per record\n",
+			       fsl[i], dr_r[r], 100 * ofr[k], 100 * cofr[k], up, cup
+			for (f = 2; f <= 3; f++)
+				if ((fsl[i] SUBSEP dr_f[f] SUBSEP dr_r[r] SUBSEP "sync") in rate)
+					printf "%s %s: %s / pmclog %.2f in records/s, %.2f in CPU per record (goal >= 0.8)\n",
+					       fsl[i], dr_r[r], dr_f[f],
+					       div(rate[fsl[i] SUBSEP dr_f[f] SUBSEP dr_r[r] SUBSEP "sync"], rate[k]),
+					       div(cpu[k], cpu[fsl[i] SUBSEP dr_f[f] SUBSEP dr_r[r] SUBSEP "sync"])
+		}
+	J = J "  \"native_drain\": [\n" jd "\n  ],\n"
+}
+
 function svg_frame(xs, nx, ymax, W, H, L, R, T, B, title, subt, ylabel,
 		   i, v, y, px, py, step, o) {
 	step = 10 ^ int(log(ymax) / log(10))

@@ -5,7 +5,9 @@
 #
 #   B1-B4 in one QEMU VM (selftests/vmrun, guest side selftests/bench/guest.sh
 #   driving selftests/bench/pmcbench), the native libpmcring benchmark on this
-#   host (make -C user bench).  Prints the tables, writes out/bench.json,
+#   host (make -C user bench) and the native drain of pmcring record's
+#   consumer against a raw write (user/bench/drain, tmpfs and ext4 on a
+#   loop device).  Prints the tables, writes out/bench.json,
 #   out/bench.svg (ns/record by record size, pmcring and ftrace) and
 #   out/bench-peers.svg (ns/event by record size, every tracepoint peer).
 #
@@ -89,6 +91,47 @@ fi
 log "native: make -C user bench"
 make -s -C "$TOP/user" bench BENCH_JSON="$BDIR/native.json" | tee "$BDIR/native.txt"
 
+# The native drain (user/bench/drain): pmcring record's consumer against a
+# raw write of the same bytes, pmclog, barman and blob, CALLCHAINs of 64
+# and 256 bytes, io_uring, pwritev and the automatic choice; on tmpfs and
+# on ext4 on a loop device (root: losetup, mkfs.ext4; the image is a
+# sparse file in build/bench, gone after).  JSON lines in drain.jsonl.
+DB=$BUILD/user/bench/pmcring-drain-bench
+if [ "${BENCH_QUICK:-0}" = 1 ]; then DRAIN=(-n 20000 -R 1); else DRAIN=(-n 200000 -R 5); fi
+make -s -C "$TOP/user" "$DB"
+: >"$BDIR/drain.jsonl"
+log "native: drain bench on tmpfs"
+"$DB" "${DRAIN[@]}" -m uring,sync,auto -d /dev/shm -l tmpfs \
+	-j "$BDIR/drain.jsonl" | tee "$BDIR/drain.txt"
+ext4_img=$BDIR/drain-ext4.img
+ext4_mnt=$BDIR/drain-ext4
+ext4_dev=
+drain_ext4_done()
+{
+	mountpoint -q "$ext4_mnt" && umount "$ext4_mnt"
+	[ -n "$ext4_dev" ] && losetup -d "$ext4_dev"
+	rm -f "$ext4_img"
+	ext4_dev=
+}
+if [ "$(id -u)" != 0 ] || ! command -v losetup >/dev/null ||
+   ! command -v mkfs.ext4 >/dev/null; then
+	log "native: no ext4 rows (needs root, losetup and mkfs.ext4)"
+else
+	trap drain_ext4_done EXIT
+	mkdir -p "$ext4_mnt"
+	truncate -s 2G "$ext4_img"
+	if ext4_dev=$(losetup -f --show "$ext4_img") &&
+	   mkfs.ext4 -q -F "$ext4_dev" && mount "$ext4_dev" "$ext4_mnt"; then
+		log "native: drain bench on ext4 ($ext4_dev), buffered"
+		"$DB" "${DRAIN[@]}" -f pmclog -m uring,sync,auto -d "$ext4_mnt" \
+			-l ext4-loop -j "$BDIR/drain.jsonl" | tee -a "$BDIR/drain.txt"
+	else
+		log "native: ext4 on a loop device failed: no ext4 rows"
+	fi
+	drain_ext4_done
+	trap - EXIT
+fi
+
 # -- VM -----------------------------------------------------------------------
 : >"$SHARE/results.jsonl"
 vm_rc=0
@@ -139,7 +182,8 @@ host_model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 	cat "$BDIR/results.jsonl"
 } >"$BDIR/all.jsonl"
 
-awk -v native="$BDIR/native.json" -v jsonout="$OUT/bench.json" \
+awk -v native="$BDIR/native.json" -v drain="$BDIR/drain.jsonl" \
+	-v jsonout="$OUT/bench.json" \
 	-v svgout="$OUT/bench.svg" -v svgpeers="$OUT/bench-peers.svg" \
 	-f "$TOP/selftests/bench/report.awk" "$BDIR/all.jsonl"
 log "wrote $OUT/bench.json, $OUT/bench.svg and $OUT/bench-peers.svg"

@@ -151,6 +151,97 @@ int out_put_ring(struct out_batch *b, struct out_file *f, const void *p,
 /* The same in phase @phase (a segment's OUT_DATA, OUT_PHASE()). */
 int out_put_ring_phase(struct out_batch *b, struct out_file *f,
 		       unsigned int phase, const void *p, size_t len);
+/*
+ * The per-record path of pmclog and of blob's DAT files (B2 runs it once
+ * per record).  @last is a ring range of this file and @phase ending where
+ * the file does: @p follows it in the ring too (a run grows), or the merge
+ * switched rings and a short @last is copied to the arena's end, into the
+ * arena range before it if that ends there.  Then, with an arena range
+ * ending where the file and the arena do, @p is copied after it, unless it
+ * continues a ring run copied that way that would pass OUT_COPY_MAX (it
+ * starts a ring range).  Everything else goes the general way.  false: @p
+ * was not queued.
+ */
+static inline __attribute__((always_inline)) bool
+out_put_ring_fast(struct out_batch *b, struct out_file *f, unsigned int phase,
+		  const void *p, size_t len)
+{
+	struct out_put *last, *prev;
+	char *tail;
+
+	if (!b->nr_puts)
+		return false;
+	last = &b->puts[b->nr_puts - 1];
+	if (last->f != f || last->phase != phase ||
+	    last->off + last->len != f->off)
+		return false;
+	tail = b->arena + b->arena_used;
+	if (last->ring) {
+		if ((const char *)last->p + last->len == (const char *)p) {
+			last->len += len;
+			b->ring_refs++;
+			goto queued;
+		}
+		if (last->len > OUT_COPY_MAX ||
+		    b->arena_used + last->len + len > b->arena_size)
+			return false;
+		memcpy(tail, last->p, last->len);
+		prev = b->nr_puts >= 2 ? last - 1 : NULL;
+		if (prev && !prev->ring && prev->f == f &&
+		    prev->phase == phase &&
+		    prev->off + prev->len == last->off &&
+		    (const char *)prev->p + prev->len == tail) {
+			prev->len += last->len;
+			b->nr_puts--;
+		} else {
+			last->p = tail;
+			last->ring = false;
+			prev = last;
+		}
+		b->arena_used += last->len;
+		tail += last->len;
+		last = prev;
+		b->copy_end = NULL;
+	} else if ((const char *)last->p + last->len != tail ||
+		   b->arena_used + len > b->arena_size) {
+		return false;
+	}
+	if (b->copy_end == (const char *)p) {
+		if (b->copy_run + len > OUT_COPY_MAX)
+			return false;	/* a long run: zero copy from here */
+		b->copy_run += len;
+	} else {
+		b->copy_run = len;
+	}
+	memcpy(tail, p, len);
+	b->arena_used += len;
+	b->copy_end = (const char *)p + len;
+	last->len += len;
+queued:
+	f->off += len;
+	b->bytes += len;
+	b->prepared = false;
+	return true;
+}
+
+/* out_put_ring_phase() past the fast path (out.c). */
+int out_put_ring_slow(struct out_batch *b, struct out_file *f,
+		      unsigned int phase, const void *p, size_t len);
+
+/*
+ * out_put_ring_phase() with its fast path inline: the per-record loops
+ * (the consumer's direct path, blob's DAT) call no function but memcpy()
+ * for a record that is copied or extends a ring run.
+ */
+static inline __attribute__((always_inline)) int
+out_put_ring_inline(struct out_batch *b, struct out_file *f,
+		    unsigned int phase, const void *p, size_t len)
+{
+	if (out_put_ring_fast(b, f, phase, p, len))
+		return 0;
+	return out_put_ring_slow(b, f, phase, p, len);
+}
+
 /* Write @len bytes at @p at offset @off of @f (f->off does not move). */
 int out_put_at(struct out_batch *b, struct out_file *f, unsigned int phase,
 	       uint64_t off, const void *p, size_t len);

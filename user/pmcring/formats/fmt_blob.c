@@ -109,6 +109,11 @@ struct blob {
 	char			*alloc_json;	/* FMT_JSON_MAX: one as JSON */
 	bool			alloc_warned;
 	bool			repeat_warned;
+	/* per message, fixed at the start (blob_begin()) */
+	unsigned int		room_puts;	/* blob_record()'s reserve */
+	size_t			room_stage;
+	bool			rolls;		/* by size or time */
+	bool			need_rt;	/* realtime: TIMING, JSON, rolls */
 };
 
 /* The segment of @b being queued (0 in a batch not seen yet). */
@@ -295,6 +300,16 @@ static int blob_begin(struct fmt_writer *w, struct out_batch *b)
 		if (err)
 			return err;
 	}
+	/*
+	 * Per stream: 3 slab ranges to end the segment, 4 magics on a roll,
+	 * the DAT range, 3 full index slabs, and 3 slab ranges for
+	 * blob_flush(); index slabs.
+	 */
+	bl->room_puts = 14 * w->o.nr_streams + 1;
+	bl->room_stage = (w->o.blob_json ? FMT_JSON_MAX : 0) +
+			 w->o.nr_streams * 25 * (BLOB_SLAB_ENTRIES + 1);
+	bl->rolls = w->o.roll_bytes || w->o.roll_secs;
+	bl->need_rt = w->o.blob_timing || w->o.blob_json || bl->rolls;
 	return 0;
 }
 
@@ -397,7 +412,7 @@ blob_msg(struct fmt_writer *w, struct out_batch *b, struct blob_stream *bs,
 		tim[1] = htole64((uint64_t)rt->tv_nsec / 1000);
 	}
 	err = in_arena ? blob_put(b, &bs->f[BLOB_DAT], data_phase, msg, len) :
-	      out_put_ring_phase(b, &bs->f[BLOB_DAT], data_phase, msg, len);
+	      out_put_ring_inline(b, &bs->f[BLOB_DAT], data_phase, msg, len);
 	if (err)
 		return err;
 	bs->msgs++;
@@ -632,19 +647,12 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 	struct timespec rt;
 	const void *msg = r->data;
 	size_t len = r->len;
-	bool roll = false, rolls = w->o.roll_bytes || w->o.roll_secs;
+	bool roll = false, rolls = bl->rolls;
 	unsigned int i, data_phase;
 	char *json = NULL;
 	int err;
 
-	/*
-	 * Per stream: 3 slab ranges to end the segment, 4 magics on a roll,
-	 * the DAT range, 3 full index slabs, and 3 slab ranges for
-	 * blob_flush(); index slabs.
-	 */
-	if (!out_batch_room(b, 14 * w->o.nr_streams + 1,
-			    (w->o.blob_json ? FMT_JSON_MAX : 0) +
-			    w->o.nr_streams * 25 * (BLOB_SLAB_ENTRIES + 1)))
+	if (!out_batch_room(b, bl->room_puts, bl->room_stage))
 		return -EAGAIN;
 	/*
 	 * A segment's messages count only once its OFFSET is written after
@@ -661,7 +669,7 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 	}
 	data_phase = OUT_PHASE(blob_seg(bl, b), OUT_DATA);
 	/* realtime: for TIMING, JSON and rolls only (a division per message) */
-	if (w->o.blob_timing || w->o.blob_json || rolls)
+	if (bl->need_rt)
 		fmt_realtime(&w->o, r->ts, &rt);
 	else
 		rt = (struct timespec){ 0 };

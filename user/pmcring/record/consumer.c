@@ -301,7 +301,8 @@ static int consumer_take(struct consumer *c, const struct pmcring_record *r)
 	    (c->direct.types & PMCRING_TYPE_BIT(r->type)) &&
 	    out_batch_room(b, 1, FMT_DIRECT_ROOM)) {
 		b->items++;
-		err = out_put_ring(b, c->direct.f, r->data, r->len);
+		err = out_put_ring_inline(b, c->direct.f, OUT_DATA, r->data,
+					  r->len);
 	} else {
 		err = consumer_put(c, r);
 	}

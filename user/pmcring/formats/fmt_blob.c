@@ -114,6 +114,13 @@ struct blob {
 	size_t			room_stage;
 	bool			rolls;		/* by size or time */
 	bool			need_rt;	/* realtime: TIMING, JSON, rolls */
+	/*
+	 * One binary stream, no rolls: the types whose messages need
+	 * nothing but blob_msg() (all it takes but the allocations and
+	 * PERIOD, which blob_record() keeps for rolls)
+	 */
+	bool			plain;
+	uint64_t		plain_types;
 };
 
 /* The segment of @b being queued (0 in a batch not seen yet). */
@@ -310,6 +317,11 @@ static int blob_begin(struct fmt_writer *w, struct out_batch *b)
 			 w->o.nr_streams * 25 * (BLOB_SLAB_ENTRIES + 1);
 	bl->rolls = w->o.roll_bytes || w->o.roll_secs;
 	bl->need_rt = w->o.blob_timing || w->o.blob_json || bl->rolls;
+	bl->plain = w->o.nr_streams == 1 && !w->o.blob_json && !bl->rolls;
+	bl->plain_types = w->o.streams[0].types &
+			  ~(PMCRING_TYPE_BIT(PMCRING_TYPE_PMCALLOCATE) |
+			    PMCRING_TYPE_BIT(PMCRING_TYPE_PMCALLOCATEDYN) |
+			    PMCRING_TYPE_BIT(PMCRING_TYPE_PERIOD));
 	return 0;
 }
 
@@ -673,6 +685,14 @@ static int blob_record(struct fmt_writer *w, struct out_batch *b,
 		fmt_realtime(&w->o, r->ts, &rt);
 	else
 		rt = (struct timespec){ 0 };
+	/*
+	 * The common message (a sample, a switch: what the rings hold most)
+	 * of binary sets that do not roll: one stream's, as it is, none of
+	 * the bookkeeping below (JSON, rolls, allocations, PERIODs).
+	 */
+	if (bl->plain && (bl->plain_types & PMCRING_TYPE_BIT(r->type)))
+		return blob_msg(w, b, &bl->s[0], msg, len, false, data_phase,
+				&rt);
 	if (w->o.blob_json) {	/* made in the arena: no copy */
 		json = out_alloc_bytes(b, FMT_JSON_MAX);
 		len = fmt_blob_message(&bl->last, true, r, &rt, json, &msg);

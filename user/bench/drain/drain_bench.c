@@ -12,7 +12,7 @@
  * runs.  The consumer's view of the rings is faulted in before the clock
  * starts, as it is after the first lap of a real recording.
  *
- * Usage: pmcring-drain-bench [options] [RECORDS_PER_CPU [MODES]]
+ * Usage: pmcring-drain-bench [-h] [options] [RECORDS_PER_CPU [MODES]]
  *   -n N        records per CPU (default 200000)
  *   -f LIST     formats: pmclog,barman,blob (default all three)
  *   -r LIST     records: cc64,cc256 (CALLCHAINs of 4 and 28 frames),
@@ -326,11 +326,12 @@ int main(int argc, char **argv)
 	uint64_t n = 200000;
 	char path[4096];
 	FILE *j = NULL;
+	bool help = false;
 	int opt;
 
 	for (k = 0; k < NR_RECS; k++)
 		rec_names[k] = rec_kinds[k].name;
-	while ((opt = getopt(argc, argv, "n:f:r:m:d:l:R:j:")) != -1) {
+	while ((opt = getopt(argc, argv, "hn:f:r:m:d:l:R:j:")) != -1) {
 		switch (opt) {
 		case 'n': n = strtoull(optarg, NULL, 0); break;
 		case 'f': fmts = parse_list(optarg, fmt_names, 3); break;
@@ -340,6 +341,7 @@ int main(int argc, char **argv)
 		case 'l': label = optarg; break;
 		case 'R': runs = (unsigned int)atoi(optarg); break;
 		case 'j': json = optarg; break;
+		case 'h': help = true; goto usage;
 		default: goto usage;
 		}
 	}
@@ -462,8 +464,8 @@ failed:
 	rm_rf(path);
 	return 1;
 usage:
-	fprintf(stderr, "usage: pmcring-drain-bench [-n N] [-f pmclog,barman,"
+	fprintf(help ? stdout : stderr, "usage: pmcring-drain-bench [-n N] [-f pmclog,barman,"
 		"blob] [-r cc64,cc256,gen64] [-m uring,sync,auto] [-d DIR] "
 		"[-l LABEL] [-R RUNS] [-j JSON] [N [MODES]]\n");
-	return 2;
+	return help ? 0 : 2;
 }

@@ -480,12 +480,12 @@ function native_drain(    line, n, i, k, fs, f, r, m, sep, nfs, fsl, seen,
 			if (!(k in rate))
 				continue
 			up = div(rate[fsl[i] SUBSEP "pmclog" SUBSEP dr_r[r] SUBSEP "uring"], rate[k])
-			cup = div(cpu[k], cpu[fsl[i] SUBSEP "pmclog" SUBSEP dr_r[r] SUBSEP "uring"])
-			printf "%s %s: pmclog (pwritev) %.1f%% of raw, %.1f%% in CPU time (goal >= 50%%); io_uring / pwritev %.2fx in records/s, %.2fx in CPU per record\n",
+			cup = div(cpu[fsl[i] SUBSEP "pmclog" SUBSEP dr_r[r] SUBSEP "uring"], cpu[k])
+			printf "%s %s: pmclog (pwritev) %.1f%% of raw, %.1f%% in CPU time (goal >= 50%%); io_uring / pwritev %.2fx in records/s (goal >= 1.3), %.2fx the CPU per record\n",
 			       fsl[i], dr_r[r], 100 * ofr[k], 100 * cofr[k], up, cup
 			for (f = 2; f <= 3; f++)
 				if ((fsl[i] SUBSEP dr_f[f] SUBSEP dr_r[r] SUBSEP "sync") in rate)
-					printf "%s %s: %s / pmclog %.2f in records/s, %.2f in CPU per record (goal >= 0.8)\n",
+					printf "%s %s: %s / pmclog %.2f in records/s, %.2f in records per CPU second (goal >= 0.8)\n",
 					       fsl[i], dr_r[r], dr_f[f],
 					       div(rate[fsl[i] SUBSEP dr_f[f] SUBSEP dr_r[r] SUBSEP "sync"], rate[k]),
 					       div(cpu[k], cpu[fsl[i] SUBSEP dr_f[f] SUBSEP dr_r[r] SUBSEP "sync"])

@@ -464,8 +464,9 @@ failed:
 	rm_rf(path);
 	return 1;
 usage:
-	fprintf(help ? stdout : stderr, "usage: pmcring-drain-bench [-n N] [-f pmclog,barman,"
-		"blob] [-r cc64,cc256,gen64] [-m uring,sync,auto] [-d DIR] "
+	fprintf(help ? stdout : stderr, "usage: pmcring-drain-bench [-n N] "
+		"[-f pmclog,barman,blob] [-r cc64,cc256,gen64] "
+		"[-m uring,sync,auto] [-d DIR] "
 		"[-l LABEL] [-R RUNS] [-j JSON] [N [MODES]]\n");
 	return help ? 0 : 2;
 }

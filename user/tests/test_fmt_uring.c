@@ -286,6 +286,22 @@ static void check_pick(const char *dir)
 	REQUIRE(!mkfifo(path, 0600), "mkfifo");
 	CHECK(consumer_io_pick(path) == CONSUMER_IO_URING, "pick for a FIFO");
 	unlink(path);
+	/* the working directory removed: nothing to probe, io_uring */
+	if (!strcmp(dir, "/dev/shm"))
+		goto said;
+	{
+		int here = open(".", O_RDONLY | O_DIRECTORY);
+
+		snprintf(path, sizeof(path), "%s/gone", dir);
+		REQUIRE(here >= 0 && !mkdir(path, 0700) && !chdir(path) &&
+			!rmdir(path), "a removed working directory");
+		CHECK(consumer_io_pick("out.pmclog") == CONSUMER_IO_URING &&
+		      consumer_io_pick("a/b") == CONSUMER_IO_URING,
+		      "pick without a directory");
+		REQUIRE(!fchdir(here), "back");
+		close(here);
+	}
+said:
 	printf("# %s: %s\n", dir, want == CONSUMER_IO_URING ?
 	       "takes RWF_NOWAIT writes: io_uring" : "no RWF_NOWAIT: pwritev");
 }

@@ -497,7 +497,10 @@ enum consumer_io consumer_io_pick(const char *path)
 			return CONSUMER_IO_URING;
 		}
 		slash = strrchr(dir, '/');
-		if (!slash) {
+		if (!strcmp(dir, ".") || !strcmp(dir, "/")) {
+			free(dir);		/* no directory at all */
+			return CONSUMER_IO_URING;
+		} else if (!slash) {
 			strcpy(dir, ".");
 		} else if (slash == dir) {
 			dir[1] = '\0';

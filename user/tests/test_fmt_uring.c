@@ -26,6 +26,8 @@
 
 /* FMT_BENCH=N: N rounds of 1000 records per CPU, timing printed. */
 static unsigned int rounds = ROUNDS, per_round = PER_ROUND;
+/* blob: TIMING files (the writer's ops) or none (its direct path) */
+static bool blob_timing = true;
 static uint64_t drain_ns;
 
 static uint64_t mono_ns(void)
@@ -101,7 +103,7 @@ static bool record(enum fmt_kind kind, const char *path, bool uring)
 	o.streams[0].name = "all";
 	o.streams[0].types = PMCRING_TYPES_ALL;
 	o.nr_streams = 1;
-	o.blob_timing = true;
+	o.blob_timing = blob_timing;
 	w = fmt_writer_new(&o);
 	REQUIRE(w, "writer");
 	err = consumer_init(&c, m, 2, w, uring, -1);
@@ -367,6 +369,24 @@ int main(void)
 	snprintf(a, sizeof(a), "%s/sync/c/all.OFFSET.1700000000", dir);
 	snprintf(b, sizeof(b), "%s/uring/c/all.OFFSET.1700000000", dir);
 	compare("blob OFFSET io_uring vs pwritev", a, b);
+	/*
+	 * Without TIMING the records take blob's direct path (fmt_direct()'s
+	 * put; the first of each batch its ops): the same DAT, OFFSET and
+	 * TYPE as its ops alone wrote with TIMING.
+	 */
+	blob_timing = false;
+	snprintf(b, sizeof(b), "%s/direct", dir);
+	record(FMT_BLOB, b, false);
+	blob_timing = true;
+	snprintf(b, sizeof(b), "%s/direct/c/all.DAT.1700000000", dir);
+	snprintf(a, sizeof(a), "%s/sync/c/all.DAT.1700000000", dir);
+	compare("blob DAT direct path vs the writer's ops", a, b);
+	snprintf(b, sizeof(b), "%s/direct/c/all.OFFSET.1700000000", dir);
+	snprintf(a, sizeof(a), "%s/sync/c/all.OFFSET.1700000000", dir);
+	compare("blob OFFSET direct path vs the writer's ops", a, b);
+	snprintf(b, sizeof(b), "%s/direct/c/all.TYPE.1700000000", dir);
+	snprintf(a, sizeof(a), "%s/sync/c/all.TYPE.1700000000", dir);
+	compare("blob TYPE direct path vs the writer's ops", a, b);
 
 	/* short writes: the file size limit, with either path */
 	signal(SIGXFSZ, SIG_IGN);

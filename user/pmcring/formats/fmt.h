@@ -451,12 +451,16 @@ int fmt_record(struct fmt_writer *w, struct out_batch *b,
  * the PMCRING_TYPE_BIT()s in @types are written as the ring holds them,
  * each one item, with out_put_ring(b, @f, ...) once out_batch_room(b, 1,
  * FMT_DIRECT_ROOM) holds; what fmt_record() would do, without its call
- * through the writer's ops.  After fmt_begin(); false: the writer has
- * none (every record goes through fmt_record()).
+ * through the writer's ops.  With @put set (blob), the consumer calls it
+ * instead of out_put_ring(): 0 (queued and counted), 1 (nothing done: the
+ * record goes through fmt_record()), or -errno.  After fmt_begin();
+ * false: the writer has none (every record goes through fmt_record()).
  */
 struct fmt_direct {
 	uint64_t	types;
 	struct out_file	*f;
+	int		(*put)(struct fmt_writer *w, struct out_batch *b,
+			       const void *data, uint32_t len);
 };
 #define FMT_DIRECT_ROOM	PMCRING_SIZE_PMCALLOCATEDYN
 bool fmt_direct(struct fmt_writer *w, struct fmt_direct *d);

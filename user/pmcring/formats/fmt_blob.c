@@ -928,9 +928,42 @@ static void blob_free(struct fmt_writer *w)
 	free(bl);
 }
 
+/*
+ * The consumer's direct path (fmt_direct()) for the plain messages of a
+ * plain set without realtime: blob_record()'s plain case without the call
+ * through the writer's ops; 1 (the general way) at a segment's end or a
+ * batch the set has not seen or without room.
+ */
+static int blob_put_plain(struct fmt_writer *w, struct out_batch *b,
+			  const void *data, uint32_t len)
+{
+	static const struct timespec rt0;
+	struct blob *bl = w->priv;
+
+	if (!out_batch_room(b, bl->room_puts, bl->room_stage) ||
+	    bl->seg_b != b || bl->seg_gen != b->gen ||
+	    b->bytes - bl->seg_start >= BLOB_SEG_BYTES)
+		return 1;
+	return blob_msg(w, b, &bl->s[0], data, len, false,
+			OUT_PHASE(bl->seg, OUT_DATA), &rt0);
+}
+
+static bool blob_direct(struct fmt_writer *w, struct fmt_direct *d)
+{
+	struct blob *bl = w->priv;
+
+	if (!bl || !bl->plain || bl->need_rt)
+		return false;
+	d->types = bl->plain_types;
+	d->f = NULL;
+	d->put = blob_put_plain;
+	return true;
+}
+
 const struct fmt_ops fmt_blob_ops = {
 	.begin = blob_begin,
 	.record = blob_record,
+	.direct = blob_direct,
 	.flush = blob_flush,
 	.end = blob_end,
 	.abort = blob_abort,

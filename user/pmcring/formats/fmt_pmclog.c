@@ -313,6 +313,7 @@ static bool pmclog_direct(struct fmt_writer *w, struct fmt_direct *d)
 		return false;
 	d->types = pl->as_is;
 	d->f = &pl->f;
+	d->put = NULL;
 	return true;
 }
 

@@ -300,9 +300,15 @@ static int consumer_take(struct consumer *c, const struct pmcring_record *r)
 	} else if (r->type <= PMCRING_TYPE_MAX &&
 	    (c->direct.types & PMCRING_TYPE_BIT(r->type)) &&
 	    out_batch_room(b, 1, FMT_DIRECT_ROOM)) {
-		b->items++;
-		err = out_put_ring_inline(b, c->direct.f, OUT_DATA, r->data,
-					  r->len);
+		if (c->direct.put) {
+			err = c->direct.put(c->w, b, r->data, r->len);
+			if (err > 0)	/* not this one: the writer's ops */
+				err = consumer_put(c, r);
+		} else {
+			b->items++;
+			err = out_put_ring_inline(b, c->direct.f, OUT_DATA,
+						  r->data, r->len);
+		}
 	} else {
 		err = consumer_put(c, r);
 	}

@@ -481,8 +481,8 @@ bool consumer_hup(const struct consumer *c)
  * 6.18), io_uring hands every write to an io-wq worker: the same copy as
  * pwritev(), plus the hand-off and the worker's wake-up, a gain only
  * while a CPU is idle for the worker, so pwritev() it is
- * (Documentation/performance.rst, "Drain against a raw write").  The probe
- * writes one byte with RWF_NOWAIT to an unnamed file (O_TMPFILE) in the
+ * (Documentation/performance.rst, "Native drain against a raw write").
+ * The probe writes one byte with RWF_NOWAIT to an unnamed file (O_TMPFILE) in the
  * directory @path is or would be in; what cannot be probed keeps the
  * default, io_uring.
  */

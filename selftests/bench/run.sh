@@ -111,7 +111,7 @@ drain_ext4_done()
 	mountpoint -q "$ext4_mnt" && umount "$ext4_mnt"
 	[ -n "$ext4_dev" ] && losetup -d "$ext4_dev"
 	rm -f "$ext4_img"
-	rmdir "$ext4_mnt" 2>/dev/null
+	rmdir "$ext4_mnt" 2>/dev/null || true
 	ext4_dev=
 }
 if [ "$(id -u)" != 0 ] || ! command -v losetup >/dev/null ||

@@ -66,7 +66,7 @@ static void expect_four(const struct four *f, const char *what, int rc,
 			CHECK(strstr(f->err[i], msg), "%s: %s: no '%s':\n%s",
 			      what, names[i], msg, f->err[i]);
 		else
-			CHECK(!strstr(f->err[i], "damaged"), "%s: %s: says "
+			CHECK(!strstr(f->err[i], ": damaged at "), "%s: %s: says "
 			      "damaged:\n%s", what, names[i], f->err[i]);
 	}
 }
@@ -102,7 +102,7 @@ static void blob_dat(const char *dir, char *out, size_t sz)
 
 int main(void)
 {
-	char dir[] = "/tmp/test_report_damageXXXXXX", log[256], msg[128];
+	char dir[] = "/tmp/test_report_dmgXXXXXX", log[256], msg[128];
 	char path[300], dat[1024];
 	uint64_t pc[] = { (uintptr_t)dm_leaf + 4 };
 	static struct plog p;

@@ -8,6 +8,7 @@
 #define _PMCRING_CORE_H
 
 #include <linux/mm_types.h>
+#include <linux/jump_label.h>
 #include "pmcring.h"
 
 /* Smallest ring: the largest record plus a DROPNOTIFY must fit. */
@@ -51,8 +52,19 @@ bool pmcring_ring_ready(struct pmcring_ring *rb);
 unsigned int pmcring_ring_nest(const struct pmcring_wr *wr);
 bool pmcring_ring_wraps(const struct pmcring_wr *wr);
 void pmcring_ring_check_abi(void);
+u64 pmcring_ring_clock_now(void);
 
 /* gen.c */
+/*
+ * The test hook test_clock_step (with test_hooks): the clock of one CPU
+ * reads pmcring_clock_step_ns less, a backwards step the other CPUs do not
+ * see (pmcring_clock() in ring_prod.h).  A static key: nothing on the
+ * producer path while it is off.
+ */
+DECLARE_STATIC_KEY_FALSE(pmcring_clock_step_key);
+extern unsigned int pmcring_clock_step_cpu;
+extern u64 pmcring_clock_step_ns;
+
 int pmcring_gen_init(void);
 void pmcring_gen_exit(void);
 long pmcring_gen_ioctl(struct pmcring_session *s, unsigned int cmd,

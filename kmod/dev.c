@@ -644,7 +644,11 @@ static long pmcring_dev_writelog(struct pmcring_session *s, u32 __user *arg)
 
 static long pmcring_dev_clock(u64 __user *arg)
 {
-	u64 now = ktime_get_mono_fast_ns();
+	u64 now;
+
+	preempt_disable();	/* the test hook's CPU: this one */
+	now = pmcring_ring_clock_now();
+	preempt_enable();
 
 	/*
 	 * (F) of the ordering contract: the clock read completes before the

@@ -47,6 +47,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/delay.h>
+#include <linux/jump_label.h>
 #include <asm/local.h>
 #include <asm/apic.h>
 #include <asm/nmi.h>
@@ -81,6 +82,54 @@ static bool test_hooks;
 module_param(test_hooks, bool, 0600);
 MODULE_PARM_DESC(test_hooks,
 		 "Allow GENERATE's test hooks (bad record length, kprobe in NMI); for the selftests");
+
+/*
+ * test_clock_step=CPU:NS (with test_hooks): from now on the record clock of
+ * CPU reads NS less (pmcring_clock() in ring_prod.h), a backwards step the
+ * other CPUs do not take; "off" ends it.  ring_clockstep uses it to show
+ * that the rings stay in order and that the merge lifts and counts what
+ * comes below what it handed out.
+ */
+DEFINE_STATIC_KEY_FALSE(pmcring_clock_step_key);
+unsigned int pmcring_clock_step_cpu;
+u64 pmcring_clock_step_ns;
+
+static int pmcring_gen_clock_step_set(const char *val,
+				      const struct kernel_param *kp)
+{
+	unsigned int cpu;
+	u64 ns;
+
+	if (sysfs_streq(val, "off")) {
+		static_branch_disable(&pmcring_clock_step_key);
+		return 0;
+	}
+	if (!READ_ONCE(test_hooks))
+		return -EPERM;
+	if (sscanf(val, "%u:%llu", &cpu, &ns) != 2 || cpu >= nr_cpu_ids)
+		return -EINVAL;
+	WRITE_ONCE(pmcring_clock_step_cpu, cpu);
+	WRITE_ONCE(pmcring_clock_step_ns, ns);
+	static_branch_enable(&pmcring_clock_step_key);
+	return 0;
+}
+
+static int pmcring_gen_clock_step_get(char *buf,
+				      const struct kernel_param *kp)
+{
+	if (!static_key_enabled(&pmcring_clock_step_key))
+		return sysfs_emit(buf, "off\n");
+	return sysfs_emit(buf, "%u:%llu\n", READ_ONCE(pmcring_clock_step_cpu),
+			  READ_ONCE(pmcring_clock_step_ns));
+}
+
+static const struct kernel_param_ops pmcring_gen_clock_step_ops = {
+	.set	= pmcring_gen_clock_step_set,
+	.get	= pmcring_gen_clock_step_get,
+};
+module_param_cb(test_clock_step, &pmcring_gen_clock_step_ops, NULL, 0600);
+MODULE_PARM_DESC(test_clock_step,
+		 "CPU:NS: CPU's record clock steps NS back (needs test_hooks); off: no step. For the selftests");
 
 /* Fill bytes: byte i of a record is (u8)(seq + i), copied from here. */
 static u8 pmcring_gen_pattern[512];

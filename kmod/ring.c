@@ -158,7 +158,7 @@ struct pmcring_ring *pmcring_ring_alloc(struct pmcring_session *s,
 	 * "writer in flight" even after every writer nested in the first
 	 * reservation lowered it by one (1 would reach 0).
 	 */
-	rb->last_ts = ktime_get_mono_fast_ns();
+	rb->last_ts = pmcring_clock();
 	init_irq_work(&rb->wake_work, pmcring_ring_wake);
 	pmcring_ring_init_ctl(rb);
 	return rb;
@@ -285,6 +285,12 @@ bool pmcring_ring_ready(struct pmcring_ring *rb)
 }
 
 /* ---- producer ---- */
+
+/* The record clock of the calling CPU, for PMCRING_IOC_CLOCK (dev.c). */
+u64 pmcring_ring_clock_now(void)
+{
+	return pmcring_clock();
+}
 
 /*
  * Reserve a record of @len bytes and @type on @rb, the calling CPU's ring:

@@ -66,26 +66,50 @@ struct pmcring_ring {
 };
 
 /*
- * The record clock, never below the ring's last timestamp.
- * ktime_get_mono_fast_ns() is NMI-safe at a price (kernel/time/
- * timekeeping.c): an NMI that hits the timekeeper's update may read a time
- * ahead of what the CPU reads after it.  So a record written after such an
- * NMI record would come out earlier than it, and the exact merge, which
+ * The record clock of the calling CPU (preemption disabled, or a caller
+ * that does not mind which CPU): ktime_get_mono_fast_ns(), CLOCK_MONOTONIC
+ * read without the timekeeper's seqcount, so NMI-safe.  Its guarantee is
+ * weaker than ktime_get_ns()'s (kernel/time/timekeeping.c, "not
+ * guaranteed to be monotonic across an update"): a reader that runs while
+ * another CPU updates the timekeeper may use the old slope, and read a
+ * little ahead of (slope lowered) or behind (slope raised) a reader that
+ * uses the new one.  Documentation/abi.rst says what that means for the
+ * merge; perf's default clock (local_clock()) gives less, and its tools
+ * sort with a heuristic window instead.
+ */
+static __always_inline u64 pmcring_clock(void)
+{
+	u64 ts = ktime_get_mono_fast_ns(), step;
+
+	if (static_branch_unlikely(&pmcring_clock_step_key) &&
+	    raw_smp_processor_id() == READ_ONCE(pmcring_clock_step_cpu)) {
+		step = READ_ONCE(pmcring_clock_step_ns);
+		ts = ts > step ? ts - step : 1;
+	}
+	return ts;
+}
+
+/*
+ * The record clock, never below the ring's last timestamp.  An NMI that
+ * hits the timekeeper's update on this CPU may read a time ahead of what
+ * the CPU reads after it, and a writer may have read the clock while
+ * another CPU updated it (pmcring_clock()).  So a record written after
+ * such a record would come out earlier than it, and the exact merge, which
  * needs every ring in timestamp order, would break (ring_order's NMI run
  * saw it, 40 to 60 us under TCG).  perf leaves such timestamps as they are
  * (its consumers sort heuristically); pmcring lifts the later ones.
  */
 static __always_inline u64 pmcring_ring_clock(struct pmcring_ring *rb)
 {
-	u64 ts = ktime_get_mono_fast_ns(), last = READ_ONCE(rb->last_ts);
+	u64 ts = pmcring_clock(), last = READ_ONCE(rb->last_ts);
 
 	return ts < last ? last : ts;
 }
 
 /*
- * last_ts only moves up: a writer that nests after our reservation (an
- * NMI) may have stored a later time before we store ours.  Only this CPU
- * writes it; cmpxchg_local() orders us against the nesting writers.
+ * last_ts only moves up: a writer that nests between our read of it and
+ * this store may have stored a later time.  Only this CPU writes it;
+ * cmpxchg_local() orders us against the nesting writers.
  */
 static __always_inline void pmcring_ring_last_ts(struct pmcring_ring *rb,
 						 u64 ts)
@@ -259,10 +283,12 @@ static __always_inline void pmcring_ring_header(void *rec, unsigned int type, u3
  * the record was dropped (counted in lost; a DROPNOTIFY precedes the next
  * record that fits).
  *
- * The timestamp is read inside the reservation loop, after loading head and
- * before the cmpxchg that claims the space: a writer that nests in between
- * moves head and makes us retry with a later clock read, so each ring holds
- * its records in non-decreasing timestamp order.
+ * The timestamp is read inside the reservation loop, after loading head,
+ * and stored in last_ts before the cmpxchg that claims the space.  A writer
+ * that nests before the claim moves head and makes us retry with a later
+ * clock read; one that nests after it finds our time in last_ts and is
+ * lifted to it.  So each ring holds its records in non-decreasing
+ * timestamp order by construction, whatever the clock does.
  */
 static __always_inline void *
 pmcring_ring_reserve_inline(struct pmcring_ring *rb, unsigned int type, u32 len,
@@ -322,6 +348,12 @@ pmcring_ring_reserve_inline(struct pmcring_ring *rb, unsigned int type, u32 len,
 		/* Claim the drops we report; give them back if head moved. */
 		if (drops && local_cmpxchg(&rb->unreported, drops, 0) != drops)
 			continue;
+		/*
+		 * Before the claim: a writer nesting right after it must see
+		 * our time (a retry only raises last_ts, which stays a lower
+		 * bound of every record reserved later: pending_ts's t0).
+		 */
+		pmcring_ring_last_ts(rb, ts);
 		if (local_cmpxchg(&rb->head, head, head + need) == head)
 			break;
 		if (drops)
@@ -329,7 +361,6 @@ pmcring_ring_reserve_inline(struct pmcring_ring *rb, unsigned int type, u32 len,
 	}
 
 	WRITE_ONCE(rb->tail_hint, tail);
-	pmcring_ring_last_ts(rb, ts);
 	rec = rb->data + (head & rb->mask);
 	if (drops) {
 		pmcring_ring_header(rec, PMCRING_TYPE_DROPNOTIFY,

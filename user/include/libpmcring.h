@@ -292,7 +292,10 @@ struct pmcring_merge_opts {
  * timestamps, equal ones by ring index (the position in @bufs, the CPU for
  * a session), each ring's in ring order; r->ring is the index.  A record
  * whose timestamp went backwards in its ring is handed out with the
- * previous timestamp (counted as backwards), never as an error.  Such a
+ * previous timestamp (counted as backwards), never as an error; so is one
+ * that arrives below a timestamp already handed out from another ring (the
+ * record clock's cross-CPU skew, Documentation/abi.rst "The clock"): it
+ * goes out at that timestamp, counted in its ring's backwards.  Such a
  * merge knows no session: it never maps a ring the kernel added for a CPU
  * that came online later (its records are neither read nor counted lost);
  * pmcring_merge_new_session() does, whatever clock it is given.

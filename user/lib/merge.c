@@ -210,10 +210,38 @@ tree_set(struct heap_ent *tr, unsigned int leaves, unsigned int i,
 	}
 }
 
+/*
+ * Ring @i's record came in below its bound: the clock broke the contract
+ * (a timekeeper update seen by one CPU before another, see "The clock" in
+ * Documentation/abi.rst, or a step of the test hook).  Records up to the
+ * bound may have gone out already; the latest of them is the latest
+ * last_ts of all rings.  A record below it is handed out at that time
+ * instead and counted in its ring's backwards, as a ring's own clamp
+ * does: the merged stream never goes back in time.
+ */
+static __attribute__((noinline)) void lift(struct pmcring_merge *m,
+					   unsigned int i)
+{
+	struct pmcring_record *r = &m->rings[i].rec;
+	uint64_t out = 0;
+	unsigned int j;
+
+	for (j = 0; j < m->n; j++)
+		if (m->rings[j].b->last_ts > out)
+			out = m->rings[j].b->last_ts;
+	if (r->ts < out) {
+		r->ts = out;
+		m->rings[i].b->peek_back = true;  /* set_slow_at(): counted */
+	}
+}
+
 static void vis_push(struct pmcring_merge *m, unsigned int i)
 {
 	struct pmcring_cpu_buf *b = m->rings[i].b;
 
+	/* Records handed out since the ring drained are at most its bound. */
+	if (__builtin_expect(m->rings[i].rec.ts < m->bound[i], 0))
+		lift(m, i);
 	m->rings[i].next = b->data + (m->rings[i].rec.end & b->mask);
 	set_slow_at(m, i);
 	m->isvis[i] = true;

@@ -448,14 +448,69 @@ static int pmcring_src_target_recheck(struct pmcring_session *s)
 	return err;
 }
 
+/*
+ * What the session may see of the kernel, from the sysctls and lockdown as
+ * they are now.  perf decides at each perf_event_open(), so CONFIGURE,
+ * ADD_COUNTER (a new counter, where perf would open an event) and ENABLE
+ * all call this: a raised perf_event_paranoid or kptr_restrict, or a
+ * lockdown since, applies from the next of them on.  A counter made before
+ * keeps its exclude_kernel, but the samplers test kernel_ok and kaddr_ok
+ * at every sample (stricter than perf, whose open events keep sampling).
+ * The samplers read both locklessly.
+ */
+static void pmcring_src_kernel_perms(struct pmcring_session *s,
+				     struct pmcring_src_state *st)
+{
+	int paranoid, kptr;
+	bool locked;
+
+	paranoid = pmcring_src_sysctl("/proc/sys/kernel/perf_event_paranoid", 3);
+	kptr = pmcring_src_sysctl("/proc/sys/kernel/kptr_restrict", 2);
+	/* -EPERM under lockdown=confidentiality (LOCKDOWN_PERF) */
+	locked = security_locked_down(LOCKDOWN_PERF) != 0;
+	/*
+	 * perf_allow_kernel(): kernel-mode samples need paranoid <= 1 or
+	 * CAP_PERFMON.  Under lockdown nobody gets kernel samples or
+	 * addresses, whatever the capabilities (stricter than perf, which
+	 * only refuses PERF_SAMPLE_REGS_INTR then).
+	 */
+	WRITE_ONCE(st->kernel_ok, !locked && (st->perfmon || paranoid <= 1));
+	/* perf_allow_kernel() and kallsyms_show_value() together. */
+	WRITE_ONCE(s->kaddr_ok, !locked &&
+		   (st->perfmon ||
+		    (kptr < 2 && pmcring_src_capable(s, CAP_SYSLOG)) ||
+		    (kptr == 0 && paranoid <= 1)));
+}
+
+/*
+ * The callchain depth of a session, as perf_event_open() takes
+ * sample_max_stack: 0 asks for the default, and more than
+ * perf_event_max_stack is EOVERFLOW (get_callchain_buffers()), for
+ * everyone: the sysctl is the administrator's bound on the frames walked
+ * in NMI.  The default is perf's, perf_event_max_stack, at most 128.
+ */
+static int pmcring_src_depth(u32 depth, u32 *out)
+{
+	int max = pmcring_src_sysctl("/proc/sys/kernel/perf_event_max_stack",
+				     PMCRING_SRC_DEFAULT_DEPTH);
+
+	if (max < 1)
+		max = 1;
+	if (depth > max)
+		return -EOVERFLOW;
+	*out = depth ? : min_t(u32, max, PMCRING_SRC_DEFAULT_DEPTH);
+	return 0;
+}
+
 int pmcring_src_configure(struct pmcring_session *s,
 			  const struct pmcring_config *cfg)
 {
 	struct pid *tpid = NULL, *ttid = NULL;
 	struct cpumask *cpus = NULL;
 	struct pmcring_src_state *st;
-	int paranoid, kptr, err;
-	bool privileged, locked;
+	int paranoid, err;
+	bool privileged;
+	u32 depth;
 
 	if ((cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE) &&
 	    (cfg->flags & PMCRING_CFG_F_PID))
@@ -470,11 +525,11 @@ int pmcring_src_configure(struct pmcring_session *s,
 		return -EINVAL;
 	if (cfg->callchain_depth > PMCRING_CALLCHAIN_DEPTH_MAX)
 		return -EINVAL;
+	err = pmcring_src_depth(cfg->callchain_depth, &depth);
+	if (err)
+		return err;
 	paranoid = pmcring_src_sysctl("/proc/sys/kernel/perf_event_paranoid", 3);
-	kptr = pmcring_src_sysctl("/proc/sys/kernel/kptr_restrict", 2);
 	privileged = pmcring_src_perfmon(s);
-	/* -EPERM under lockdown=confidentiality (LOCKDOWN_PERF) */
-	locked = security_locked_down(LOCKDOWN_PERF) != 0;
 	if ((cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE) && !privileged)
 		return -EACCES;
 	if (cfg->flags & PMCRING_CFG_F_CPUS) {
@@ -515,19 +570,8 @@ int pmcring_src_configure(struct pmcring_session *s,
 	    pmcring_src_capable_ns(s, s->cred->user_ns, CAP_SYS_PTRACE))
 		st->ptrace_ns = get_user_ns(s->cred->user_ns);
 	st->system_wide = cfg->flags & PMCRING_CFG_F_SYSTEM_WIDE;
-	st->depth = cfg->callchain_depth ? : PMCRING_SRC_DEFAULT_DEPTH;
-	/*
-	 * perf_allow_kernel(): kernel-mode samples need paranoid <= 1 or
-	 * CAP_PERFMON.  Under lockdown nobody gets kernel samples or
-	 * addresses, whatever the capabilities (stricter than perf, which
-	 * only refuses PERF_SAMPLE_REGS_INTR then).
-	 */
-	st->kernel_ok = !locked && (privileged || paranoid <= 1);
-	/* perf_allow_kernel() and kallsyms_show_value() together. */
-	s->kaddr_ok = !locked &&
-		      (privileged ||
-		       (kptr < 2 && pmcring_src_capable(s, CAP_SYSLOG)) ||
-		       (kptr == 0 && paranoid <= 1));
+	st->depth = depth;
+	pmcring_src_kernel_perms(s, st);
 	pmcring_src_release(s);	/* frees targets too, not just st */
 	s->src = st;
 	return 0;
@@ -650,6 +694,7 @@ int pmcring_src_enable_prepare(struct pmcring_session *s)
 	err = pmcring_src_target_recheck(s);
 	if (err)
 		return err;
+	pmcring_src_kernel_perms(s, st);
 	if (st->targets)
 		xa_destroy(st->targets);
 	return 0;
@@ -730,6 +775,7 @@ long pmcring_src_add_counter(struct pmcring_session *s,
 	err = pmcring_src_target_recheck(s);
 	if (err)
 		return err;
+	pmcring_src_kernel_perms(s, st);
 	if (copy_from_user(&c, arg, sizeof(c)))
 		return -EFAULT;
 	/*

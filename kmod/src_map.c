@@ -822,7 +822,7 @@ static int pmcring_src_module_event(struct notifier_block *nb,
 	rcu_read_lock();
 	preempt_disable();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
-		bool k = s->kaddr_ok;
+		bool k = READ_ONCE(s->kaddr_ok);
 
 		if (!pmcring_session_wants(s, type) ||
 		    (!s->src->system_wide && !s->src->targets))
@@ -970,7 +970,7 @@ static void pmcring_src_synth_module(struct pmcring_session *s,
 	if (mod->state == MODULE_STATE_UNFORMED)
 		return;
 	pmcring_src_mod_text(mod, &start, &end);
-	pmcring_src_map_in(s, -1, s->kaddr_ok ? start : 0, mod->name);
+	pmcring_src_map_in(s, -1, READ_ONCE(s->kaddr_ok) ? start : 0, mod->name);
 }
 
 /*

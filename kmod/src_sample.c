@@ -170,7 +170,7 @@ static unsigned int pmcring_src_callchain(struct pmcring_session *s,
 	struct pt_regs *uregs = regs;
 
 	if (!user_mode(regs)) {
-		if (s->kaddr_ok)
+		if (READ_ONCE(s->kaddr_ok))
 			n = pmcring_src_kstack(regs, pc, max);
 		else
 			pc[n++] = 0;
@@ -254,7 +254,7 @@ static void pmcring_src_overflow(struct perf_event *ev,
 	    !pmcring_src_records_here(s, current))
 		return;
 	/* exclude_kernel already keeps these out; never trust one more. */
-	if (!user_mode(regs) && !s->src->kernel_ok)
+	if (!user_mode(regs) && !READ_ONCE(s->src->kernel_ok))
 		return;
 	pc = pmcring_src_pcbuf();
 	n = pmcring_src_callchain(s, regs, pc, &flags);

@@ -9,6 +9,11 @@
  * kernel-mode sample, a kernel address in any record, or a kernel module's
  * load address.
  *
+ * Both are decided again at ADD_COUNTER and ENABLE: nobody who configured
+ * at paranoid 1 gets EACCES for a kernel-only counter once it is raised to
+ * 2, and no kernel-mode sample.  perf_event_max_stack bounds the callchain
+ * depth (EOVERFLOW above it, the default follows it).
+ *
  * Lockdown cannot be lowered again once raised and the module, unsigned,
  * cannot be loaded on a kernel booted locked down, so the lockdown test
  * raises it at run time through securityfs, only when PMCRING_TEST_LOCKDOWN=1
@@ -187,6 +192,161 @@ TEST_F_TIMEOUT(kern, paranoid2_no_kernel_samples, 60)
 	EXPECT_EQ(0, nobody_seen.kernel);
 	EXPECT_LT(0, nobody_seen.user);
 	EXPECT_EQ(0, nobody_seen.kaddr);
+}
+
+/*
+ * Nobody configures at paranoid 1; the parent raises it to 2 (@go: one
+ * byte on a pipe each way); then a kernel-only counter must be refused
+ * (EACCES, perf_allow_kernel() at perf_event_open()) and a cpu-clock one
+ * must sample user mode only.  Exit status: 0, or the step that failed
+ * (10 + errno for a kernel-only counter that was not refused as expected).
+ */
+static int raised_child(int to_parent, int from_parent, struct seen *n)
+{
+	struct pmcring_counter c = { 0 };
+	struct pmcring_config cfg = { 0 };
+	struct rt_sess s;
+	char b = 'c';
+	int err;
+
+	memset(n, 0, sizeof(*n));
+	cfg.data_pages = 64;
+	cfg.flags = PMCRING_CFG_F_PID;
+	cfg.pid = getpid();
+	if (rt_open_cfg(&s, &cfg, 1))
+		return 1;
+	if (write(to_parent, &b, 1) != 1 || read(from_parent, &b, 1) != 1)
+		return 2;
+	c.type = PERF_TYPE_SOFTWARE;
+	c.config = PERF_COUNT_SW_CPU_CLOCK;
+	c.rate = 200000;
+	c.flags = PMCRING_CTR_F_EXCLUDE_USER;
+	strcpy(c.name, "cpu-clock");
+	err = rt_ioctl(s.fd, PMCRING_IOC_ADD_COUNTER, &c);
+	if (err != -EACCES)
+		return err ? 10 - err : 3;
+	c.flags = 0;
+	if (rt_ioctl(s.fd, PMCRING_IOC_ADD_COUNTER, &c))
+		return 4;
+	if (rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL))
+		return 5;
+	pmcring_burn_kernel(300);
+	burn_user(150);
+	rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL);
+	scan(&s, n);
+	rt_close(&s);
+	return 0;
+}
+
+TEST_F_TIMEOUT(kern, paranoid_raised_after_configure, 60)
+{
+	int up[2], down[2], status;
+	struct seen seen;
+	pid_t pid;
+	char b;
+
+	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
+	ASSERT_EQ(0, pmcring_write_int(PARANOID, 1));
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(up[0]);
+		close(down[1]);
+		if (pmcring_drop_privileges())
+			_exit(100);
+		status = raised_child(up[1], down[0], &seen);
+		if (write(up[1], &seen, sizeof(seen)) < 0)
+			_exit(101);
+		_exit(status);
+	}
+	close(up[1]);
+	close(down[0]);
+	ASSERT_EQ(1, read(up[0], &b, 1)) TH_LOG("CONFIGURE at paranoid 1 failed");
+	ASSERT_EQ(0, pmcring_write_int(PARANOID, 2));
+	ASSERT_EQ(1, write(down[1], &b, 1));
+	memset(&seen, 0, sizeof(seen));
+	ASSERT_EQ(sizeof(seen), read(up[0], &seen, sizeof(seen)));
+	close(up[0]);
+	close(down[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("step %d (3: a kernel-only counter was accepted at paranoid 2)",
+		       WEXITSTATUS(status));
+	TH_LOG("nobody after the raise: %llu kernel-mode, %llu user-mode samples",
+	       (unsigned long long)seen.kernel, (unsigned long long)seen.user);
+	EXPECT_EQ(0, seen.kernel);
+	EXPECT_LT(0, seen.user);
+	EXPECT_EQ(0, seen.kaddr);
+}
+
+#define MAX_STACK	"/proc/sys/kernel/perf_event_max_stack"
+
+struct depth_seen {
+	uint64_t	chains;
+	uint32_t	deepest;
+};
+
+static void depth_rec(const uint8_t *rec, uint32_t type, uint32_t len,
+		      void *arg)
+{
+	struct depth_seen *d = arg;
+	uint32_t n = (len - sizeof(struct pmcring_rec_callchain)) / 8;
+
+	(void)rec;
+	if (type != PMCRING_TYPE_CALLCHAIN)
+		return;
+	d->chains++;
+	if (n > d->deepest)
+		d->deepest = n;
+}
+
+/*
+ * perf_event_max_stack bounds callchain_depth as it bounds perf's
+ * sample_max_stack: above it CONFIGURE is EOVERFLOW, and the default
+ * follows it (root's kernel-mode samples of a syscall loop are deeper
+ * than 6 frames, kernel and user together).
+ */
+TEST_F_TIMEOUT(kern, depth_follows_perf_event_max_stack, 60)
+{
+	struct pmcring_counter c = { 0 };
+	struct pmcring_config cfg = { 0 };
+	struct depth_seen d = { 0 };
+	long saved = pmcring_read_long(MAX_STACK, -1);
+	struct rt_sess s;
+	int err;
+
+	ASSERT_LT(0, saved);
+	ASSERT_EQ(0, pmcring_write_int(MAX_STACK, 6));
+	cfg.data_pages = 64;
+	cfg.flags = PMCRING_CFG_F_PID;
+	cfg.pid = getpid();
+	cfg.callchain_depth = 7;
+	err = rt_open_cfg(&s, &cfg, 1);
+	if (!err)
+		rt_close(&s);
+	EXPECT_EQ(-EOVERFLOW, err);
+
+	cfg.callchain_depth = 0;
+	err = rt_open_cfg(&s, &cfg, 1);
+	ASSERT_EQ(0, err);
+	c.type = PERF_TYPE_SOFTWARE;
+	c.config = PERF_COUNT_SW_CPU_CLOCK;
+	c.rate = 200000;
+	strcpy(c.name, "cpu-clock");
+	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_ADD_COUNTER, &c));
+	ASSERT_EQ(0, rt_ioctl(s.fd, PMCRING_IOC_ENABLE, NULL));
+	pmcring_burn_kernel(300);
+	rt_ioctl(s.fd, PMCRING_IOC_DISABLE, NULL);
+	pmcring_write_int(MAX_STACK, saved);
+	ASSERT_LE(0, rt_each(&s, depth_rec, &d));
+	rt_close(&s);
+	TH_LOG("%llu CALLCHAIN records, deepest %u frames",
+	       (unsigned long long)d.chains, d.deepest);
+	ASSERT_LT(0, d.chains);
+	EXPECT_GE(6, d.deepest);
+	EXPECT_EQ(6, d.deepest) TH_LOG("no chain reached the bound: no proof");
 }
 
 static int lockdown_level(char *buf, size_t size)

@@ -530,7 +530,11 @@ struct pmcring_config {
 	__s32	pid;			/* in: target process (and descendants),
 					 * with PMCRING_CFG_F_PID
 					 */
-	__u32	callchain_depth;	/* in: max frames, 0 = 128, <= 512 */
+	__u32	callchain_depth;	/* in: max frames, <= 512 (EINVAL)
+					 * and <= perf_event_max_stack
+					 * (EOVERFLOW); 0: that sysctl,
+					 * at most 128
+					 */
 	__u64	region_size;		/* out: stride of the CPU regions */
 	__u64	cpus;			/* in: with PMCRING_CFG_F_CPUS, user
 					 * pointer to a CPU bitmap (__u64

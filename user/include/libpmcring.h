@@ -82,7 +82,10 @@ struct pmcring_opts {
 	int32_t		pid;		/* with PMCRING_CFG_F_PID (a thread
 					 * id with PMCRING_CFG_F_TID)
 					 */
-	uint32_t	callchain_depth;/* 0: 128, at most 512 */
+	uint32_t	callchain_depth;/* 0: perf_event_max_stack, at most
+					 * 128; at most 512 and at most
+					 * perf_event_max_stack (EOVERFLOW)
+					 */
 	/* With PMCRING_CFG_F_CPUS (ABI 3): bit n of cpus[n / 64] = CPU n. */
 	const uint64_t	*cpus;
 	uint32_t	cpus_size;	/* bytes of cpus, a multiple of 8 */

@@ -7,9 +7,10 @@
  * The sources themselves live in src_sample.c (counters, CALLCHAIN),
  * src_sched.c (scheduler tracepoints) and src_map.c (mappings, the state
  * synthesized at enable).  Probes are shared by all sessions: they are
- * attached when the first session that needs them is enabled and detached
- * when the last one is disabled, counted under pmcring_src_mutex; each probe
- * walks pmcring_active and writes into every session that wants the record.
+ * attached when the first session that needs them is enabled, and detached
+ * probe_linger_ms after the last enabled session is disabled (or closed),
+ * unless one is enabled again meanwhile; each probe walks pmcring_active
+ * and writes into every session that wants the record.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
@@ -19,6 +20,7 @@
 #include <linux/fs_struct.h>
 #include <linux/kernel.h>
 #include <linux/magic.h>
+#include <linux/moduleparam.h>
 #include <linux/path.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
@@ -30,6 +32,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/user_namespace.h>
+#include <linux/workqueue.h>
 #include "src.h"
 
 /* Largest config.cpus_size: bits for 32768 CPUs (NR_CPUS is at most 8192). */
@@ -37,6 +40,42 @@
 
 /* Serializes hook attach/detach and pmcring_src_want. */
 static DEFINE_MUTEX(pmcring_src_mutex);
+/* Sessions whose probes are attached (st->hooked), under the mutex. */
+static unsigned int pmcring_src_nr_hooked;
+
+/*
+ * perf detaches a tracepoint or kprobe as its last event goes
+ * (perf_trace_event_unreg()); we wait probe_linger_ms first.  Attaching
+ * and detaching patch kernel text (static keys, ftrace, int3 and an IPI
+ * round): at every enable/disable it was needless work, and under QEMU TCG
+ * it ended in "Oops: int3" in __schedule() on 6.12.  A session that follows
+ * another within the linger reuses the probes; an idle machine runs none.
+ */
+static unsigned int probe_linger_ms = 5000;
+module_param(probe_linger_ms, uint, 0644);
+MODULE_PARM_DESC(probe_linger_ms,
+		 "ms the probes stay attached after the last enabled session ends");
+
+static void pmcring_src_idle(struct work_struct *work)
+{
+	mutex_lock(&pmcring_src_mutex);
+	if (!pmcring_src_nr_hooked) {
+		pmcring_src_map_detach();
+		pmcring_src_sched_detach();
+	}
+	mutex_unlock(&pmcring_src_mutex);
+}
+
+static DECLARE_DELAYED_WORK(pmcring_src_idle_work, pmcring_src_idle);
+
+/* Caller holds pmcring_src_mutex: the last hooked session left. */
+static void pmcring_src_idle_later(void)
+{
+	if (!pmcring_src_nr_hooked)
+		mod_delayed_work(system_wq, &pmcring_src_idle_work,
+				 msecs_to_jiffies(READ_ONCE(probe_linger_ms)));
+}
+
 /* Enabled sessions wanting each record type, under pmcring_src_mutex. */
 static unsigned int pmcring_src_type_refs[64];
 u64 pmcring_src_want;
@@ -716,6 +755,7 @@ int pmcring_src_enable(struct pmcring_session *s)
 		goto err_sched;
 	pmcring_src_want_update(s->types, 1);
 	st->hooked = true;
+	pmcring_src_nr_hooked++;
 	mutex_unlock(&pmcring_src_mutex);
 
 	/* After the fork probe is on: no descendant can slip through. */
@@ -731,6 +771,7 @@ int pmcring_src_enable(struct pmcring_session *s)
 err_sched:
 	pmcring_src_sched_put(s);
 err_unlock:
+	pmcring_src_idle_later();	/* what did attach */
 	mutex_unlock(&pmcring_src_mutex);
 	return err;
 }
@@ -747,6 +788,8 @@ void pmcring_src_disable(struct pmcring_session *s)
 	pmcring_src_map_put(s);
 	pmcring_src_sched_put(s);
 	st->hooked = false;
+	pmcring_src_nr_hooked--;
+	pmcring_src_idle_later();
 	mutex_unlock(&pmcring_src_mutex);
 	/*
 	 * Off pmcring_active since the caller's synchronize_rcu(), so the
@@ -834,6 +877,8 @@ err_sample:
 
 void pmcring_src_exit(void)
 {
+	/* No session is left: the worker does nothing more, or ran. */
+	cancel_delayed_work_sync(&pmcring_src_idle_work);
 	pmcring_src_sched_exit();
 	pmcring_src_map_exit();
 	pmcring_src_sample_exit();

@@ -329,6 +329,7 @@ void pmcring_src_counters_free(struct pmcring_session *s);
 int pmcring_src_sched_get(struct pmcring_session *s);
 void pmcring_src_sched_put(struct pmcring_session *s);
 void pmcring_src_sched_exit(void);
+void pmcring_src_sched_detach(void);
 void pmcring_src_targets_fill(struct pmcring_session *s);
 
 /* src_map.c */
@@ -336,6 +337,7 @@ int pmcring_src_map_init(void);
 void pmcring_src_map_exit(void);
 int pmcring_src_map_get(struct pmcring_session *s);
 void pmcring_src_map_put(struct pmcring_session *s);
+void pmcring_src_map_detach(void);
 void pmcring_src_map_exec(struct pmcring_session *s, struct task_struct *t,
 			  struct linux_binprm *bprm);
 void pmcring_src_synthesize(struct pmcring_session *s);

@@ -135,10 +135,12 @@ static void pmcring_src_map_lost_n(u64 types, u32 n)
 }
 
 /*
- * A kprobe or kretprobe of ours; pmcring_src_kps[] below.  A kretprobe
- * comes with a plain kprobe on the same function, kp, whose post handler
- * runs after the kretprobe's entry for every call and sees whether the
- * entry handler ran (pmcring_src_kp_miss_post()).
+ * A kprobe or kretprobe of ours: pmcring_src_kps[] below are the
+ * templates, each attach registers a fresh copy (pmcring_src_kp_live[]),
+ * as trace_kprobe does for every kprobe event.  A kretprobe comes with a
+ * plain kprobe on the same function, kp, whose post handler runs after the
+ * kretprobe's entry for every call and sees whether the entry handler ran
+ * (pmcring_src_kp_miss_post()).
  */
 struct pmcring_src_kp {
 	struct kprobe	kp;		/* the probe, or the kretprobe's twin */
@@ -148,8 +150,7 @@ struct pmcring_src_kp {
 	u64		types;
 	const char	*what;		/* the records lost without it */
 	bool		ret;
-	bool		tried;		/* under pmcring_src_mutex */
-	bool		on;		/* registered */
+	bool		failed;		/* template: could not be placed */
 	bool		twin_on;	/* kp registered beside rp */
 };
 
@@ -676,13 +677,15 @@ static int pmcring_src_kp_mremap_ret(struct kretprobe_instance *ri,
 }
 
 /*
- * The kprobes are placed when a session first needs them and stay until the
- * module unloads; their handlers leave at once when no enabled session wants
- * the type.  Placing and removing the kprobes at every enable/disable
+ * The kprobes are placed when a session first needs them and stay until no
+ * session has been enabled for probe_linger_ms (src.c) or the module
+ * unloads; meanwhile their handlers leave at once when no enabled session
+ * wants the type.  Placing and removing them at every enable/disable
  * crashed 6.1 in src_stress (a call to address 0 where mprotect_fixup()
- * calls the probed perf_event_mmap()), plausibly the optimized kprobe being
- * unoptimized after a delay while the same probe struct was registered again;
- * never removing them until unload avoids the question.
+ * calls the probed perf_event_mmap()), plausibly the same probe struct
+ * registered again, with the state the kernel left in it, while its last
+ * registration was still being torn down.  So each attach registers a
+ * fresh copy of the template, and the linger keeps the cycles rare.
  */
 
 static struct pmcring_src_kp pmcring_src_kps[] = {
@@ -733,6 +736,55 @@ static struct pmcring_src_kp pmcring_src_kps[] = {
 	  .what = "32-bit mremap MAP_OUT/MAP_IN" },
 };
 
+/* The registered copies, under pmcring_src_mutex; NULL when detached. */
+static struct pmcring_src_kp *pmcring_src_kp_live[ARRAY_SIZE(pmcring_src_kps)];
+
+static void pmcring_src_kp_unregister(struct pmcring_src_kp *k)
+{
+	if (k->twin_on)
+		unregister_kprobe(&k->kp);
+	if (k->ret)
+		unregister_kretprobe(&k->rp);
+	else
+		unregister_kprobe(&k->kp);
+}
+
+/* A fresh copy of template @i registered, or NULL (logged once). */
+static struct pmcring_src_kp *pmcring_src_kp_attach(unsigned int i)
+{
+	struct pmcring_src_kp *t = &pmcring_src_kps[i], *k;
+	int err;
+
+	k = kmemdup(t, sizeof(*k), GFP_KERNEL);
+	if (!k)
+		return NULL;
+	if (k->ret) {
+		/*
+		 * The twin first: until rp is in, it counts every call
+		 * lost, so that lost never falls short.
+		 */
+		k->kp.symbol_name = k->rp.kp.symbol_name;
+		k->kp.post_handler = pmcring_src_kp_miss_post;
+		k->twin_on = !register_kprobe(&k->kp);
+	}
+	err = k->ret ? register_kretprobe(&k->rp) : register_kprobe(&k->kp);
+	if (err) {
+		if (k->twin_on)
+			unregister_kprobe(&k->kp);
+		pr_info("pmcring: no kprobe on %s (%d): no %s records\n",
+			k->ret ? k->rp.kp.symbol_name : k->kp.symbol_name, err,
+			k->what);
+		t->failed = true;
+		kfree(k);
+		return NULL;
+	}
+	if (k->ret && !k->twin_on)
+		pr_info("pmcring: no twin kprobe on %s: misses of %s counted by the kernel's rp.nmissed\n",
+			k->kp.symbol_name, k->what);
+	atomic_set(&k->missed_seen, pmcring_src_kp_nmissed(k));
+	return k;
+}
+
 static bool pmcring_src_kp_needed(struct pmcring_session *s,
 				  const struct pmcring_src_kp *k)
 {
@@ -745,40 +797,13 @@ static bool pmcring_src_kp_needed(struct pmcring_session *s,
  */
 int pmcring_src_map_get(struct pmcring_session *s)
 {
-	struct pmcring_src_kp *k;
 	unsigned int i;
-	int err;
 
 	for (i = 0; i < ARRAY_SIZE(pmcring_src_kps); i++) {
-		k = &pmcring_src_kps[i];
-		if (!pmcring_src_kp_needed(s, k) || k->tried)
+		if (!pmcring_src_kp_needed(s, &pmcring_src_kps[i]) ||
+		    pmcring_src_kp_live[i] || pmcring_src_kps[i].failed)
 			continue;
-		k->tried = true;
-		if (k->ret) {
-			/*
-			 * The twin first: until rp is in, it counts every call
-			 * lost, so that lost never falls short.
-			 */
-			k->kp.symbol_name = k->rp.kp.symbol_name;
-			k->kp.post_handler = pmcring_src_kp_miss_post;
-			k->twin_on = !register_kprobe(&k->kp);
-		}
-		err = k->ret ? register_kretprobe(&k->rp) :
-			       register_kprobe(&k->kp);
-		k->on = !err;
-		if (err) {
-			if (k->twin_on)
-				unregister_kprobe(&k->kp);
-			k->twin_on = false;
-			pr_info("pmcring: no kprobe on %s (%d): no %s records\n",
-				k->ret ? k->rp.kp.symbol_name :
-					 k->kp.symbol_name, err, k->what);
-			continue;
-		}
-		if (k->ret && !k->twin_on)
-			pr_info("pmcring: no twin kprobe on %s: misses of %s counted by the kernel's rp.nmissed\n",
-				k->kp.symbol_name, k->what);
-		atomic_set(&k->missed_seen, pmcring_src_kp_nmissed(k));
+		pmcring_src_kp_live[i] = pmcring_src_kp_attach(i);
 	}
 	return 0;
 }
@@ -786,6 +811,31 @@ int pmcring_src_map_get(struct pmcring_session *s)
 /* The kprobes stay (see above); pmcring_src_want turns them off. */
 void pmcring_src_map_put(struct pmcring_session *s)
 {
+}
+
+/*
+ * Caller holds pmcring_src_mutex, no session is enabled (or the module
+ * unloads): remove every kprobe.  unregister_kprobe() waits for running
+ * handlers; a kretprobe instance still in flight finds its rethook handler
+ * gone and never reaches ours, so the copies can go.
+ */
+void pmcring_src_map_detach(void)
+{
+	unsigned int i, cpu;
+	bool any = false;
+
+	for (i = 0; i < ARRAY_SIZE(pmcring_src_kps); i++) {
+		if (!pmcring_src_kp_live[i])
+			continue;
+		pmcring_src_kp_unregister(pmcring_src_kp_live[i]);
+		kfree(pmcring_src_kp_live[i]);
+		pmcring_src_kp_live[i] = NULL;
+		any = true;
+	}
+	/* No handler runs: nothing compares with a freed copy's address. */
+	if (any)
+		for_each_possible_cpu(cpu)
+			per_cpu(pmcring_src_entered, cpu) = NULL;
 }
 
 /* ---- kernel modules ---- */
@@ -1049,19 +1099,7 @@ int pmcring_src_map_init(void)
 
 void pmcring_src_map_exit(void)
 {
-	unsigned int i;
-
-	/* unregister_kprobe() waits for running handlers */
-	for (i = 0; i < ARRAY_SIZE(pmcring_src_kps); i++) {
-		if (!pmcring_src_kps[i].on)
-			continue;
-		if (pmcring_src_kps[i].twin_on)
-			unregister_kprobe(&pmcring_src_kps[i].kp);
-		if (pmcring_src_kps[i].ret)
-			unregister_kretprobe(&pmcring_src_kps[i].rp);
-		else
-			unregister_kprobe(&pmcring_src_kps[i].kp);
-	}
+	pmcring_src_map_detach();
 	unregister_module_notifier(&pmcring_src_module_nb);
 	kvfree(pmcring_src_pathbufs);
 }

@@ -26,6 +26,7 @@
  * Tracepoint probes run with preemption disabled (RCU-sched), never in NMI.
  */
 #include <linux/binfmts.h>
+#include <linux/moduleparam.h>
 #include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/sched/signal.h>
@@ -216,8 +217,9 @@ static void pmcring_src_exit_records(struct pmcring_session *s,
  * exit together would each write them.  Of those, the first to claim the
  * process's signal_struct here does.  A claim lives until the group leader
  * is freed (sched_process_free), which is after every thread of the group
- * passed sched_process_exit; both probes stay attached until unload, so no
- * claim outlives its signal_struct.  A full table only allows a duplicate,
+ * passed sched_process_exit; the claims are dropped when the free probe is
+ * detached (pmcring_src_sched_detach()), so none outlives its
+ * signal_struct.  A full table only allows a duplicate,
  * never loses a record.
  */
 #define PMCRING_SRC_EXIT_CLAIMS	128
@@ -375,13 +377,9 @@ static bool pmcring_src_tp_needed(struct pmcring_session *s,
 }
 
 /*
- * The probe stays attached after its last user leaves: it returns at once
- * when pmcring_src_wanted() says no session wants its records.  Attaching
- * and detaching flip the tracepoint's static key, which patches kernel text
- * (__schedule() for sched_switch) through int3 breakpoints and an IPI round;
- * doing that at every session enable/disable is needless work, and under
- * QEMU TCG it ended in "Oops: int3" in __schedule() on 6.12.  Detached once,
- * at unload, by pmcring_src_sched_exit().
+ * The probe stays attached after its last user leaves, returning at once
+ * while pmcring_src_wanted() says no session wants its records, until
+ * pmcring_src_sched_detach() (probe_linger_ms later, src.c) or unload.
  */
 static void pmcring_src_tp_put(struct pmcring_src_tp *t)
 {
@@ -410,7 +408,7 @@ int pmcring_src_sched_get(struct pmcring_session *s)
 			err = tracepoint_probe_register(t->tp, t->probe, NULL);
 			if (err)
 				break;
-			t->attached = true;
+			WRITE_ONCE(t->attached, true);
 		}
 		t->refs++;
 	}
@@ -437,22 +435,70 @@ void pmcring_src_sched_put(struct pmcring_session *s)
 	tracepoint_synchronize_unregister();
 }
 
-/* Module unload: no session is left; detach every probe. */
-void pmcring_src_sched_exit(void)
+/*
+ * Caller holds pmcring_src_mutex (or the module unloads): detach every
+ * probe no enabled session uses.  With the exit and free probes gone, the
+ * exit claims go too: no probe releases them any more, and a claim must not
+ * outlive its signal_struct.
+ */
+void pmcring_src_sched_detach(void)
 {
 	struct pmcring_src_tp *t;
+	unsigned long flags;
 	unsigned int i;
+	bool any = false;
 
 	for (i = 0; i < ARRAY_SIZE(pmcring_src_tps); i++) {
 		t = &pmcring_src_tps[i];
-		if (!t->attached)
+		if (!t->attached || t->refs)
 			continue;
 		WARN_ON_ONCE(tracepoint_probe_unregister(t->tp, t->probe,
 							 NULL));
-		t->attached = false;
+		WRITE_ONCE(t->attached, false);
+		any = true;
 	}
+	if (!any)
+		return;
 	/* No probe of ours runs any more once this returns. */
 	tracepoint_synchronize_unregister();
+	for (i = 0; i < ARRAY_SIZE(pmcring_src_tps); i++)
+		if (pmcring_src_tps[i].probe == pmcring_src_probe_free &&
+		    pmcring_src_tps[i].attached)
+			return;
+	raw_spin_lock_irqsave(&pmcring_src_exit_lock, flags);
+	memset(pmcring_src_exit_claims, 0, sizeof(pmcring_src_exit_claims));
+	WRITE_ONCE(pmcring_src_exit_nclaims, 0);
+	raw_spin_unlock_irqrestore(&pmcring_src_exit_lock, flags);
+}
+
+/*
+ * /sys/module/pmcring/parameters/attached: the tracepoints our probes are
+ * on now (the kprobes are in /sys/kernel/debug/kprobes/list), one name
+ * each, space-separated, for the administrator and src_detach.  Read
+ * without pmcring_src_mutex: a snapshot.
+ */
+static int pmcring_src_attached_get(char *buf, const struct kernel_param *kp)
+{
+	int n = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(pmcring_src_tps); i++)
+		if (READ_ONCE(pmcring_src_tps[i].attached))
+			n += sysfs_emit_at(buf, n, "%s%s", n ? " " : "",
+					   pmcring_src_tps[i].name);
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+
+static const struct kernel_param_ops pmcring_src_attached_ops = {
+	.get	= pmcring_src_attached_get,
+};
+module_param_cb(attached, &pmcring_src_attached_ops, NULL, 0444);
+MODULE_PARM_DESC(attached, "Tracepoints with a probe of ours attached now");
+
+/* Module unload: no session is left; detach every probe. */
+void pmcring_src_sched_exit(void)
+{
+	pmcring_src_sched_detach();
 }
 
 /* The entry of the tree walk, told from the fork probe's xa_mk_value(1). */

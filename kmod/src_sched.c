@@ -31,6 +31,8 @@
 #include <linux/percpu.h>
 #include <linux/sched/signal.h>
 #include <linux/string.h>
+#include <linux/hash.h>
+#include <linux/slab.h>
 #include <linux/tracepoint.h>
 #include <linux/spinlock.h>
 #include <trace/events/sched.h>
@@ -184,15 +186,40 @@ static void pmcring_src_probe_exec(void *data, struct task_struct *p,
 	rcu_read_unlock();
 }
 
+/*
+ * CPU time of @p's whole process, as thread_group_cputime() (not exported)
+ * sums it: the threads released so far in sum_sched_runtime, the others on
+ * the thread list, consistent under stats_lock (__exit_signal() moves a
+ * thread from one to the other as its writer).  So whichever exiting
+ * thread writes PROCEXIT, the threads still exiting beside it count.
+ */
+static u64 pmcring_src_group_runtime(struct task_struct *p)
+{
+	struct signal_struct *sig = p->signal;
+	struct task_struct *t;
+	unsigned int seq;
+	u64 sum;
+
+	rcu_read_lock();
+	do {
+		seq = read_seqbegin(&sig->stats_lock);
+		sum = READ_ONCE(sig->sum_sched_runtime);
+		for_each_thread(p, t)
+			sum += READ_ONCE(t->se.sum_exec_runtime);
+	} while (read_seqretry(&sig->stats_lock, seq));
+	rcu_read_unlock();
+	return sum;
+}
+
 static void pmcring_src_exit_records(struct pmcring_session *s,
-				     struct task_struct *p, bool group_dead)
+				     struct task_struct *p, bool group_dead,
+				     u64 runtime)
 {
 	struct pmcring_rec_thr_exit thr = { .pl_tid = pmcring_src_tid(s, p) };
 	struct pmcring_rec_procexit pe = {
 		.pl_pmcid = s->src->pmcid,
 		.pl_pid = pmcring_src_pid(s, p),
-		.pl_value = READ_ONCE(p->signal->sum_sched_runtime) +
-			    p->se.sum_exec_runtime,
+		.pl_value = runtime,
 	};
 	struct pmcring_rec_sysexit se = { .pl_pid = pmcring_src_pid(s, p) };
 
@@ -215,42 +242,127 @@ static void pmcring_src_exit_records(struct pmcring_session *s,
  * the tracepoint does not pass it, and signal->live read in the probe is 0
  * for every thread that reaches it after the last decrement: threads that
  * exit together would each write them.  Of those, the first to claim the
- * process's signal_struct here does.  A claim lives until the group leader
- * is freed (sched_process_free), which is after every thread of the group
- * passed sched_process_exit; the claims are dropped when the free probe is
- * detached (pmcring_src_sched_detach()), so none outlives its
- * signal_struct.  A full table only allows a duplicate,
- * never loses a record.
+ * process's signal_struct in a hash of claims does.
+ *
+ * A claim lives until no thread of the group can reach the probe any more:
+ * until a thread that sees itself alone among the threads not yet past
+ * exit_notify() (pmcring_src_exit_alone()) passes, or else until the group
+ * leader is freed (sched_process_free), after every thread of the group
+ * passed sched_process_exit.  A thread alone with no claim for its process
+ * (every single-threaded process) takes none and no lock: the claims exist
+ * only for threads that exit together, and leave with them, not with the
+ * reap, so zombies hold none.  The claims are dropped when the free probe
+ * is detached (pmcring_src_sched_detach()), so none outlives its
+ * signal_struct.  A claim is allocated with GFP_ATOMIC: if that fails, the
+ * thread writes as if first (a duplicate, never a loss), counted in
+ * pmcring_src_exit_nomem.
  */
-#define PMCRING_SRC_EXIT_CLAIMS	128
+#define PMCRING_SRC_CLAIM_BITS	6
+
+struct pmcring_src_claim {
+	struct hlist_node		node;
+	const struct signal_struct	*sig;
+};
 
 static DEFINE_RAW_SPINLOCK(pmcring_src_exit_lock);
-static const struct signal_struct *pmcring_src_exit_claims[PMCRING_SRC_EXIT_CLAIMS];
+static struct hlist_head pmcring_src_exit_claims[1 << PMCRING_SRC_CLAIM_BITS];
 static unsigned int pmcring_src_exit_nclaims;	/* under the lock */
+static atomic_t pmcring_src_exit_nomem = ATOMIC_INIT(0);
 
-#ifndef PMCRING_HAVE_EXIT_GROUP_DEAD
-/* True for the first caller for @sig. */
-static bool pmcring_src_exit_claim(const struct signal_struct *sig)
+static struct hlist_head *pmcring_src_claim_head(const struct signal_struct *sig)
 {
-	unsigned int i, free = PMCRING_SRC_EXIT_CLAIMS;
+	return &pmcring_src_exit_claims[hash_ptr((void *)sig,
+						 PMCRING_SRC_CLAIM_BITS)];
+}
+
+/* The claim of @sig, or NULL; under the lock. */
+static struct pmcring_src_claim *
+pmcring_src_claim_find(const struct signal_struct *sig)
+{
+	struct pmcring_src_claim *c;
+
+	hlist_for_each_entry(c, pmcring_src_claim_head(sig), node)
+		if (c->sig == sig)
+			return c;
+	return NULL;
+}
+
+/* Under the lock; the caller frees @c after unlocking. */
+static void pmcring_src_claim_del(struct pmcring_src_claim *c)
+{
+	hlist_del(&c->node);
+	WRITE_ONCE(pmcring_src_exit_nclaims, pmcring_src_exit_nclaims - 1);
+}
+
+/* Drop every claim: no exit or free probe runs. */
+static void pmcring_src_claims_clear(void)
+{
+	struct pmcring_src_claim *c;
+	struct hlist_node *tmp;
 	unsigned long flags;
-	bool first = true;
+	HLIST_HEAD(dead);
+	unsigned int i;
 
 	raw_spin_lock_irqsave(&pmcring_src_exit_lock, flags);
-	for (i = 0; i < PMCRING_SRC_EXIT_CLAIMS; i++) {
-		if (pmcring_src_exit_claims[i] == sig) {
-			first = false;
-			break;
-		}
-		if (!pmcring_src_exit_claims[i] && free == PMCRING_SRC_EXIT_CLAIMS)
-			free = i;
+	for (i = 0; i < ARRAY_SIZE(pmcring_src_exit_claims); i++)
+		hlist_move_list(&pmcring_src_exit_claims[i], &dead);
+	WRITE_ONCE(pmcring_src_exit_nclaims, 0);
+	raw_spin_unlock_irqrestore(&pmcring_src_exit_lock, flags);
+	hlist_for_each_entry_safe(c, tmp, &dead, node)
+		kfree(c);
+}
+
+#ifndef PMCRING_HAVE_EXIT_GROUP_DEAD
+/*
+ * @p (current, signal->live 0) is the only thread of its group not yet
+ * past exit_notify(): nr_threads counts the threads not yet released, and
+ * a zombie leader other than @p is past it.  No thread can join: live is 0.
+ */
+static bool pmcring_src_exit_alone(struct task_struct *p)
+{
+	struct task_struct *leader = READ_ONCE(p->group_leader);
+	int n = READ_ONCE(p->signal->nr_threads);
+
+	if (leader != p && READ_ONCE(leader->exit_state))
+		n--;
+	return n <= 1;
+}
+
+/* True for the first caller for @sig; see above. */
+static bool pmcring_src_exit_claim(struct task_struct *p)
+{
+	const struct signal_struct *sig = p->signal;
+	struct pmcring_src_claim *c, *fresh = NULL;
+	bool alone = pmcring_src_exit_alone(p), first;
+	unsigned long flags;
+
+	/* Alone, and nobody claimed before: the common case, no lock. */
+	if (alone && !READ_ONCE(pmcring_src_exit_nclaims))
+		return true;
+	if (!alone) {
+		fresh = kmalloc(sizeof(*fresh), GFP_ATOMIC | __GFP_NOWARN);
+		if (!fresh)
+			atomic_inc(&pmcring_src_exit_nomem);
 	}
-	if (first && free < PMCRING_SRC_EXIT_CLAIMS) {
-		pmcring_src_exit_claims[free] = sig;
+	raw_spin_lock_irqsave(&pmcring_src_exit_lock, flags);
+	c = pmcring_src_claim_find(sig);
+	first = !c;
+	if (c && alone) {
+		/* The last thread that can see it: the claim goes. */
+		pmcring_src_claim_del(c);
+	} else if (!c && fresh) {
+		fresh->sig = sig;
+		hlist_add_head(&fresh->node, pmcring_src_claim_head(sig));
 		WRITE_ONCE(pmcring_src_exit_nclaims,
 			   pmcring_src_exit_nclaims + 1);
+		fresh = NULL;
+		c = NULL;
+	} else {
+		c = NULL;
 	}
 	raw_spin_unlock_irqrestore(&pmcring_src_exit_lock, flags);
+	kfree(fresh);
+	kfree(c);
 	return first;
 }
 #endif
@@ -258,20 +370,17 @@ static bool pmcring_src_exit_claim(const struct signal_struct *sig)
 /* The group leader is freed (RCU callback): its process is gone. */
 static void pmcring_src_probe_free(void *data, struct task_struct *p)
 {
+	struct pmcring_src_claim *c;
 	unsigned long flags;
-	unsigned int i;
 
 	if (!READ_ONCE(pmcring_src_exit_nclaims) || !thread_group_leader(p))
 		return;
 	raw_spin_lock_irqsave(&pmcring_src_exit_lock, flags);
-	for (i = 0; i < PMCRING_SRC_EXIT_CLAIMS; i++) {
-		if (pmcring_src_exit_claims[i] == p->signal) {
-			pmcring_src_exit_claims[i] = NULL;
-			WRITE_ONCE(pmcring_src_exit_nclaims,
-				   pmcring_src_exit_nclaims - 1);
-		}
-	}
+	c = pmcring_src_claim_find(p->signal);
+	if (c)
+		pmcring_src_claim_del(c);
 	raw_spin_unlock_irqrestore(&pmcring_src_exit_lock, flags);
+	kfree(c);
 }
 
 /*
@@ -281,11 +390,19 @@ static void pmcring_src_probe_free(void *data, struct task_struct *p)
 static void pmcring_src_exit_task(struct task_struct *p, bool group_dead)
 {
 	struct pmcring_session *s;
+	u64 runtime = 0;
+	bool summed = false;
 
 	rcu_read_lock();
-	list_for_each_entry_rcu(s, &pmcring_active, active_node)
-		if (pmcring_src_follows(s, p))
-			pmcring_src_exit_records(s, p, group_dead);
+	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
+		if (!pmcring_src_follows(s, p))
+			continue;
+		if (group_dead && !summed) {
+			runtime = pmcring_src_group_runtime(p);
+			summed = true;
+		}
+		pmcring_src_exit_records(s, p, group_dead, runtime);
+	}
 	rcu_read_unlock();
 }
 
@@ -313,7 +430,7 @@ static void pmcring_src_probe_exit(void *data, struct task_struct *p)
 	 * which then writes them once, as the last.
 	 */
 	if (group_dead)
-		group_dead = proc && pmcring_src_exit_claim(p->signal);
+		group_dead = proc && pmcring_src_exit_claim(p);
 	pmcring_src_exit_task(p, group_dead);
 }
 #endif
@@ -444,7 +561,6 @@ void pmcring_src_sched_put(struct pmcring_session *s)
 void pmcring_src_sched_detach(void)
 {
 	struct pmcring_src_tp *t;
-	unsigned long flags;
 	unsigned int i;
 	bool any = false;
 
@@ -465,10 +581,7 @@ void pmcring_src_sched_detach(void)
 		if (pmcring_src_tps[i].probe == pmcring_src_probe_free &&
 		    pmcring_src_tps[i].attached)
 			return;
-	raw_spin_lock_irqsave(&pmcring_src_exit_lock, flags);
-	memset(pmcring_src_exit_claims, 0, sizeof(pmcring_src_exit_claims));
-	WRITE_ONCE(pmcring_src_exit_nclaims, 0);
-	raw_spin_unlock_irqrestore(&pmcring_src_exit_lock, flags);
+	pmcring_src_claims_clear();
 }
 
 /*

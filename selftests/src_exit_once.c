@@ -3,7 +3,10 @@
  * Description: a process whose 64 threads and main thread all exit at once
  * gets exactly one PROCEXIT and one SYSEXIT (and one THR_EXIT per thread).
  * The exit probe must not decide "last thread" by reading signal->live
- * afterwards: threads that exit together all read 0 there.
+ * afterwards: threads that exit together all read 0 there.  The same with
+ * 200 unreaped zombies made while a session wanted PROCEXIT (a module
+ * whose claims live until the reap, in a table of 128, lets the threads
+ * after the table filled all write them), and every zombie gets its one.
  *
  * NEEDS_LIBPMCRING
  */
@@ -90,11 +93,11 @@ static int count(struct pmcring *s, pid_t pid, struct counts *n)
 
 PMCRING_FIXTURE_EMPTY(exit_once);
 
-TEST_F_TIMEOUT(exit_once, sixty_four_threads, 120)
+/* The rounds: one exiter each, in a session of its own; 0 or a failure. */
+static void rounds(struct __test_metadata *_metadata)
 {
 	int round, bad = 0;
 
-	PMCRING_REQUIRE_DEV();
 	for (round = 0; round < ROUNDS; round++) {
 		struct counts n = { 0 };
 		struct pmcring_opts o = {
@@ -137,6 +140,69 @@ TEST_F_TIMEOUT(exit_once, sixty_four_threads, 120)
 		}
 	}
 	EXPECT_EQ(0, bad);
+}
+
+TEST_F_TIMEOUT(exit_once, sixty_four_threads, 120)
+{
+	PMCRING_REQUIRE_DEV();
+	rounds(_metadata);
+}
+
+#define ZOMBIES		200
+
+TEST_F_TIMEOUT(exit_once, past_two_hundred_zombies, 120)
+{
+	struct pmcring_opts o = {
+		.sz = sizeof(o),
+		.data_pages = 64,
+		.flags = PMCRING_CFG_F_SYSTEM_WIDE | PMCRING_CFG_F_NO_SYNTH,
+		.types = PMCRING_TYPE_BIT(PMCRING_TYPE_PROCEXIT),
+	};
+	unsigned int i, once = 0;
+	pid_t z[ZOMBIES];
+	struct pmcring *s;
+
+	PMCRING_REQUIRE_DEV();
+	s = pmcring_new(&o);
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(0, pmcring_enable(s));
+	for (i = 0; i < ZOMBIES; i++) {
+		z[i] = fork();
+		ASSERT_LE(0, z[i]);
+		if (!z[i])
+			_exit(0);
+	}
+	/* All exited (not reaped): their PROCEXIT are in the rings. */
+	for (i = 0; i < ZOMBIES; i++)
+		ASSERT_EQ(0, waitid(P_PID, z[i], NULL, WEXITED | WNOWAIT));
+	rounds(_metadata);
+	ASSERT_EQ(0, pmcring_disable(s));
+	{
+		struct pmcring_record r;
+		unsigned int cpu, seen[ZOMBIES] = { 0 };
+		int ret;
+
+		for (cpu = 0; cpu < pmcring_nr_cpus(s); cpu++) {
+			struct pmcring_cpu_buf *b = pmcring_cpu_buf(s, cpu);
+
+			ASSERT_NE(NULL, b);
+			while ((ret = pmcring_cpu_buf_peek(b, &r)) == 1) {
+				const uint32_t *w = r.data;
+
+				for (i = 0; r.type == PMCRING_TYPE_PROCEXIT &&
+				     i < ZOMBIES; i++)
+					seen[i] += w[5] == (uint32_t)z[i];
+				pmcring_cpu_buf_next(b);
+			}
+			ASSERT_LE(0, ret);
+		}
+		for (i = 0; i < ZOMBIES; i++)
+			once += seen[i] == 1;
+	}
+	EXPECT_EQ(ZOMBIES, once);
+	for (i = 0; i < ZOMBIES; i++)
+		waitpid(z[i], NULL, 0);
+	pmcring_free(s);
 }
 
 TEST_HARNESS_MAIN

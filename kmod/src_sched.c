@@ -32,6 +32,8 @@
 #include <linux/sched/signal.h>
 #include <linux/string.h>
 #include <linux/hash.h>
+#include <linux/log2.h>
+#include <linux/bitops.h>
 #include <linux/slab.h>
 #include <linux/tracepoint.h>
 #include <linux/spinlock.h>
@@ -617,35 +619,135 @@ void pmcring_src_sched_exit(void)
 /* The entry of the tree walk, told from the fork probe's xa_mk_value(1). */
 #define PMCRING_SRC_FILLED	xa_mk_value(2)
 
-/* Is @p the target process or one of its descendants?  Under RCU. */
-static bool pmcring_src_descends(struct task_struct *p, struct pid *target)
-{
-	unsigned int depth = 0;
+/* Parents walked up from one process at most. */
+#define PMCRING_SRC_DEPTH_MAX	4096u
 
-	for (; p && !is_idle_task(p) && depth < 4096; depth++) {
-		if (task_tgid(p) == target)
-			return true;
+/*
+ * What one pass of the ENABLE walk learned: task -> "descends from the
+ * target", open addressing by the task's address, valid within one RCU
+ * read section (a task_struct is freed after a grace period only).  Every
+ * task on a walked path gets the walk's answer (path compression), so a
+ * pass costs O(processes) parent steps, not O(processes x depth): a chain
+ * of 4000 processes made by an unprivileged user cost 8 million steps per
+ * pass without it, with no resched point.  A full table only costs steps.
+ */
+struct pmcring_src_memo {
+	struct task_struct	**path;		/* PMCRING_SRC_DEPTH_MAX */
+	const struct task_struct **key;
+	unsigned long		*in;		/* bitmap by slot */
+	unsigned int		mask, used;
+};
+
+static int pmcring_src_memo_alloc(struct pmcring_src_memo *m,
+				  unsigned int nr)
+{
+	unsigned int size = roundup_pow_of_two(2 * nr + 64);
+
+	m->mask = size - 1;
+	m->used = 0;
+	m->path = kvmalloc_array(PMCRING_SRC_DEPTH_MAX, sizeof(*m->path),
+				 GFP_KERNEL);
+	m->key = kvcalloc(size, sizeof(*m->key), GFP_KERNEL);
+	m->in = kvcalloc(BITS_TO_LONGS(size), sizeof(long), GFP_KERNEL);
+	if (m->path && m->key && m->in)
+		return 0;
+	kvfree(m->path);
+	kvfree(m->key);
+	kvfree(m->in);
+	return -ENOMEM;
+}
+
+static void pmcring_src_memo_free(struct pmcring_src_memo *m)
+{
+	kvfree(m->path);
+	kvfree(m->key);
+	kvfree(m->in);
+}
+
+/* Forget everything: the next pass is another RCU section. */
+static void pmcring_src_memo_reset(struct pmcring_src_memo *m)
+{
+	memset(m->key, 0, (m->mask + 1) * sizeof(*m->key));
+	m->used = 0;
+}
+
+/* The slot of @t, or of the empty slot where it would go. */
+static unsigned int pmcring_src_memo_slot(const struct pmcring_src_memo *m,
+					  const struct task_struct *t)
+{
+	unsigned int i = hash_ptr((void *)t, 32) & m->mask;
+
+	while (m->key[i] && m->key[i] != t)
+		i = (i + 1) & m->mask;
+	return i;
+}
+
+static void pmcring_src_memo_put(struct pmcring_src_memo *m,
+				 const struct task_struct *t, bool in)
+{
+	unsigned int i;
+
+	if (m->used >= m->mask / 2 + 1)
+		return;		/* half full: probes stay short */
+	i = pmcring_src_memo_slot(m, t);
+	if (!m->key[i]) {
+		m->key[i] = t;
+		m->used++;
+	}
+	__assign_bit(i, m->in, in);
+}
+
+/*
+ * Is @p the target process or one of its descendants?  Under RCU, in the
+ * RCU section of @m's pass.
+ */
+static bool pmcring_src_descends(struct task_struct *p, struct pid *target,
+				 struct pmcring_src_memo *m)
+{
+	unsigned int n = 0, i;
+	bool in = false;
+
+	for (; p && !is_idle_task(p) && n < PMCRING_SRC_DEPTH_MAX; ) {
+		if (task_tgid(p) == target) {
+			in = true;
+			break;
+		}
+		i = pmcring_src_memo_slot(m, p);
+		if (m->key[i]) {
+			in = test_bit(i, m->in);
+			break;
+		}
 		if (p == p->real_parent || task_pid_nr(p) == 1)
 			break;
+		m->path[n++] = p;
 		p = rcu_dereference(p->real_parent);
 	}
-	return false;
+	for (i = 0; i < n; i++)
+		pmcring_src_memo_put(m, m->path[i], in);
+	return in;
 }
 
 /*
  * Without CAP_PERFMON, may the session follow @p, found below its target:
  * may it follow @p and every process between @p and the target (the
- * target itself was checked with the capabilities)?  Under RCU.
+ * target itself was checked with the capabilities)?  The walk stops at an
+ * ancestor already followed, which passed this check when it was added
+ * (the walk adds parents before their children, for_each_process() order)
+ * or was forked by a followed process: one step per process, not one per
+ * ancestor.  Under RCU.
  */
 static bool pmcring_src_chain_ok(const struct pmcring_session *s,
 				 struct task_struct *p, struct pid *target)
 {
 	unsigned int depth = 0;
 
-	for (; p && task_tgid(p) != target && depth < 4096; depth++) {
+	for (; p && task_tgid(p) != target && depth < PMCRING_SRC_DEPTH_MAX;
+	     depth++) {
 		if (!pmcring_src_may_follow(s, p))
 			return false;
 		p = rcu_dereference(p->real_parent);
+		if (p && xa_load(s->src->targets, task_tgid_nr(p)))
+			return true;
 	}
 	return p && task_tgid(p) == target;
 }
@@ -756,23 +858,32 @@ static struct task_struct **pmcring_src_fill_list(struct pmcring_session *s,
 						  unsigned int *nr)
 {
 	struct pmcring_src_state *st = s->src;
-	struct task_struct **tasks, *p;
+	struct task_struct **tasks = NULL, *p;
 	unsigned int n = 0, max = 0;
+	struct pmcring_src_memo m;
 
 	*nr = 0;
 	rcu_read_lock();
 	for_each_process(p)
-		max += pmcring_src_descends(p, st->target_pid) &&
+		max++;
+	rcu_read_unlock();
+	if (pmcring_src_memo_alloc(&m, max))
+		return NULL;
+	max = 0;
+	rcu_read_lock();
+	for_each_process(p)
+		max += pmcring_src_descends(p, st->target_pid, &m) &&
 		       !xa_load(st->targets, task_tgid_nr(p));
 	rcu_read_unlock();
 	if (!max)
-		return NULL;
+		goto out;
 	tasks = kvmalloc_array(max, sizeof(*tasks), GFP_KERNEL);
 	if (!tasks)
-		return NULL;
+		goto out;
+	pmcring_src_memo_reset(&m);
 	rcu_read_lock();
 	for_each_process(p) {
-		if (n < max && pmcring_src_descends(p, st->target_pid) &&
+		if (n < max && pmcring_src_descends(p, st->target_pid, &m) &&
 		    !xa_load(st->targets, task_tgid_nr(p))) {
 			get_task_struct(p);
 			tasks[n++] = p;
@@ -780,6 +891,8 @@ static struct task_struct **pmcring_src_fill_list(struct pmcring_session *s,
 	}
 	rcu_read_unlock();
 	*nr = n;
+out:
+	pmcring_src_memo_free(&m);
 	return tasks;
 }
 
@@ -817,6 +930,7 @@ void pmcring_src_targets_fill(struct pmcring_session *s)
 		for (i = 0; i < n; i++) {
 			added |= pmcring_src_fill_one(s, tasks[i]);
 			put_task_struct(tasks[i]);
+			cond_resched();
 		}
 		kvfree(tasks);
 		if (!added)

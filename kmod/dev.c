@@ -45,8 +45,17 @@ static DEFINE_MUTEX(pmcring_active_lock);
  * without a global budget, sessions could take all memory and leave the OOM
  * killer to shoot bystanders (hard_lifecycle's exhaustion test).  All
  * sessions together get at most half of RAM, like one session alone.
+ *
+ * Of that budget one user (the opener's real uid) gets at most half,
+ * unless the opener has CAP_IPC_LOCK: RLIMIT_MEMLOCK is per process, so a
+ * user with many processes could otherwise take the whole budget and make
+ * every other user's CONFIGURE fail with ENOMEM (perm_share).  The pages
+ * of each user are in pmcring_user_pages, by uid, under pmcring_user_lock
+ * (process context only: CONFIGURE, release, the hotplug callback).
  */
 static atomic_long_t pmcring_pages_used = ATOMIC_LONG_INIT(0);
+static DEFINE_XARRAY(pmcring_user_pages);
+static DEFINE_MUTEX(pmcring_user_lock);
 
 /* Pages of a session whose every possible CPU has a ring. */
 static unsigned long pmcring_session_pages(u32 data_pages)
@@ -60,19 +69,56 @@ static unsigned long pmcring_rings_pages(u32 data_pages, unsigned int nr)
 	return (unsigned long)nr * (PMCRING_META_PAGES + data_pages);
 }
 
-static int pmcring_pages_charge(unsigned long pages)
+static unsigned long pmcring_user_key(const struct pmcring_session *s)
 {
-	if (atomic_long_add_return(pages, &pmcring_pages_used) >
-	    totalram_pages() / 2) {
-		atomic_long_sub(pages, &pmcring_pages_used);
-		return -ENOMEM;
-	}
-	return 0;
+	return __kuid_val(s->cred->user->uid);
 }
 
-static void pmcring_pages_uncharge(unsigned long pages)
+static int pmcring_pages_charge(struct pmcring_session *s, unsigned long pages)
 {
+	unsigned long key = pmcring_user_key(s), mine;
+	int err = -ENOMEM;
+
+	mutex_lock(&pmcring_user_lock);
+	mine = xa_to_value(xa_load(&pmcring_user_pages, key) ? :
+			   xa_mk_value(0));
+	if (mine + pages > totalram_pages() / 4 &&
+	    !file_ns_capable(s->file, &init_user_ns, CAP_IPC_LOCK))
+		goto out;
+	if (atomic_long_add_return(pages, &pmcring_pages_used) >
+	    totalram_pages() / 2)
+		goto err_global;
+	err = xa_err(xa_store(&pmcring_user_pages, key,
+			      xa_mk_value(mine + pages), GFP_KERNEL));
+	if (!err)
+		goto out;
+err_global:
 	atomic_long_sub(pages, &pmcring_pages_used);
+out:
+	mutex_unlock(&pmcring_user_lock);
+	return err;
+}
+
+static void pmcring_pages_uncharge(struct pmcring_session *s,
+				   unsigned long pages)
+{
+	unsigned long key = pmcring_user_key(s), mine;
+
+	if (!pages)
+		return;
+	mutex_lock(&pmcring_user_lock);
+	mine = xa_to_value(xa_load(&pmcring_user_pages, key) ? :
+			   xa_mk_value(0));
+	if (WARN_ON_ONCE(mine < pages))
+		mine = pages;
+	if (mine == pages)
+		xa_erase(&pmcring_user_pages, key);
+	else
+		/* Replaces an entry: no allocation. */
+		xa_store(&pmcring_user_pages, key, xa_mk_value(mine - pages),
+			 GFP_KERNEL);
+	atomic_long_sub(pages, &pmcring_pages_used);
+	mutex_unlock(&pmcring_user_lock);
 }
 
 /*
@@ -201,7 +247,7 @@ static int pmcring_dev_charge_late(struct pmcring_session *s,
 {
 	int err;
 
-	err = pmcring_pages_charge(pages);
+	err = pmcring_pages_charge(s, pages);
 	if (err)
 		return err;
 	s->ring_pages += pages;
@@ -215,7 +261,7 @@ static int pmcring_dev_charge_late(struct pmcring_session *s,
 static void pmcring_dev_uncharge_late(struct pmcring_session *s,
 				      unsigned long pages)
 {
-	pmcring_pages_uncharge(pages);
+	pmcring_pages_uncharge(s, pages);
 	s->ring_pages -= pages;
 	if (s->user) {
 		atomic_long_sub(pages, &s->user->locked_vm);
@@ -462,7 +508,7 @@ static int pmcring_dev_release(struct inode *inode, struct file *file)
 		cpuhp_state_remove_instance_nocalls(pmcring_dev_cpuhp,
 						    &s->cpuhp_node);
 	pmcring_dev_free_rings(s->rings);
-	pmcring_pages_uncharge(s->ring_pages);
+	pmcring_pages_uncharge(s, s->ring_pages);
 	pmcring_mlock_uncharge(s);
 	mem_cgroup_put(s->memcg);
 	put_cred(s->cred);
@@ -571,7 +617,7 @@ static long pmcring_dev_configure(struct pmcring_session *s,
 	err = pmcring_mlock_charge(s, pages);
 	if (err)
 		goto err_src;
-	err = pmcring_pages_charge(pages);
+	err = pmcring_pages_charge(s, pages);
 	if (err)
 		goto err_mlock;
 	s->ring_pages = pages;
@@ -599,7 +645,7 @@ err_cpuhp:
 err_rings:
 	pmcring_dev_free_rings(rings);
 err_uncharge:
-	pmcring_pages_uncharge(s->ring_pages);
+	pmcring_pages_uncharge(s, s->ring_pages);
 	s->ring_pages = 0;
 	mem_cgroup_put(s->memcg);
 	s->memcg = NULL;

@@ -597,7 +597,8 @@ int pmcring_src_configure(struct pmcring_session *s,
 		st->targets = kmalloc(sizeof(*st->targets), GFP_KERNEL);
 		if (!st->targets)
 			goto err_st;
-		xa_init(st->targets);
+		/* Charged to the opener's memcg (pmcring_src_target_add()). */
+		xa_init_flags(st->targets, XA_FLAGS_ACCOUNT);
 	}
 	st->s = s;
 	st->target_pid = tpid;

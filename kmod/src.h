@@ -14,6 +14,7 @@
 #include <linux/cpumask.h>
 #include <linux/sched.h>
 #include <linux/sched/coredump.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/threads.h>
 #include <linux/user_namespace.h>
@@ -270,13 +271,21 @@ static inline bool pmcring_src_records_here(const struct pmcring_session *s,
 	return pmcring_src_thread_ok(st, t);
 }
 
-/* Follow @tgid from now on (per-pid sessions). */
-static inline void pmcring_src_target_add(struct pmcring_src_state *st,
+/*
+ * Follow @tgid from now on (per-pid sessions).  The set is XA_FLAGS_ACCOUNT:
+ * its nodes are charged to the opener's memory cgroup, whoever forks.
+ */
+static inline void pmcring_src_target_add(struct pmcring_session *s,
 					  pid_t tgid)
 {
-	if (tgid > 0)
-		xa_store(st->targets, tgid, xa_mk_value(1),
-			 GFP_ATOMIC | __GFP_NOWARN);
+	struct mem_cgroup *old;
+
+	if (tgid <= 0)
+		return;
+	old = set_active_memcg(s->memcg);
+	xa_store(s->src->targets, tgid, xa_mk_value(1),
+		 GFP_ATOMIC | __GFP_NOWARN);
+	set_active_memcg(old);
 }
 
 static inline void pmcring_src_target_del(struct pmcring_src_state *st,

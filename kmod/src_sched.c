@@ -150,7 +150,7 @@ static void pmcring_src_probe_fork(void *data, struct task_struct *parent,
 		 */
 		if (st->targets && !thread) {
 			if (!st->target_tid && pmcring_src_follows(s, parent))
-				pmcring_src_target_add(st, tgid);
+				pmcring_src_target_add(s, tgid);
 			else if (xa_load(st->targets, tgid))
 				pmcring_src_target_del(st, tgid);
 		}
@@ -792,12 +792,15 @@ static bool pmcring_src_fill_add(struct pmcring_src_state *st,
 				 struct task_struct *p)
 {
 	pid_t tgid = task_tgid_nr(p);
+	struct mem_cgroup *old;
 	int err;
 
 	if (tgid <= 0 || !pmcring_src_proc_alive(p) ||
 	    !atomic_read(&p->signal->live))
 		return false;
+	old = set_active_memcg(st->s->memcg);
 	err = xa_insert(st->targets, tgid, PMCRING_SRC_FILLED, GFP_KERNEL);
+	set_active_memcg(old);
 	if (err)
 		return err == -EBUSY;	/* the fork probe was first */
 	/*

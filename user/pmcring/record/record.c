@@ -174,6 +174,20 @@ static bool cpus_below(const struct rec_opts *o, uint32_t n)
 	return true;
 }
 
+/* A number from a sysctl file, -1 if it cannot be read. */
+static long sysctl_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 /* Why pmcring_new() failed, in words a user can act on. */
 static void session_error(const struct rec_opts *o, int err)
 {
@@ -211,7 +225,15 @@ static void session_error(const struct rec_opts *o, int err)
 	case ENOMEM:
 		fprintf(stderr, "pmcring: not enough memory for the rings "
 			"(the module lends all sessions' rings at most half of "
-			"RAM): try a smaller --buffer-pages\n");
+			"RAM, a user at most a quarter): try a smaller "
+			"--buffer-pages\n");
+		break;
+	case EOVERFLOW:
+		fprintf(stderr, "pmcring: call chain depth %u is above "
+			"/proc/sys/kernel/perf_event_max_stack (%ld): ask for "
+			"fewer frames, or raise the sysctl\n",
+			o->callchain_depth,
+			sysctl_long("/proc/sys/kernel/perf_event_max_stack"));
 		break;
 	case ENOENT:
 	case ENODEV:

@@ -32,7 +32,12 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
+#ifdef CONFIG_X86
 #include <asm/unwind.h>
+#endif
+#ifdef CONFIG_ARM64
+#include <asm/pointer_auth.h>
+#endif
 #include "src.h"
 
 /* Contexts that can nest on one CPU: task, softirq, hardirq, NMI. */
@@ -98,6 +103,13 @@ static u64 *pmcring_src_pcbuf(void)
 		PMCRING_SRC_CTX_LEVELS + level) * PMCRING_CALLCHAIN_DEPTH_MAX;
 }
 
+/* A frame record: the caller's frame pointer, then the return address. */
+struct pmcring_src_frame {
+	unsigned long next;
+	unsigned long ret;
+};
+
+#ifdef CONFIG_X86
 /* Kernel frames from @regs (a kernel-mode sample), as perf_callchain_kernel(). */
 static unsigned int pmcring_src_kstack(struct pt_regs *regs, u64 *pc,
 				       unsigned int max)
@@ -121,26 +133,92 @@ static unsigned int pmcring_src_kstack(struct pt_regs *regs, u64 *pc,
 	return n;
 }
 
+/* The user frame-pointer walk: where it starts, what it keeps. */
+static bool pmcring_src_user64(struct pt_regs *regs)
+{
+	return user_64bit_mode(regs);
+}
+
+static unsigned long pmcring_src_user_ret(unsigned long ret)
+{
+	return ret;
+}
+#elif defined(CONFIG_ARM64)
+/*
+ * Return addresses in frame records carry a pointer-authentication code
+ * when the kernel (CONFIG_ARM64_PTR_AUTH_KERNEL) or the program signs them:
+ * strip it, as perf's arm64 unwinders do.  The helpers were renamed in 6.4.
+ */
+#ifdef PMCRING_HAVE_PTRAUTH_STRIP_KU
+#define pmcring_src_kernel_ret(ret)	ptrauth_strip_kernel_insn_pac(ret)
+#define pmcring_src_user_ret(ret)	ptrauth_strip_user_insn_pac(ret)
+#else
+#define pmcring_src_kernel_ret(ret)	ptrauth_strip_insn_pac(ret)
+#define pmcring_src_user_ret(ret)	ptrauth_strip_insn_pac(ret)
+#endif
+
+/*
+ * Kernel frames from @regs by walking the AAPCS64 frame records (arm64
+ * kernels are built with frame pointers; arch_stack_walk() and
+ * stack_trace_save_regs() are not exported).  Each record is read with
+ * copy_from_kernel_nofault(), and the walk stays on the stack it started
+ * on: task and IRQ stacks are THREAD_SIZE long and THREAD_SIZE aligned
+ * (vmapped with THREAD_ALIGN), so the walk from an IRQ stack ends where
+ * it would cross to the task stack.  The last record of a task stack is
+ * zeroed (its final frame), which ends the walk too.
+ */
+static unsigned int pmcring_src_kstack(struct pt_regs *regs, u64 *pc,
+				       unsigned int max)
+{
+	unsigned long fp = regs->regs[29];
+	unsigned long end = ALIGN_DOWN(fp, THREAD_SIZE) + THREAD_SIZE;
+	struct pmcring_src_frame frame;
+	unsigned int n = 0;
+
+	pc[n++] = instruction_pointer(regs);
+	while (n < max) {
+		if (!fp || (fp & 7) || fp > end - sizeof(frame))
+			break;
+		if (copy_from_kernel_nofault(&frame, (void *)fp, sizeof(frame)))
+			break;
+		frame.ret = pmcring_src_kernel_ret(frame.ret);
+		if (!frame.ret)
+			break;
+		pc[n++] = frame.ret;
+		if (frame.next <= fp)
+			break;
+		fp = frame.next;
+	}
+	return n;
+}
+
+static bool pmcring_src_user64(struct pt_regs *regs)
+{
+	return !compat_user_mode(regs);
+}
+#else
+#error "pmcring: no callchain code for this architecture (x86-64 and arm64)"
+#endif
+
 /*
  * User frames from @regs by walking the frame-pointer chain, as
  * perf_callchain_user(): 64-bit tasks only; a frame whose saved frame pointer
  * does not move up the stack ends the walk.  copy_from_user_nofault() is NMI
- * safe (it checks nmi_uaccess_okay()).
+ * safe (it checks nmi_uaccess_okay()).  x86-64's frame (rbp) and arm64's
+ * frame record (x29) have the same layout: the caller's frame pointer, then
+ * the return address.
  */
 static unsigned int pmcring_src_ustack(struct pt_regs *regs, u64 *pc,
 				       unsigned int max)
 {
-	struct {
-		unsigned long next;
-		unsigned long ret;
-	} frame;
-	unsigned long fp = regs->bp;
+	struct pmcring_src_frame frame;
+	unsigned long fp = frame_pointer(regs);
 	unsigned int n = 0;
 
 	if (!max)
 		return 0;
-	pc[n++] = regs->ip;
-	if (!user_64bit_mode(regs))
+	pc[n++] = instruction_pointer(regs);
+	if (!pmcring_src_user64(regs))
 		return n;
 	while (n < max) {
 		if (!fp || (fp & 7) || fp > TASK_SIZE_MAX - sizeof(frame))
@@ -148,6 +226,7 @@ static unsigned int pmcring_src_ustack(struct pt_regs *regs, u64 *pc,
 		if (copy_from_user_nofault(&frame, (void __user *)fp,
 					   sizeof(frame)))
 			break;
+		frame.ret = pmcring_src_user_ret(frame.ret);
 		if (!frame.ret)
 			break;
 		pc[n++] = frame.ret;

@@ -4,8 +4,11 @@
 #
 #   make deps     install build/test dependencies with apt-get (idempotent)
 #   make          build the module, userspace (if present) and selftests
-#   make check    -Werror build, host unit tests, selftests in a QEMU VM;
+#   make check    -Werror build, host unit tests, selftests in a QEMU VM,
+#                 the arm64 PMU/ring tests in an arm64 VM;
 #                 ends with "N passed, N failed, N skipped"
+#   make ARCH=arm64 [check]  cross-build for arm64 (make deps ARCH=arm64
+#                 first), the whole suite in the arm64 VM
 #   make run      build, boot the VM (HOST=1: this host), record a workload
 #   make lint     checkpatch --strict on kmod/ and uapi/
 #   make fuzz     libFuzzer targets, then long VM fuzzing (FUZZ_NO_VM=1: skip)
@@ -297,12 +300,26 @@ lint: ksrc
 # ---------------------------------------------------------------------------
 # selftests/lib/dkms_check.sh builds the module through dkms for both series;
 # the permission tests also run in a 6.12 guest (selftests/lib/check.sh).
+# On amd64 it also cross-builds for arm64 and runs the PMU, ring order and
+# loss tests in the arm64 VM (CHECK_ARM64=0: not); ARCH=arm64 runs the
+# suite's VM stages in the arm64 VM (the host stages stay amd64).
+CHECK_ARM64 ?= 1
 check: DEB_PKGS += linux-headers-amd64 linux-headers-6.12-amd64 \
 		   linux-image-6.12-amd64
 check: deps
+ifeq ($(ARCH),amd64)
 	@$(MAKE) all ldms
 	@if [ "$(KVER)" != 6.12 ]; then $(MAKE) kmod KVER=6.12; fi
-	@KVER=$(KVER) KREL=$(KREL) $(TOP)/selftests/lib/check.sh
+ifeq ($(CHECK_ARM64),1)
+	@$(MAKE) deps ARCH=arm64
+	@$(MAKE) all ARCH=arm64
+endif
+else
+	@$(MAKE) all ldms ARCH=amd64
+	@$(MAKE) all
+endif
+	@ARCH=$(ARCH) CHECK_ARM64=$(CHECK_ARM64) KVER=$(KVER) KREL=$(KREL) \
+		$(TOP)/selftests/lib/check.sh
 
 run: deps
 	@$(MAKE) all

@@ -43,6 +43,12 @@
 /* Contexts that can nest on one CPU: task, softirq, hardirq, NMI. */
 #define PMCRING_SRC_CTX_LEVELS	4
 
+/*
+ * hw.interrupts of a counter perf has throttled (MAX_INTERRUPTS of
+ * kernel/events/core.c, not in a public header).
+ */
+#define PMCRING_SRC_THROTTLED	(~0ULL)
+
 /* Highest sampling frequency accepted, Hz (perf's default maximum). */
 #define PMCRING_SRC_MAX_FREQ	100000
 
@@ -355,6 +361,18 @@ static void pmcring_src_overflow(struct perf_event *ev,
 	rec->pl_cpuflags = (smp_processor_id() << 16) | flags;
 	memcpy(rec->pl_pc, pc, 8 * n);
 	pmcring_ring_commit(&wr);
+	/*
+	 * perf throttled the counter at this interrupt (more than
+	 * perf_event_max_sample_rate / HZ interrupts in a tick:
+	 * __perf_event_account_interrupt() ran before us): it stops counting
+	 * until a later tick restarts it, and the samples it does not take
+	 * are unknown.  Count the throttle as one lost record, which the
+	 * ring's next DROPNOTIFY reports, so that the thinned profile is
+	 * seen as such (perf writes PERF_RECORD_THROTTLE).  Only this CPU's
+	 * interrupt of @ev sets and reads it here.
+	 */
+	if (READ_ONCE(ev->hw.interrupts) == PMCRING_SRC_THROTTLED)
+		pmcring_ring_lost(rb);
 }
 
 /* ---- allocation ---- */

@@ -83,4 +83,8 @@ for l in scripts tools; do
 done
 sed -i "s|^include /usr/src/$common/Makefile|include $ROOT/usr/src/$common/Makefile|" "$h/Makefile"
 [ -r "$ROOT/boot/vmlinuz-$krel" ] || { echo "arm64_root: no $ROOT/boot/vmlinuz-$krel" >&2; exit 1; }
+# modules.dep is made by the package's postinst, which never ran here:
+# depmod reads arm64 modules as well as amd64 ones (vmrun resolves 9p with it).
+[ -r "$ROOT/lib/modules/$krel/modules.dep" ] ||
+	depmod -b "$ROOT" "$krel" || { echo "arm64_root: depmod failed" >&2; exit 1; }
 echo "$krel"

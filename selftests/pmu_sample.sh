@@ -19,7 +19,7 @@
 #     bound of 1.
 #  4. -p PID and -a (--duration 3), each attached while the program sleeps
 #     before its work: its samples within the bound of 1.
-#  5. ring full (2 pages, no staging, P small): samples + lost (record's
+#  5. ring full (2 pages, no staging, P small, no throttling): samples + lost (record's
 #     summary, the module's exact counters) within the bound of 1 of C/P,
 #     with lost > 0 and drop notices in the file, which still reads back.
 #  6. throttling: kernel.perf_event_max_sample_rate lowered to 1000, P so
@@ -170,16 +170,22 @@ within "$n" "$want" ||
 	{ cat "$dir/p.out" "$dir/p.err" "$dir/p.prog"; pmcring dump "$dir/p.pmclog" | grep -v CALLCHAIN;
 	  fail "-p: $n samples, want $want"; }
 
-# -a takes no command: the program in the background again (it sleeps
-# 2 s, then works), recorded system-wide until it has exited
-pmcring-pmuprog -s 2 -n "$ITERS" >"$dir/a.prog" &
-job=$!
-pmcring record --quiet --buffer-pages $BIG -a -e cycles:u -c $P \
-	-o "$dir/a.pmclog" >"$dir/a.out" 2>"$dir/a.err" &
-rec=$!
-wait "$job" || fail "-a: the program failed"
-kill -INT "$rec"
-wait "$rec" || { cat "$dir/a.out" "$dir/a.err"; fail "record a"; }
+# record_all NAME ITERS ARGS...: -a takes no command, so the program runs
+# in the background (it sleeps 2 s, then works), recorded system-wide
+# with ARGS until it has exited
+record_all() {
+	name=$1
+	iters=$2
+	shift 2
+	pmcring-pmuprog -s 2 -n "$iters" >"$dir/$name.prog" &
+	job=$!
+	pmcring record --quiet -a "$@" >"$dir/$name.out" 2>"$dir/$name.err" &
+	rec=$!
+	wait "$job" || fail "-a: the program failed"
+	kill -INT "$rec"
+	wait "$rec" || { cat "$dir/$name.out" "$dir/$name.err"; fail "record $name"; }
+}
+record_all a "$ITERS" --buffer-pages $BIG -e cycles:u -c $P -o "$dir/a.pmclog"
 nodrop a
 C=$(prog_cycles "$dir/a.prog")
 apid=$(sed -n 's/^pid //p' "$dir/a.prog")
@@ -188,11 +194,44 @@ want=$(awk -v c="$C" -v p=$P 'BEGIN { printf "%.2f", c / p }')
 step "-a: $n samples of pid $apid, C/P $want"
 within "$n" "$want" || fail "-a: $n samples of the program, want $want"
 
+# 4b. -a in every format, with a hardware counter in all modes: each file
+# reads back (dump, stat) with samples of the program, and
+# PMU_SAMPLE_KEEP gets them for the host's stat and report
+for fmt in pmclog barman blob; do
+	out=$dir/fa.$fmt
+	record_all "fa-$fmt" $((ITERS / 3)) --format $fmt -e cycles -c $P -o "$out"
+	f=$out
+	[ $fmt = blob ] && f=$(ls "$out"/pmcring/all.DAT.* 2>/dev/null | head -n 1)
+	[ -n "$f" ] && [ -s "$f" ] || fail "-a --format $fmt: no file"
+	pmcring stat "$f" >"$dir/fa-$fmt.stat" 2>&1 || { cat "$dir/fa-$fmt.stat"; fail "stat of -a --format $fmt"; }
+	apid=$(sed -n 's/^pid //p' "$dir/fa-$fmt.prog")
+	case $fmt in
+	barman) n=$(pmcring dump "$f" | grep -c " SAMPLE_WITH_PC task=$apid ") ;;
+	*) n=$(PID=$apid ncc "$f" 0x1) ;;
+	esac
+	step "-a --format $fmt: $n samples of the program; $(head -n 2 "$dir/fa-$fmt.stat" | tail -n 1)"
+	[ "$n" -gt 0 ] || { pmcring dump "$f" | head -n 20; fail "-a --format $fmt: no sample of the program"; }
+	if [ -n "${PMU_SAMPLE_KEEP:-}" ]; then
+		cp -r "$out" "$PMU_SAMPLE_KEEP/fa.$fmt" || fail "keep $out"
+	fi
+done
+
 # 5. the ring full: every refused sample counted
-PS=1000
+# No throttling here (6. is about it): perf's limit raised and its
+# automatic lowering off while this runs.
+PS=10000
+rate=/proc/sys/kernel/perf_event_max_sample_rate
+pct=/proc/sys/kernel/perf_cpu_time_max_percent
+old_rate=$(cat $rate)
+old_pct=$(cat $pct)
+echo 0 >$pct && echo 1000000 >$rate || fail "cannot raise $rate"
 pmcring record --buffer-pages 2 --staging-mb 0 -e cycles:u -c $PS \
-	-o "$dir/d.pmclog" -- pmcring-pmuprog -n $((ITERS / 3)) \
-	>"$dir/d.out" 2>"$dir/d.err" || { cat "$dir/d.out" "$dir/d.err"; fail "record d"; }
+	-o "$dir/d.pmclog" -- pmcring-pmuprog -n "$ITERS" \
+	>"$dir/d.out" 2>"$dir/d.err"
+rc=$?
+echo "$old_rate" >$rate
+echo "$old_pct" >$pct
+[ $rc = 0 ] || { cat "$dir/d.out" "$dir/d.err"; fail "record d"; }
 C=$(prog_cycles "$dir/d.out")
 # record's last word: "...; N lost" (the module's lost counters, exact)
 lost=$(sed -n 's/.*; \([0-9]*\) lost.*/\1/p' "$dir/d.err" | tail -n 1)
@@ -206,7 +245,7 @@ step "ring full: $n samples + $lost lost ($notes drop notices in the file), C/P 
 within $((n + lost)) "$want" || fail "ring full: $n samples + $lost lost, want $want"
 
 # 6. throttling
-rate=/proc/sys/kernel/perf_event_max_sample_rate
+PS=1000
 old=$(cat $rate)
 echo 1000 >$rate || fail "cannot set $rate"
 pmcring record -e cycles:u -c $PS -o "$dir/t.pmclog" -- \

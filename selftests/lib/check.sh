@@ -324,6 +324,21 @@ if [ "$ARCH" = amd64 ] && [ "${CHECK_ARM64:-1}" = 1 ] &&
 		head -n 20 "$rep" | sed 's/^/# /'
 		result fail "arm64: the host's pmcring report of the arm64 recording"
 	fi
+	# -a in pmclog, barman and blob on the arm64 PMU, read back here.
+	for fmt in pmclog barman blob; do
+		f=$keep/fa.$fmt
+		[ $fmt = blob ] && f=$(ls "$keep"/fa.blob/pmcring/all.DAT.* 2>/dev/null | head -n 1)
+		if [ -n "$f" ] && "$BUILD/user/pmcring" stat "$f" >"$LOG/arm64-$fmt.stat" 2>&1 &&
+		   "$BUILD/user/pmcring" report \
+			--path-map /kselftest="$BUILD/arm64/kselftest-install" "$f" \
+			>"$LOG/arm64-$fmt.report" 2>&1 &&
+		   grep -Eq '^# [0-9]+ records, [1-9][0-9]* samples' "$LOG/arm64-$fmt.report"; then
+			result ok "arm64: the host reads back the arm64 VM's record -a --format $fmt (stat, report)"
+		else
+			sed 's/^/# /' "$LOG/arm64-$fmt.stat" "$LOG/arm64-$fmt.report" 2>/dev/null | head -n 20
+			result fail "arm64: the host reads back the arm64 VM's record -a --format $fmt"
+		fi
+	done
 	took "arm64 VM"
 fi
 

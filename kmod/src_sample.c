@@ -36,6 +36,7 @@
 #include <asm/unwind.h>
 #endif
 #ifdef CONFIG_ARM64
+#include <asm/compiler.h>
 #include <asm/pointer_auth.h>
 #endif
 #include "src.h"
@@ -153,9 +154,10 @@ static unsigned long pmcring_src_user_ret(unsigned long ret)
 /*
  * Return addresses in frame records carry a pointer-authentication code
  * when the kernel (CONFIG_ARM64_PTR_AUTH_KERNEL) or the program signs them:
- * strip it, as perf's arm64 unwinders do.  The helpers were renamed in 6.4.
+ * strip it, as perf's arm64 unwinders do.  The helpers were split into user
+ * and kernel macros of <asm/compiler.h> in 6.4.
  */
-#ifdef PMCRING_HAVE_PTRAUTH_STRIP_KU
+#ifdef ptrauth_strip_kernel_insn_pac
 #define pmcring_src_kernel_ret(ret)	ptrauth_strip_kernel_insn_pac(ret)
 #define pmcring_src_user_ret(ret)	ptrauth_strip_user_insn_pac(ret)
 #else

@@ -196,12 +196,12 @@ want=$(awk -v c="$C" -v p=$P 'BEGIN { printf "%.2f", c / p }')
 step "-a: $n samples of pid $apid, C/P $want"
 within "$n" "$want" || fail "-a: $n samples of the program, want $want"
 
-# 4b. -a in every format, with a hardware counter in all modes: each file
+# 4b. -a in every format, with the hardware counter: each file
 # reads back (dump, stat) with samples of the program, and
 # PMU_SAMPLE_KEEP gets them for the host's stat and report
 for fmt in pmclog barman blob; do
 	out=$dir/fa.$fmt
-	record_all "fa-$fmt" $((ITERS / 3)) --format $fmt -e cycles -c $P -o "$out"
+	record_all "fa-$fmt" $((ITERS / 3)) --format $fmt -e cycles:u -c $P -o "$out"
 	f=$out
 	[ $fmt = blob ] && f=$(ls "$out"/pmcring/all.DAT.* 2>/dev/null | head -n 1)
 	[ -n "$f" ] && [ -s "$f" ] || fail "-a --format $fmt: no file"
@@ -226,7 +226,8 @@ rate=/proc/sys/kernel/perf_event_max_sample_rate
 pct=/proc/sys/kernel/perf_cpu_time_max_percent
 old_rate=$(cat $rate)
 old_pct=$(cat $pct)
-echo 0 >$pct && echo 1000000 >$rate || fail "cannot raise $rate"
+# (the kernel refuses a new rate while the percentage is 0 or 100)
+echo 1000000 >$rate && echo 0 >$pct || fail "cannot raise $rate"
 pmcring record --buffer-pages 2 --staging-mb 0 -e cycles:u -c $PS \
 	-o "$dir/d.pmclog" -- pmcring-pmuprog -n "$ITERS" \
 	>"$dir/d.out" 2>"$dir/d.err"

@@ -19,7 +19,8 @@
 #     1 + 3% (QEMU's counters come up to 1.6% short with three of them).
 #  4. -p PID and -a (--duration 3), each attached while the program sleeps
 #     before its work: its samples within the bound of 1.
-#  5. ring full (2 pages, no staging, P small, no throttling): samples + lost (record's
+#  5. ring full (2 pages, no staging, the consumer stopped while the program
+#     works, no throttling): samples + lost (record's
 #     summary, the module's exact counters) within the bound of 1 of C/P,
 #     with lost > 0 and drop notices in the file, which still reads back.
 #  6. throttling: kernel.perf_event_max_sample_rate lowered to 1000, P so
@@ -228,9 +229,25 @@ old_rate=$(cat $rate)
 old_pct=$(cat $pct)
 # (the kernel refuses a new rate while the percentage is 0 or 100)
 echo 1000000 >$rate && echo 0 >$pct || fail "cannot raise $rate"
+# The consumer is stopped (SIGSTOP) while the program works: the 2-page
+# ring fills and the rest of the samples are refused, each counted.
 pmcring record --buffer-pages 2 --staging-mb 0 -e cycles:u -c $PS \
-	-o "$dir/d.pmclog" -- pmcring-pmuprog -n "$ITERS" \
-	>"$dir/d.out" 2>"$dir/d.err"
+	-o "$dir/d.pmclog" -- pmcring-pmuprog -s 1 -n "$ITERS" \
+	>"$dir/d.out" 2>"$dir/d.err" &
+rec=$!
+i=0
+until grep -q '^pid ' "$dir/d.out" 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "ring full: the program did not start"
+	sleep 0.1
+done
+kill -STOP $rec
+i=0
+until grep -q '^cycles ' "$dir/d.out" 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 600 ] || { kill -CONT $rec; fail "ring full: the program did not end"; }
+	sleep 0.1
+done
+kill -CONT $rec
+wait $rec
 rc=$?
 echo "$old_rate" >$rate
 echo "$old_pct" >$pct

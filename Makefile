@@ -4,8 +4,11 @@
 #
 #   make deps     install build/test dependencies with apt-get (idempotent)
 #   make          build the module, userspace (if present) and selftests
-#   make check    -Werror build, host unit tests, selftests in a QEMU VM;
+#   make check    -Werror build, host unit tests, selftests in a QEMU VM,
+#                 the arm64 PMU/ring tests in an arm64 VM;
 #                 ends with "N passed, N failed, N skipped"
+#   make ARCH=arm64 [check]  cross-build for arm64 (make deps ARCH=arm64
+#                 first), the whole suite in the arm64 VM
 #   make run      build, boot the VM (HOST=1: this host), record a workload
 #   make lint     checkpatch --strict on kmod/ and uapi/
 #   make fuzz     libFuzzer targets, then long VM fuzzing (FUZZ_NO_VM=1: skip)
@@ -22,9 +25,32 @@
 # KVER selects the Debian kernel series (default 6.1): the newest installed
 # /usr/src/linux-headers-$(KVER).*-amd64 is used and the VM boots the
 # matching /boot/vmlinuz.  KREL/KDIR may be given to pin an exact release.
+#
+# ARCH=arm64 on an amd64 machine cross-builds everything for arm64 into
+# build/arm64/ (Debian's arm64 kernel, headers, busybox and static
+# libraries unpacked into build/arm64/root/ by "make deps ARCH=arm64", see
+# selftests/lib/arm64_root.sh) and runs the tests in an arm64 VM
+# (selftests/vmrun --arch arm64).  On an arm64 machine plain "make" is a
+# native build.
 
 KVER ?= 6.1
 SHELL := /bin/bash
+# The target architecture: Debian's names (amd64 builds say x86_64 too).
+HOST_ARCH := $(shell uname -m | sed -e 's/^aarch64$$/arm64/' -e 's/^x86_64$$/amd64/')
+ARCH ?= $(HOST_ARCH)
+override ARCH := $(patsubst x86_64,amd64,$(patsubst aarch64,arm64,$(ARCH)))
+ifeq ($(filter amd64 arm64,$(ARCH)),)
+$(error ARCH=$(ARCH): amd64 (x86_64) or arm64 (aarch64))
+endif
+CROSS := $(if $(filter $(HOST_ARCH),$(ARCH)),,y)
+# The kernel's name of it, given to every kernel build (ARCH=amd64 from our
+# command line would reach it otherwise).
+KBUILD_ARCH := $(if $(filter amd64,$(ARCH)),x86,arm64)
+ifneq ($(CROSS),)
+ifneq ($(HOST_ARCH)-$(ARCH),amd64-arm64)
+$(error ARCH=$(ARCH) on $(HOST_ARCH): only amd64 -> arm64 cross builds)
+endif
+endif
 # The release, one place: user/Makefile, kmod/Kbuild and dkms.conf read it.
 VERSION := $(shell cat $(CURDIR)/VERSION)
 MAKEFLAGS += --no-print-directory
@@ -37,15 +63,40 @@ KSFT_DIR := $(KSRC)/tools/testing/selftests
 KSFT_INSTALL := $(BUILD)/kselftest-install
 
 # Lazily evaluated (=): "make deps" may install the headers first.
-KREL = $(shell $(TOP)/selftests/lib/kver $(KVER))
+ifeq ($(CROSS),)
+KREL = $(shell KVER_ARCH=$(ARCH) $(TOP)/selftests/lib/kver $(KVER))
 KDIR = /usr/src/linux-headers-$(KREL)
+# Where this architecture's builds go (the x86 layout for native builds).
+ABUILD := $(BUILD)
+else
+ARM64_ROOT := $(BUILD)/arm64/root
+KREL = $(shell KVER_ARCH=arm64 KVER_ROOT=$(ARM64_ROOT) $(TOP)/selftests/lib/kver $(KVER))
+KDIR = $(ARM64_ROOT)/usr/src/linux-headers-$(KREL)
+ABUILD := $(BUILD)/arm64
+CROSS_COMPILE := aarch64-linux-gnu-
+KMAKE_ARGS := ARCH=$(KBUILD_ARCH) CROSS_COMPILE=$(CROSS_COMPILE)
+# The static libraries and headers of arm64_root.sh, before the host's.
+X_CFLAGS := -isystem $(ARM64_ROOT)/usr/include \
+	-isystem $(ARM64_ROOT)/usr/include/aarch64-linux-gnu
+X_LDFLAGS := -L$(ARM64_ROOT)/usr/lib/aarch64-linux-gnu
+USER_ARGS := O=$(ABUILD)/user CC=$(CROSS_COMPILE)gcc AR=$(CROSS_COMPILE)ar \
+	"CFLAGS=$(X_CFLAGS)" "LDFLAGS=$(X_LDFLAGS)"
+# No libbpf for arm64 here: bench_tp without its BPF peer.
+SELFTESTS_ARGS := OUTPUT=$(ABUILD)/selftests CC=$(CROSS_COMPILE)gcc \
+	LIBPMCRING=$(ABUILD)/user/static/libpmcring.a TP_BPF_HAVE= \
+	"LDFLAGS=-static -pthread $(X_LDFLAGS)"
+KSFT_INSTALL := $(ABUILD)/kselftest-install
+endif
 
 # Packages: the 6.1 series comes from bookworm's meta packages, any other
 # series from the versioned meta packages (linux-image-6.12-amd64, ...).
+# (An arm64 build on amd64 installs the amd64 ones too: their kbuild
+# tools build the arm64 module, and make check runs the x86 suite.)
+KARCH := $(if $(CROSS),amd64,$(ARCH))
 ifeq ($(KVER),6.1)
-KPKGS := linux-image-amd64 linux-headers-amd64
+KPKGS := linux-image-$(KARCH) linux-headers-$(KARCH)
 else
-KPKGS := linux-image-$(KVER)-amd64 linux-headers-$(KVER)-amd64
+KPKGS := linux-image-$(KVER)-$(KARCH) linux-headers-$(KVER)-$(KARCH)
 endif
 DEB_PKGS := gcc make libc6-dev pkg-config perl python3 xz-utils kmod rsync \
 	    clang libclang-rt-14-dev chromium dkms \
@@ -56,6 +107,13 @@ DEB_PKGS := gcc make libc6-dev pkg-config perl python3 xz-utils kmod rsync \
 	    flex bison bc libssl-dev \
 	    autoconf automake libtool libjansson-dev python3-docutils \
 	    $(KPKGS)
+# The arm64 VM and the cross toolchain (amd64 packages: nothing of arm64 is
+# installed; selftests/lib/arm64_root.sh unpacks what is needed).
+ARM64_CROSS_PKGS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu \
+	libc6-dev-arm64-cross qemu-system-arm
+ifeq ($(ARCH),arm64)
+DEB_PKGS += $(if $(CROSS),$(ARM64_CROSS_PKGS),qemu-system-arm)
+endif
 
 # npm package of the speedscope import test (user/tests/speedscope_import.sh)
 SPEEDSCOPE_VERSION := 1.25.0
@@ -89,8 +147,18 @@ deps:
 		apt-get update -q -o DPkg::Lock::Timeout=900 && \
 		apt-get install -y -q -o DPkg::Lock::Timeout=900 --no-install-recommends $$missing || exit 1; \
 	fi; \
-	krel=$$($(TOP)/selftests/lib/kver $(KVER)) && [ -n "$$krel" ] || \
+	krel=$$(KVER_ARCH=$(KARCH) $(TOP)/selftests/lib/kver $(KVER)) && [ -n "$$krel" ] || \
 		{ echo "deps: no kernel $(KVER) headers+image installed" >&2; exit 1; }
+ifneq ($(CROSS),)
+	@# arm64 packages are only downloaded, never installed (arm64_root.sh).
+	@if ! dpkg --print-foreign-architectures | grep -qx arm64 || \
+	    ! apt-cache show busybox-static:arm64 >/dev/null 2>&1; then \
+		echo "deps: dpkg --add-architecture arm64"; \
+		dpkg --add-architecture arm64 && \
+		apt-get update -q -o DPkg::Lock::Timeout=900 >/dev/null || exit 1; \
+	fi
+	@$(TOP)/selftests/lib/arm64_root.sh $(KVER) >/dev/null
+endif
 	@# speedscope (npm) for the import test of `pmcring script`, under
 	@# build/tools; node and npm from Debian if the machine has no npm.
 	@if ! command -v npm >/dev/null 2>&1; then \
@@ -132,13 +200,37 @@ ksrc: $(KSRC)/.stamp
 # ---------------------------------------------------------------------------
 # Build.  The module is also copied to build/kmod/<release>/ so 6.1 and
 # 6.12 builds can coexist for the VM runner.
+ifneq ($(CROSS),)
+# A cross build compiles a copy of the module's sources (the dkms-src
+# layout) so that the x86 objects in kmod/ stay.
+XKMOD := $(ABUILD)/src/kmod
+kmod:
+	@test -d "$(KDIR)" || { echo "no arm64 headers for KVER=$(KVER);" \
+		"run: make deps ARCH=arm64 KVER=$(KVER)" >&2; exit 1; }
+	@# rsync -a keeps the times: Kbuild rebuilds only what changed.
+	@mkdir -p $(XKMOD)/bench $(ABUILD)/src/uapi/linux
+	@rsync -a --exclude '*.mod.c' --include Kbuild --include Makefile \
+		--include '*.[ch]' --include bench/ --exclude '*' kmod/ $(XKMOD)/
+	@rsync -a uapi/linux/pmcring.h $(ABUILD)/src/uapi/linux/
+	@rsync -a VERSION $(ABUILD)/src/
+	@rm -f $(XKMOD)/pmcring.mod.c
+	$(MAKE) -C $(XKMOD) KDIR=$(KDIR) $(KMAKE_ARGS)
+	@mkdir -p $(BUILD)/kmod/$(KREL)
+	@cp $(XKMOD)/pmcring.ko $(BUILD)/kmod/$(KREL)/pmcring.ko
+	@d=$(ABUILD)/vmroot/lib/modules/$(KREL)/kernel/lib; mkdir -p $$d; \
+	 cp -f $(ARM64_ROOT)/lib/modules/$(KREL)/kernel/lib/crc7.ko* $$d/ 2>/dev/null || \
+	 echo "  NOTE    no crc7 module for $(KREL): src_records skips its module test"
+	$(MAKE) -C $(XKMOD)/bench KDIR=$(KDIR) $(KMAKE_ARGS)
+	@d=$(ABUILD)/vmroot/lib/modules/$(KREL)/extra; mkdir -p $$d; \
+	 cp -f $(XKMOD)/bench/pmcring_ftrace_bench.ko $$d/
+else
 kmod:
 	@test -d "$(KDIR)" || { echo "no headers for KVER=$(KVER);" \
 		"run: make deps KVER=$(KVER)" >&2; exit 1; }
 	@# kmod/Kbuild's *.c wildcard would pick up modpost's generated
 	@# pmcring.mod.c (stale from another kernel) on the next run.
 	@rm -f kmod/pmcring.mod.c
-	$(MAKE) -C kmod KDIR=$(KDIR)
+	$(MAKE) -C kmod KDIR=$(KDIR) ARCH=$(KBUILD_ARCH)
 	@mkdir -p $(BUILD)/kmod/$(KREL)
 	@cp kmod/pmcring.ko $(BUILD)/kmod/$(KREL)/pmcring.ko
 	@# src_records loads a small unloaded module (crc7) of the guest's
@@ -147,12 +239,17 @@ kmod:
 	 cp -f /lib/modules/$(KREL)/kernel/lib/crc7.ko* $$d/ 2>/dev/null || \
 	 echo "  NOTE    no crc7 module for $(KREL): src_records skips its module test"
 	@# bench_smoke (make check) runs B1 against the ftrace reference too.
-	$(MAKE) -C kmod/bench KDIR=$(KDIR)
+	$(MAKE) -C kmod/bench KDIR=$(KDIR) ARCH=$(KBUILD_ARCH)
 	@d=$(BUILD)/vmroot/lib/modules/$(KREL)/extra; mkdir -p $$d; \
 	 cp -f kmod/bench/pmcring_ftrace_bench.ko $$d/
+endif
 
 user:
-ifneq ($(HAVE_USER),)
+ifneq ($(CROSS),)
+	@# libpmcring (static and shared) and the static pmcring the VM runs.
+	$(MAKE) -C user $(USER_ARGS) $(ABUILD)/user/libpmcring.a \
+		$(ABUILD)/user/libpmcring.so static
+else ifneq ($(HAVE_USER),)
 	$(MAKE) -C user
 	$(MAKE) -C user static
 else
@@ -161,16 +258,16 @@ endif
 
 # Selftests are static programs; they may link build/user/static/libpmcring.a.
 selftests: ksrc user
-	$(MAKE) -C selftests
+	$(MAKE) -C selftests $(SELFTESTS_ARGS)
 	@# perm_exec's setuid-root helper, in the VM's root (vmrun copies
 	@# build/vmroot/ with its modes; the build runs as root).
-	@d=$(BUILD)/vmroot/usr/local/libexec; mkdir -p $$d && \
-	 $(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static \
+	@d=$(ABUILD)/vmroot/usr/local/libexec; mkdir -p $$d && \
+	 $(if $(CROSS),$(CROSS_COMPILE)gcc,$(CC)) -std=gnu11 -O2 -Wall -Wextra -Werror -static \
 		-o $$d/pmcring-suid-spin selftests/lib/suid_spin.c && \
 	 chmod 4755 $$d/pmcring-suid-spin
 	@# Install beside, then swap: a vmrun of someone else may be copying it.
 	@rm -rf $(KSFT_INSTALL).new
-	$(MAKE) -C selftests install INSTALL_PATH=$(KSFT_INSTALL).new >/dev/null
+	$(MAKE) -C selftests $(SELFTESTS_ARGS) install INSTALL_PATH=$(KSFT_INSTALL).new >/dev/null
 	@rm -rf $(KSFT_INSTALL).old; \
 	 [ ! -d $(KSFT_INSTALL) ] || mv $(KSFT_INSTALL) $(KSFT_INSTALL).old; \
 	 mv $(KSFT_INSTALL).new $(KSFT_INSTALL) && rm -rf $(KSFT_INSTALL).old
@@ -194,21 +291,35 @@ lint: ksrc
 	cp uapi/linux/pmcring.h $(BUILD)/lint/include/uapi/linux/ && \
 	cd $(BUILD)/lint && \
 	$(CHECKPATCH) -f include/uapi/linux/pmcring.h || rc=1; \
-	cd $(TOP) && echo "  ARCH-CHECK kmod refuses a kernel without CONFIG_X86_64" && \
-	{ $(MAKE) -s -C kmod KDIR=$(KDIR) CONFIG_X86_64= 2>&1 | \
-	  grep -q 'only x86-64 is supported' || \
-	  { echo "kmod/Kbuild: no clear error without CONFIG_X86_64"; rc=1; }; }; \
+	cd $(TOP) && echo "  ARCH-CHECK kmod refuses a kernel that is neither x86-64 nor arm64" && \
+	{ $(MAKE) -s -C kmod KDIR=$(KDIR) CONFIG_X86_64= CONFIG_ARM64= 2>&1 | \
+	  grep -q 'only x86-64 and arm64 are supported' || \
+	  { echo "kmod/Kbuild: no clear error without CONFIG_X86_64 or CONFIG_ARM64"; rc=1; }; }; \
 	exit $$rc
 
 # ---------------------------------------------------------------------------
 # selftests/lib/dkms_check.sh builds the module through dkms for both series;
 # the permission tests also run in a 6.12 guest (selftests/lib/check.sh).
+# On amd64 it also cross-builds for arm64 and runs the PMU, ring order and
+# loss tests in the arm64 VM (CHECK_ARM64=0: not); ARCH=arm64 runs the
+# suite's VM stages in the arm64 VM (the host stages stay amd64).
+CHECK_ARM64 ?= 1
 check: DEB_PKGS += linux-headers-amd64 linux-headers-6.12-amd64 \
 		   linux-image-6.12-amd64
 check: deps
+ifeq ($(ARCH),amd64)
 	@$(MAKE) all ldms
 	@if [ "$(KVER)" != 6.12 ]; then $(MAKE) kmod KVER=6.12; fi
-	@KVER=$(KVER) KREL=$(KREL) $(TOP)/selftests/lib/check.sh
+ifeq ($(CHECK_ARM64),1)
+	@$(MAKE) deps ARCH=arm64
+	@$(MAKE) all ARCH=arm64
+endif
+else
+	@$(MAKE) all ldms ARCH=amd64
+	@$(MAKE) all
+endif
+	@ARCH=$(ARCH) CHECK_ARM64=$(CHECK_ARM64) KVER=$(KVER) KREL=$(KREL) \
+		$(TOP)/selftests/lib/check.sh
 
 run: deps
 	@$(MAKE) all

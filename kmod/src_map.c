@@ -501,13 +501,62 @@ static void pmcring_src_unmap_emit(const struct pmcring_src_unmap *d)
 	preempt_enable();
 }
 
-/* The user registers a syscall wrapper __x64_sys_X(regs) got. */
+/*
+ * The syscall wrappers take the user's registers: __x64_sys_X(regs) and
+ * __ia32_sys_X(regs) on x86-64, __arm64_sys_X(regs) and
+ * __arm64_compat_sys_X(regs) on arm64.  pmcring_src_sysarg() is argument
+ * @n of a 64-bit task's call, pmcring_src_sysarg32() of a 32-bit one's
+ * (x86-64: rdi, rsi, rdx, r10, r8 and ebx, ecx, edx, esi, edi; arm64:
+ * x0-x5, and w0-w5 for AArch32 tasks).  arm64 has no compat wrapper of
+ * munmap and mremap: AArch32 tasks call the 64-bit ones, whose arguments
+ * they zero-extend.
+ */
+#ifdef CONFIG_X86_64
+#define PMCRING_SYS(name)	"__x64_sys_" name
+#define PMCRING_SYS32(name)	"__ia32_sys_" name
+#define PMCRING_SYS32_MMAP2	PMCRING_SYS32("mmap_pgoff")
+#define PMCRING_HAVE_SYS32_ALL	1
+
+static unsigned long pmcring_src_sysarg(const struct pt_regs *u, unsigned int n)
+{
+	const unsigned long a[] = { u->di, u->si, u->dx, u->r10, u->r8 };
+
+	return n < ARRAY_SIZE(a) ? a[n] : 0;
+}
+
+static unsigned long pmcring_src_sysarg32(const struct pt_regs *u,
+					  unsigned int n)
+{
+	const unsigned long a[] = { u->bx, u->cx, u->dx, u->si, u->di };
+
+	return n < ARRAY_SIZE(a) ? (u32)a[n] : 0;
+}
+#elif defined(CONFIG_ARM64)
+#define PMCRING_SYS(name)	"__arm64_sys_" name
+#define PMCRING_SYS32_MMAP2	"__arm64_compat_sys_aarch32_mmap2"
+#define PMCRING_HAVE_SYS32_ALL	0
+
+static unsigned long pmcring_src_sysarg(const struct pt_regs *u, unsigned int n)
+{
+	return n < 6 ? u->regs[n] : 0;
+}
+
+static unsigned long pmcring_src_sysarg32(const struct pt_regs *u,
+					  unsigned int n)
+{
+	return n < 6 ? (u32)u->regs[n] : 0;
+}
+#else
+#error "pmcring: no syscall argument code for this architecture"
+#endif
+
+/* The user registers a syscall wrapper got. */
 static struct pt_regs *pmcring_src_uregs(struct pt_regs *regs)
 {
 	return (struct pt_regs *)regs_get_kernel_argument(regs, 0);
 }
 
-/* __x64_sys_munmap(addr, len). */
+/* sys_munmap(addr, len). */
 static int pmcring_src_kp_munmap(struct kretprobe_instance *ri,
 				 struct pt_regs *regs)
 {
@@ -516,11 +565,13 @@ static int pmcring_src_kp_munmap(struct kretprobe_instance *ri,
 
 	if (pmcring_src_unmap_start(ri, &d))
 		return 1;
-	pmcring_src_unmap_note(d, u->di, u->si);
+	pmcring_src_unmap_note(d, pmcring_src_sysarg(u, 0),
+			       pmcring_src_sysarg(u, 1));
 	return 0;
 }
 
-/* __ia32_sys_munmap(addr, len): 32-bit tasks, arguments in ebx, ecx. */
+#if PMCRING_HAVE_SYS32_ALL
+/* The 32-bit munmap(addr, len). */
 static int pmcring_src_kp_munmap32(struct kretprobe_instance *ri,
 				   struct pt_regs *regs)
 {
@@ -529,9 +580,11 @@ static int pmcring_src_kp_munmap32(struct kretprobe_instance *ri,
 
 	if (pmcring_src_unmap_start(ri, &d))
 		return 1;
-	pmcring_src_unmap_note(d, (u32)u->bx, (u32)u->cx);
+	pmcring_src_unmap_note(d, pmcring_src_sysarg32(u, 0),
+			       pmcring_src_sysarg32(u, 1));
 	return 0;
 }
+#endif
 
 /* Return of munmap: 0 on success. */
 static int pmcring_src_kp_munmap_ret(struct kretprobe_instance *ri,
@@ -543,7 +596,7 @@ static int pmcring_src_kp_munmap_ret(struct kretprobe_instance *ri,
 	return 0;
 }
 
-/* __x64_sys_mmap(addr, len, prot, flags, ...): MAP_FIXED replaces the range. */
+/* sys_mmap(addr, len, prot, flags, ...): MAP_FIXED replaces the range. */
 static int pmcring_src_kp_mmap_fixed(struct kretprobe_instance *ri,
 				     struct pt_regs *regs)
 {
@@ -551,13 +604,15 @@ static int pmcring_src_kp_mmap_fixed(struct kretprobe_instance *ri,
 	struct pmcring_src_unmap *d;
 
 	pmcring_src_kp_entered(ri);
-	if (!(u->r10 & MAP_FIXED) || pmcring_src_unmap_start(ri, &d))
+	if (!(pmcring_src_sysarg(u, 3) & MAP_FIXED) ||
+	    pmcring_src_unmap_start(ri, &d))
 		return 1;
-	pmcring_src_unmap_note(d, u->di, u->si);
+	pmcring_src_unmap_note(d, pmcring_src_sysarg(u, 0),
+			       pmcring_src_sysarg(u, 1));
 	return 0;
 }
 
-/* __ia32_sys_mmap_pgoff (mmap2): ebx addr, ecx len, edx prot, esi flags. */
+/* The 32-bit mmap2(addr, len, prot, flags, ...). */
 static int pmcring_src_kp_mmap_fixed32(struct kretprobe_instance *ri,
 				       struct pt_regs *regs)
 {
@@ -565,9 +620,11 @@ static int pmcring_src_kp_mmap_fixed32(struct kretprobe_instance *ri,
 	struct pmcring_src_unmap *d;
 
 	pmcring_src_kp_entered(ri);
-	if (!((u32)u->si & MAP_FIXED) || pmcring_src_unmap_start(ri, &d))
+	if (!(pmcring_src_sysarg32(u, 3) & MAP_FIXED) ||
+	    pmcring_src_unmap_start(ri, &d))
 		return 1;
-	pmcring_src_unmap_note(d, (u32)u->bx, (u32)u->cx);
+	pmcring_src_unmap_note(d, pmcring_src_sysarg32(u, 0),
+			       pmcring_src_sysarg32(u, 1));
 	return 0;
 }
 
@@ -612,24 +669,31 @@ static int pmcring_src_mremap(struct kretprobe_instance *ri,
 	return 0;
 }
 
-/* __x64_sys_mremap: rdi, rsi, rdx, r10, r8. */
 static int pmcring_src_kp_mremap(struct kretprobe_instance *ri,
 				 struct pt_regs *regs)
 {
 	struct pt_regs *u = pmcring_src_uregs(regs);
 
-	return pmcring_src_mremap(ri, u->di, u->si, u->dx, u->r10, u->r8);
+	return pmcring_src_mremap(ri, pmcring_src_sysarg(u, 0),
+				  pmcring_src_sysarg(u, 1),
+				  pmcring_src_sysarg(u, 2),
+				  pmcring_src_sysarg(u, 3),
+				  pmcring_src_sysarg(u, 4));
 }
 
-/* __ia32_sys_mremap: ebx, ecx, edx, esi, edi. */
+#if PMCRING_HAVE_SYS32_ALL
 static int pmcring_src_kp_mremap32(struct kretprobe_instance *ri,
 				   struct pt_regs *regs)
 {
 	struct pt_regs *u = pmcring_src_uregs(regs);
 
-	return pmcring_src_mremap(ri, (u32)u->bx, (u32)u->cx, (u32)u->dx,
-				  (u32)u->si, (u32)u->di);
+	return pmcring_src_mremap(ri, pmcring_src_sysarg32(u, 0),
+				  pmcring_src_sysarg32(u, 1),
+				  pmcring_src_sysarg32(u, 2),
+				  pmcring_src_sysarg32(u, 3),
+				  pmcring_src_sysarg32(u, 4));
 }
+#endif
 
 /*
  * Return of mremap: MAP_OUT of the old range(s), then MAP_IN of the mapping
@@ -692,48 +756,52 @@ static struct pmcring_src_kp pmcring_src_kps[] = {
 	{ .kp = { .symbol_name = "perf_event_mmap",
 		  .pre_handler = pmcring_src_kp_mmap },
 	  .types = PMCRING_SRC_T(MAP_IN), .what = "mmap MAP_IN" },
-	{ .rp = { .kp.symbol_name = "__x64_sys_munmap",
+	{ .rp = { .kp.symbol_name = PMCRING_SYS("munmap"),
 		  .entry_handler = pmcring_src_kp_munmap,
 		  .handler = pmcring_src_kp_munmap_ret,
 		  .data_size = sizeof(struct pmcring_src_unmap),
 		  .maxactive = 64 },
 	  .ret = true, .types = PMCRING_SRC_T(MAP_OUT),
 	  .what = "munmap MAP_OUT" },
-	{ .rp = { .kp.symbol_name = "__ia32_sys_munmap",
+#if PMCRING_HAVE_SYS32_ALL
+	{ .rp = { .kp.symbol_name = PMCRING_SYS32("munmap"),
 		  .entry_handler = pmcring_src_kp_munmap32,
 		  .handler = pmcring_src_kp_munmap_ret,
 		  .data_size = sizeof(struct pmcring_src_unmap),
 		  .maxactive = 64 },
 	  .ret = true, .types = PMCRING_SRC_T(MAP_OUT),
 	  .what = "32-bit munmap MAP_OUT" },
-	{ .rp = { .kp.symbol_name = "__x64_sys_mmap",
+#endif
+	{ .rp = { .kp.symbol_name = PMCRING_SYS("mmap"),
 		  .entry_handler = pmcring_src_kp_mmap_fixed,
 		  .handler = pmcring_src_kp_mmap_fixed_ret,
 		  .data_size = sizeof(struct pmcring_src_unmap),
 		  .maxactive = 64 },
 	  .ret = true, .types = PMCRING_SRC_T(MAP_OUT),
 	  .what = "MAP_FIXED MAP_OUT" },
-	{ .rp = { .kp.symbol_name = "__ia32_sys_mmap_pgoff",
+	{ .rp = { .kp.symbol_name = PMCRING_SYS32_MMAP2,
 		  .entry_handler = pmcring_src_kp_mmap_fixed32,
 		  .handler = pmcring_src_kp_mmap_fixed_ret,
 		  .data_size = sizeof(struct pmcring_src_unmap),
 		  .maxactive = 64 },
 	  .ret = true, .types = PMCRING_SRC_T(MAP_OUT),
 	  .what = "32-bit MAP_FIXED MAP_OUT" },
-	{ .rp = { .kp.symbol_name = "__x64_sys_mremap",
+	{ .rp = { .kp.symbol_name = PMCRING_SYS("mremap"),
 		  .entry_handler = pmcring_src_kp_mremap,
 		  .handler = pmcring_src_kp_mremap_ret,
 		  .data_size = sizeof(struct pmcring_src_unmap),
 		  .maxactive = 64 },
 	  .ret = true, .types = PMCRING_SRC_T(MAP_IN) | PMCRING_SRC_T(MAP_OUT),
 	  .what = "mremap MAP_OUT/MAP_IN" },
-	{ .rp = { .kp.symbol_name = "__ia32_sys_mremap",
+#if PMCRING_HAVE_SYS32_ALL
+	{ .rp = { .kp.symbol_name = PMCRING_SYS32("mremap"),
 		  .entry_handler = pmcring_src_kp_mremap32,
 		  .handler = pmcring_src_kp_mremap_ret,
 		  .data_size = sizeof(struct pmcring_src_unmap),
 		  .maxactive = 64 },
 	  .ret = true, .types = PMCRING_SRC_T(MAP_IN) | PMCRING_SRC_T(MAP_OUT),
 	  .what = "32-bit mremap MAP_OUT/MAP_IN" },
+#endif
 };
 
 /* The registered copies, under pmcring_src_mutex; NULL when detached. */

@@ -32,11 +32,23 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
+#ifdef CONFIG_X86
 #include <asm/unwind.h>
+#endif
+#ifdef CONFIG_ARM64
+#include <asm/compiler.h>
+#include <asm/pointer_auth.h>
+#endif
 #include "src.h"
 
 /* Contexts that can nest on one CPU: task, softirq, hardirq, NMI. */
 #define PMCRING_SRC_CTX_LEVELS	4
+
+/*
+ * hw.interrupts of a counter perf has throttled (MAX_INTERRUPTS of
+ * kernel/events/core.c, not in a public header).
+ */
+#define PMCRING_SRC_THROTTLED	(~0ULL)
 
 /* Highest sampling frequency accepted, Hz (perf's default maximum). */
 #define PMCRING_SRC_MAX_FREQ	100000
@@ -98,6 +110,13 @@ static u64 *pmcring_src_pcbuf(void)
 		PMCRING_SRC_CTX_LEVELS + level) * PMCRING_CALLCHAIN_DEPTH_MAX;
 }
 
+/* A frame record: the caller's frame pointer, then the return address. */
+struct pmcring_src_frame {
+	unsigned long next;
+	unsigned long ret;
+};
+
+#ifdef CONFIG_X86
 /* Kernel frames from @regs (a kernel-mode sample), as perf_callchain_kernel(). */
 static unsigned int pmcring_src_kstack(struct pt_regs *regs, u64 *pc,
 				       unsigned int max)
@@ -121,26 +140,93 @@ static unsigned int pmcring_src_kstack(struct pt_regs *regs, u64 *pc,
 	return n;
 }
 
+/* The user frame-pointer walk: where it starts, what it keeps. */
+static bool pmcring_src_user64(struct pt_regs *regs)
+{
+	return user_64bit_mode(regs);
+}
+
+static unsigned long pmcring_src_user_ret(unsigned long ret)
+{
+	return ret;
+}
+#elif defined(CONFIG_ARM64)
+/*
+ * Return addresses in frame records carry a pointer-authentication code
+ * when the kernel (CONFIG_ARM64_PTR_AUTH_KERNEL) or the program signs them:
+ * strip it, as perf's arm64 unwinders do.  The helpers were split into user
+ * and kernel macros of <asm/compiler.h> in 6.4.
+ */
+#ifdef ptrauth_strip_kernel_insn_pac
+#define pmcring_src_kernel_ret(ret)	ptrauth_strip_kernel_insn_pac(ret)
+#define pmcring_src_user_ret(ret)	ptrauth_strip_user_insn_pac(ret)
+#else
+#define pmcring_src_kernel_ret(ret)	ptrauth_strip_insn_pac(ret)
+#define pmcring_src_user_ret(ret)	ptrauth_strip_insn_pac(ret)
+#endif
+
+/*
+ * Kernel frames from @regs by walking the AAPCS64 frame records (arm64
+ * kernels are built with frame pointers; arch_stack_walk() and
+ * stack_trace_save_regs() are not exported).  Each record is read with
+ * copy_from_kernel_nofault(), and the walk stays on the stack it started
+ * on: task and IRQ stacks are THREAD_SIZE long and THREAD_SIZE aligned
+ * (vmapped with THREAD_ALIGN), so the walk from an IRQ stack ends where
+ * it would cross to the task stack.  The last record of a task stack is
+ * zeroed (its final frame), which ends the walk too.
+ */
+static unsigned int pmcring_src_kstack(struct pt_regs *regs, u64 *pc,
+				       unsigned int max)
+{
+	unsigned long fp = regs->regs[29];
+	unsigned long end = ALIGN_DOWN(fp, THREAD_SIZE) + THREAD_SIZE;
+	struct pmcring_src_frame frame;
+	unsigned int n = 0;
+
+	pc[n++] = instruction_pointer(regs);
+	while (n < max) {
+		if (!fp || (fp & 7) || fp > end - sizeof(frame))
+			break;
+		if (copy_from_kernel_nofault(&frame, (void *)fp, sizeof(frame)))
+			break;
+		frame.ret = pmcring_src_kernel_ret(frame.ret);
+		if (!frame.ret)
+			break;
+		pc[n++] = frame.ret;
+		if (frame.next <= fp)
+			break;
+		fp = frame.next;
+	}
+	return n;
+}
+
+static bool pmcring_src_user64(struct pt_regs *regs)
+{
+	return !compat_user_mode(regs);
+}
+#else
+#error "pmcring: no callchain code for this architecture (x86-64 and arm64)"
+#endif
+
 /*
  * User frames from @regs by walking the frame-pointer chain, as
  * perf_callchain_user(): 64-bit tasks only; a frame whose saved frame pointer
  * does not move up the stack ends the walk.  copy_from_user_nofault() is NMI
- * safe (it checks nmi_uaccess_okay()).
+ * safe (it checks nmi_uaccess_okay()).  x86-64's frame (rbp) and arm64's
+ * frame record (x29) have the same layout: the caller's frame pointer, then
+ * the return address.
  */
 static unsigned int pmcring_src_ustack(struct pt_regs *regs, u64 *pc,
 				       unsigned int max)
 {
-	struct {
-		unsigned long next;
-		unsigned long ret;
-	} frame;
-	unsigned long fp = regs->bp;
+	struct pmcring_src_frame frame;
+	unsigned long fp = frame_pointer(regs);
 	unsigned int n = 0;
 
 	if (!max)
 		return 0;
-	pc[n++] = regs->ip;
-	if (!user_64bit_mode(regs))
+	pc[n++] = instruction_pointer(regs);
+	if (!pmcring_src_user64(regs))
 		return n;
 	while (n < max) {
 		if (!fp || (fp & 7) || fp > TASK_SIZE_MAX - sizeof(frame))
@@ -148,6 +234,7 @@ static unsigned int pmcring_src_ustack(struct pt_regs *regs, u64 *pc,
 		if (copy_from_user_nofault(&frame, (void __user *)fp,
 					   sizeof(frame)))
 			break;
+		frame.ret = pmcring_src_user_ret(frame.ret);
 		if (!frame.ret)
 			break;
 		pc[n++] = frame.ret;
@@ -276,6 +363,18 @@ static void pmcring_src_overflow(struct perf_event *ev,
 	rec->pl_cpuflags = (smp_processor_id() << 16) | flags;
 	memcpy(rec->pl_pc, pc, 8 * n);
 	pmcring_ring_commit(&wr);
+	/*
+	 * perf throttled the counter at this interrupt (more than
+	 * perf_event_max_sample_rate / HZ interrupts in a tick:
+	 * __perf_event_account_interrupt() ran before us): it stops counting
+	 * until a later tick restarts it, and the samples it does not take
+	 * are unknown.  Count the throttle as one lost record, which the
+	 * ring's next DROPNOTIFY reports, so that the thinned profile is
+	 * seen as such (perf writes PERF_RECORD_THROTTLE).  Only this CPU's
+	 * interrupt of @ev sets and reads it here.
+	 */
+	if (READ_ONCE(ev->hw.interrupts) == PMCRING_SRC_THROTTLED)
+		pmcring_ring_lost(rb);
 }
 
 /* ---- allocation ---- */

@@ -312,6 +312,28 @@ TEST_F_TIMEOUT(order, all_cpus_task_hardirq_nmi, 300)
 
 	long longest = pmcring_read_long(NMI_LONGEST, -1);
 
+#ifndef __x86_64__
+	/*
+	 * No NMI stream off x86 (kmod/gen.c refuses PMCRING_GEN_F_NMI with
+	 * EOPNOTSUPP; src_mapout checks that): the same small wrapping rings
+	 * with the task and hard-IRQ writers nesting.
+	 */
+	order_stress(_metadata, -1, 8000, 40, PMCRING_GEN_F_ALL, 64, 1, &res);
+	if (_metadata->skip)
+		return;
+	rt_info("no NMI stream on this architecture: task %llu hardirq %llu written, %llu/%llu dropped\n",
+		(unsigned long long)res.written[1],
+		(unsigned long long)res.written[2],
+		(unsigned long long)res.dropped[1],
+		(unsigned long long)res.dropped[2]);
+	for (ctx = 1; ctx < NCTX - 1; ctx++)
+		EXPECT_EQ(8000ull * rt_online_cpus(),
+			  res.written[ctx] + res.dropped[ctx]) TH_LOG("ctx %d", ctx);
+	(void)flags;
+	(void)nested;
+	(void)longest;
+	return;
+#endif
 	/*
 	 * x86 reports an NMI handler that ran over nmi_longest_ns (1 ms) with
 	 * "INFO:", which fails the run.  Under TCG a handler's first run

@@ -10,8 +10,16 @@
 # of every stage); exits non-zero on any failure.
 #
 # Environment: KVER (kernel series for the VM, default 6.1),
+# ARCH (amd64, default, or arm64: every VM stage in the arm64 VM),
 # CHECK_VM_TIMEOUT (seconds for the suite boot, default 1200),
-# CHECK_SKIP_VM=1 (host stages only, for quick iterations).
+# CHECK_SKIP_VM=1 (host stages only, for quick iterations),
+# CHECK_ARM64=0 (amd64: no arm64 stage; the Makefile then builds no arm64).
+#
+# On amd64 a last stage boots the arm64 VM (selftests/vmrun --arch arm64,
+# -icount shift=0) for what only it can show: hardware-counter sampling
+# (pmu_sample.sh on armv8_pmuv3), and the ring order and loss tests on a
+# weakly ordered CPU (ring_order, ring_drop); its recording is then
+# reported on by this host's pmcring.
 set -u
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,6 +27,10 @@ BUILD=$TOP/build
 LOG=$BUILD/check
 VMRUN=$TOP/selftests/vmrun
 KVER=${KVER:-6.1}
+ARCH=${ARCH:-amd64}
+case "$ARCH" in x86_64) ARCH=amd64 ;; aarch64) ARCH=arm64 ;; esac
+# Every vmrun below boots this architecture's VM.
+export VM_ARCH=$ARCH
 mkdir -p "$LOG"
 
 passed=0
@@ -99,10 +111,13 @@ if [ -f "$TOP/user/Makefile" ]; then
 fi
 
 # -- 1b. the DKMS install, in private trees ----------------------------------
-echo "# host: DKMS build and install for 6.1 and 6.12 (selftests/lib/dkms_check.sh)"
-"$TOP/selftests/lib/dkms_check.sh" 2>&1 | tee "$LOG/dkms.log"
-count "$LOG/dkms.log"
-took "DKMS"
+# (for this host's kernels: an arm64 cross check has none to build for)
+if [ "$ARCH" = amd64 ]; then
+	echo "# host: DKMS build and install for 6.1 and 6.12 (selftests/lib/dkms_check.sh)"
+	"$TOP/selftests/lib/dkms_check.sh" 2>&1 | tee "$LOG/dkms.log"
+	count "$LOG/dkms.log"
+	took "DKMS"
+fi
 
 # -- 2. harness checks ----------------------------------------------------------
 echo "# harness: checks of the test machinery itself"
@@ -171,7 +186,7 @@ else
 	took "harness checks"
 
 	# -- 3. the kselftest suite in one VM boot ---------------------------------
-	echo "# vm: run_kselftest.sh -c pmcring on $KVER (selftests/vmrun)"
+	echo "# vm: run_kselftest.sh -c pmcring on $KVER $ARCH (selftests/vmrun)"
 	"$VMRUN" --kernel "$KVER" --timeout "${CHECK_VM_TIMEOUT:-1200}" -- \
 		/kselftest/run_kselftest.sh -c pmcring 2>&1 | tee "$LOG/vm.log"
 	rc=${PIPESTATUS[0]}
@@ -228,22 +243,25 @@ else
 	# The ptrace rule is rebuilt from the kernel's credentials and its
 	# layout (kernel_cap_t is an array in 6.1, one u64 from 6.3): the
 	# permission tests run on 6.12 as well (on 6.1 when KVER=6.12).
-	other=6.12
-	[ "$KVER" = 6.12 ] && other=6.1
-	echo "# vm: the permission tests on $other (vmrun)"
-	"$VMRUN" --kernel "$other" --timeout 600 -- /kselftest/run_kselftest.sh \
-		-t pmcring:perm_caps -t pmcring:perm_exec -t pmcring:src_perm \
-		2>&1 | tee "$LOG/vm-perm-$other.log"
-	rc=${PIPESTATUS[0]}
-	count "$LOG/vm-perm-$other.log"
-	if ! grep -Eq '^(not )?ok [0-9]+ selftests: pmcring' "$LOG/vm-perm-$other.log"; then
-		echo "not ok - vm: no permission test results on $other (vmrun exit=$rc)"
-		failed=$((failed + 1))
-	elif [ "$rc" != 0 ]; then
-		echo "not ok - vm: permission tests on $other: vmrun exit=$rc"
-		failed=$((failed + 1))
+	# (amd64: the arm64 VM has only the series make deps ARCH=arm64 fetched)
+	if [ "$ARCH" = amd64 ]; then
+		other=6.12
+		[ "$KVER" = 6.12 ] && other=6.1
+		echo "# vm: the permission tests on $other (vmrun)"
+		"$VMRUN" --kernel "$other" --timeout 600 -- /kselftest/run_kselftest.sh \
+			-t pmcring:perm_caps -t pmcring:perm_exec -t pmcring:src_perm \
+			2>&1 | tee "$LOG/vm-perm-$other.log"
+		rc=${PIPESTATUS[0]}
+		count "$LOG/vm-perm-$other.log"
+		if ! grep -Eq '^(not )?ok [0-9]+ selftests: pmcring' "$LOG/vm-perm-$other.log"; then
+			echo "not ok - vm: no permission test results on $other (vmrun exit=$rc)"
+			failed=$((failed + 1))
+		elif [ "$rc" != 0 ]; then
+			echo "not ok - vm: permission tests on $other: vmrun exit=$rc"
+			failed=$((failed + 1))
+		fi
+		took "permission tests on $other"
 	fi
-	took "permission tests on $other"
 
 	# -- 6. LDMS: a recording of the module, published -----------------------
 	# `pmcring record -a` under load in the VM (its pmcring is static and
@@ -267,6 +285,69 @@ else
 	awk '/^# selftests: / { t = substr($0, 3) }
 	     /^# kernel: / { print "# splat during " (t ? t : "boot") ": " substr($0, 11) }' \
 		"$LOG/vm.log"
+fi
+
+# -- 7. arm64: the PMU, and the ring on a weakly ordered CPU ------------------
+# Two boots of the arm64 VM: pmu_sample.sh with -icount shift=0 (the cycle
+# counter then advances with the instructions run, so its counts are
+# reproducible; one TCG thread), and ring_order and ring_drop with one TCG
+# thread per vCPU (the ring's producers and consumer truly in parallel).
+if [ "$ARCH" = amd64 ] && [ "${CHECK_ARM64:-1}" = 1 ] &&
+   [ "${CHECK_SKIP_VM:-0}" != 1 ]; then
+	keep=$TOP/out/check-arm64
+	rm -rf "$keep"
+	arm64_prefix() {
+		sed 's/^\(\(not \)\{0,1\}ok [0-9]* selftests: pmcring: \)/\1arm64: /'
+	}
+	echo "# vm: arm64 pmu_sample.sh (vmrun --arch arm64, -icount shift=0)"
+	VM_ARCH=arm64 VM_ICOUNT=0 "$VMRUN" --kernel "$KVER" --timeout 600 \
+		--env PMU_SAMPLE_KEEP="$keep" -- /kselftest/run_kselftest.sh \
+		-t pmcring:pmu_sample.sh 2>&1 | arm64_prefix | tee "$LOG/vm-arm64.log"
+	rc1=${PIPESTATUS[0]}
+	echo "# vm: arm64 ring_order, ring_drop (vmrun --arch arm64)"
+	VM_ARCH=arm64 "$VMRUN" --kernel "$KVER" --timeout 600 -- \
+		/kselftest/run_kselftest.sh -t pmcring:ring_order \
+		-t pmcring:ring_drop 2>&1 | arm64_prefix | tee -a "$LOG/vm-arm64.log"
+	rc=${PIPESTATUS[0]}
+	[ "$rc1" = 0 ] || rc=$rc1
+	count "$LOG/vm-arm64.log"
+	n=$(grep -Ec '^(not )?ok [0-9]+ selftests: pmcring: arm64: ' "$LOG/vm-arm64.log")
+	if [ "$n" != 3 ]; then
+		echo "not ok - vm: arm64: $n of 3 results (vmrun exit=$rc)"
+		failed=$((failed + 1))
+	elif [ "$rc" != 0 ]; then
+		echo "not ok - vm: arm64: vmrun exit=$rc (splat, module unload or timeout; see above)"
+		failed=$((failed + 1))
+	fi
+	# The arm64 recording, reported on by this host (x86) with the
+	# guest's files found through --path-map.
+	rep=$LOG/arm64-report.txt
+	if "$BUILD/user/pmcring" report \
+		--path-map /kselftest="$BUILD/arm64/kselftest-install" \
+		"$keep/c.pmclog" >"$rep" 2>&1 &&
+	   sed -n '/^Top user functions/{n;n;p;q}' "$rep" | grep -q ' pmu_hot' &&
+	   grep -q "^# Event 'cycles:u' (pmcid 1): [1-9][0-9]* samples" "$rep"; then
+		result ok "arm64: the host's pmcring report resolves the arm64 recording's samples to pmu_hot"
+	else
+		head -n 20 "$rep" | sed 's/^/# /'
+		result fail "arm64: the host's pmcring report of the arm64 recording"
+	fi
+	# -a in pmclog, barman and blob on the arm64 PMU, read back here.
+	for fmt in pmclog barman blob; do
+		f=$keep/fa.$fmt
+		[ $fmt = blob ] && f=$(ls "$keep"/fa.blob/pmcring/all.DAT.* 2>/dev/null | head -n 1)
+		if [ -n "$f" ] && "$BUILD/user/pmcring" stat "$f" >"$LOG/arm64-$fmt.stat" 2>&1 &&
+		   "$BUILD/user/pmcring" report \
+			--path-map /kselftest="$BUILD/arm64/kselftest-install" "$f" \
+			>"$LOG/arm64-$fmt.report" 2>&1 &&
+		   grep -Eq '^# [0-9]+ records, [1-9][0-9]* samples' "$LOG/arm64-$fmt.report"; then
+			result ok "arm64: the host reads back the arm64 VM's record -a --format $fmt (stat, report)"
+		else
+			sed 's/^/# /' "$LOG/arm64-$fmt.stat" "$LOG/arm64-$fmt.report" 2>/dev/null | head -n 20
+			result fail "arm64: the host reads back the arm64 VM's record -a --format $fmt"
+		fi
+	done
+	took "arm64 VM"
 fi
 
 echo "# make check: $(( $(date +%s) - start ))s of tests, logs in $LOG"

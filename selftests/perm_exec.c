@@ -448,29 +448,11 @@ TEST_F_TIMEOUT(exec, unprivileged_session_drops_file_capability_exec, 60)
 
 TEST_F_TIMEOUT(exec, unprivileged_session_drops_setuid_exec, 60)
 {
-	int p[2], status;
-	pid_t pid;
-
 	exec_path = HELPER;
 	exec_status = 0;
 	ASSERT_EQ(0, chmod(PMCRING_DEV_PATH, 0666));
 	ASSERT_EQ(0, pmcring_write_int(PARANOID, 2));
-	ASSERT_EQ(0, pipe(p));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		if (pmcring_drop_privileges())
-			_exit(100);
-		status = record_exec(0, &nobody_seen);
-		if (write(p[1], &nobody_seen, sizeof(nobody_seen)) < 0)
-			_exit(101);
-		_exit(status);
-	}
-	close(p[1]);
-	ASSERT_EQ(sizeof(nobody_seen),
-		  read(p[0], &nobody_seen, sizeof(nobody_seen)));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, record_exec_as_nobody());
 	EXPECT_EQ(1, nobody_seen.detach);
 	EXPECT_EQ(0, nobody_seen.exec);
 	EXPECT_EQ(0, nobody_seen.after);

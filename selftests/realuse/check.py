@@ -199,6 +199,10 @@ class Semantics:
         self.types[t] = self.types.get(t, 0) + 1
         if t in ('PMCALLOCATEDYN', 'PMCALLOCATE'):
             self.pmcids.add(r['pmcid'])
+            # run --arch arm64: the default event is the PMU's cycles
+            want = os.environ.get('REALUSE_EVENT')
+            if want and t == 'PMCALLOCATEDYN' and r['evname'] != want:
+                self.P.err('PMCALLOCATEDYN@%s: event %r, expected %r' % (r['off'], r['evname'], want))
         elif t == 'CALLCHAIN':
             if self.pmcids and r['pmcid'] not in self.pmcids:
                 self.P.err('CALLCHAIN@%s: pmcid 0x%x not allocated' % (r['off'], r['pmcid']))

@@ -57,10 +57,12 @@ sc() {
 		victim=$!
 		sleep 0.3
 		set -- -p "$victim" "$@" ;;
-	tid)	pmcring-workload -d 6 -t 2 >/dev/null 2>&1 </dev/null &
+	tid)	pmcring-workload -d 9 -t 2 >/dev/null 2>&1 </dev/null &
 		victim=$!
-		# phase 2 (2 s to 4 s): the threads
-		sleep 2.4
+		# phase 2 (3 s to 6 s): the threads, long enough for record
+		# to start before they end on the slower arm64 guest (its
+		# -t then failed with "enable: No such process")
+		sleep 3.4
 		for t in $(ls /proc/$victim/task); do
 			[ "$t" != "$victim" ] && { vtid=$t; break; }
 		done

@@ -124,7 +124,7 @@ else
 	if ext4_dev=$(losetup -f --show "$ext4_img") &&
 	   mkfs.ext4 -q -F "$ext4_dev" && mount "$ext4_dev" "$ext4_mnt"; then
 		log "native: drain bench on ext4 ($ext4_dev), buffered"
-		"$DB" "${DRAIN[@]}" -f pmclog -m uring,sync,auto -d "$ext4_mnt" \
+		"$DB" "${DRAIN[@]}" -m uring,sync,auto -d "$ext4_mnt" \
 			-l ext4-loop -j "$BDIR/drain.jsonl" | tee -a "$BDIR/drain.txt"
 	else
 		log "native: ext4 on a loop device failed: no ext4 rows"

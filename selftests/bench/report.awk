@@ -385,6 +385,7 @@ END {
 
 	# ---- native drain (user/bench/drain, run.sh: -v drain=) ----
 	native_drain()
+	native_write()
 
 	# ---- native ----
 	nat = ""
@@ -506,6 +507,32 @@ function native_drain(    line, n, i, k, fs, f, r, m, sep, nfs, fsl, seen,
 					       div(cpu[k], cpu[fsl[i] SUBSEP dr_f[f] SUBSEP dr_r[r] SUBSEP "sync"])
 		}
 	J = J "  \"native_drain\": [\n" jd "\n  ],\n"
+}
+
+# The write bench's rows (pmcring-write-bench -j, -v write=): io_uring
+# against pwritev() alone, buffered and O_DIRECT; "native_write" in JSON.
+function native_write(    line, n, sep, jd, v) {
+	n = 0
+	while (write != "" && (getline line < write) > 0) {
+		$0 = line
+		if (!n++) {
+			printf "\nio_uring against pwritev() alone (user/bench/write: batches of %d KiB in 4 KiB iovecs, one in flight), medians\n", get("batch") / 1024
+			printf "%-10s %-9s %-9s %9s %9s %9s\n", "fs", "io", "way", "MB/s", "/pwritev", "CPU /pw"
+		}
+		printf "%-10s %-9s %-9s %9.1f %8.2fx %8.2fx\n", get("fs"), get("io"),
+		       get("way"), get("mb_per_s"), get("of_pwritev"), get("cpu_of_pwritev")
+		if (get("way") == "io_uring") {
+			v = get("of_pwritev") + 0
+			wr_goal = wr_goal sprintf("%s %s: io_uring / pwritev %.2fx: goal (>= 1.3) %s\n",
+						  get("fs"), get("io"), v, v >= 1.3 ? "met" : "missed")
+		}
+		jd = jd sep "    " line
+		sep = ",\n"
+	}
+	if (!n)
+		return
+	printf "%s", wr_goal
+	J = J "  \"native_write\": [\n" jd "\n  ],\n"
 }
 
 function svg_frame(xs, nx, ymax, W, H, L, R, T, B, title, subt, ylabel,

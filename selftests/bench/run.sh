@@ -7,7 +7,7 @@
 #   driving selftests/bench/pmcbench), the native libpmcring benchmark on this
 #   host (make -C user bench) and the native drain of pmcring record's
 #   consumer against a raw write (user/bench/drain, tmpfs and ext4 on a
-#   loop device).  Prints the tables, writes out/bench.json,
+#   loop device) and io_uring against pwritev() alone (user/bench/write).  Prints the tables, writes out/bench.json,
 #   out/bench.svg (ns/record by record size, pmcring and ftrace) and
 #   out/bench-peers.svg (ns/event by record size, every tracepoint peer).
 #
@@ -103,6 +103,15 @@ make -s -C "$TOP/user" "$DB"
 log "native: drain bench on tmpfs"
 "$DB" "${DRAIN[@]}" -m uring,sync,auto -d /dev/shm -l tmpfs \
 	-j "$BDIR/drain.jsonl" | tee "$BDIR/drain.txt"
+# io_uring against pwritev() alone (user/bench/write): batches of 4 KiB
+# iovecs, buffered and O_DIRECT, on tmpfs here and on ext4 below.
+WB=$BUILD/user/bench/pmcring-write-bench
+if [ "${BENCH_QUICK:-0}" = 1 ]; then WRITE=(-t 16777216 -R 1); else WRITE=(-t 268435456 -R 7); fi
+make -s -C "$TOP/user" "$WB"
+: >"$BDIR/write.jsonl"
+log "native: write bench on tmpfs"
+"$WB" "${WRITE[@]}" -d /dev/shm -l tmpfs -j "$BDIR/write.jsonl" |
+	tee "$BDIR/write.txt"
 ext4_img=$BDIR/drain-ext4.img
 ext4_mnt=$BDIR/drain-ext4
 ext4_dev=
@@ -126,6 +135,9 @@ else
 		log "native: drain bench on ext4 ($ext4_dev), buffered"
 		"$DB" "${DRAIN[@]}" -m uring,sync,auto -d "$ext4_mnt" \
 			-l ext4-loop -j "$BDIR/drain.jsonl" | tee -a "$BDIR/drain.txt"
+		log "native: write bench on ext4 ($ext4_dev)"
+		"$WB" "${WRITE[@]}" -d "$ext4_mnt" -l ext4-loop \
+			-j "$BDIR/write.jsonl" | tee -a "$BDIR/write.txt"
 	else
 		log "native: ext4 on a loop device failed: no ext4 rows"
 	fi
@@ -184,6 +196,7 @@ host_model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 } >"$BDIR/all.jsonl"
 
 awk -v native="$BDIR/native.json" -v drain="$BDIR/drain.jsonl" \
+	-v write="$BDIR/write.jsonl" \
 	-v jsonout="$OUT/bench.json" \
 	-v svgout="$OUT/bench.svg" -v svgpeers="$OUT/bench-peers.svg" \
 	-f "$TOP/selftests/bench/report.awk" "$BDIR/all.jsonl"

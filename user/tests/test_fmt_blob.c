@@ -8,11 +8,11 @@
  * file sets (by size and by time) each start their offsets at 8, and a
  * binary set a roll opens starts with the PERIODs in force; a batch
  * killed before its index entries leaves no OFFSET past DAT; reads round
- * trip; a batch larger than a segment (64 KiB) killed in the middle keeps
- * every whole segment before it; after a write that fails part-way,
- * fmt_abort() leaves every file of the set ending on the same whole
- * message; two runs in the same second into one directory make two whole
- * sets (O_EXCL, the next free $t).
+ * trip; a batch larger than a segment (BLOB_SEG_BYTES) killed in the
+ * middle keeps every whole segment before it; after a write that fails
+ * part-way, fmt_abort() leaves every file of the set ending on the same
+ * whole message; two runs in the same second into one directory make two
+ * whole sets (O_EXCL, the next free $t).
  */
 #define _GNU_SOURCE	/* memmem() */
 #include <dirent.h>
@@ -77,11 +77,12 @@ static int read_set(const struct set *s, struct collect *c)
 }
 
 static struct fmt_writer *start_n(struct fmt_opts *o, struct out_batch *b,
-				  const char *dir, unsigned int puts)
+				  const char *dir, unsigned int puts,
+				  size_t arena)
 {
 	struct fmt_writer *w;
 
-	REQUIRE(!out_batch_init(b, puts, 1 << 20), "batch");
+	REQUIRE(!out_batch_init(b, puts, arena), "batch");
 	w = fmt_writer_new(o);
 	REQUIRE(w, "writer");
 	o->path = dir;
@@ -92,7 +93,7 @@ static struct fmt_writer *start_n(struct fmt_opts *o, struct out_batch *b,
 static struct fmt_writer *start(struct fmt_opts *o, struct out_batch *b,
 				const char *dir)
 {
-	return start_n(o, b, dir, 256);
+	return start_n(o, b, dir, 256, 1 << 20);
 }
 
 static void stop(struct fmt_writer *w, struct out_batch *b)
@@ -658,10 +659,10 @@ static void test_kill_segments(const char *dir, const struct ring_recs *rr)
 	base_opts(&o, dir);
 	o.nr_streams = 1;
 	o.streams[0].name = "segs";
-	w = start_n(&o, &b, dir, 4096);
+	/* 2.5 segments and their index entries: the batch holds them all */
+	w = start_n(&o, &b, dir, 4096, 8 * BLOB_SEG_BYTES);
 	run(&b);
-	/* 2.5 segments; the batch (4096 ranges, 1 MiB) holds them all */
-	while (sum < 5 * (64u << 10) / 2) {
+	while (sum < 5 * BLOB_SEG_BYTES / 2) {
 		const struct fmt_rec *r = &rr->r[n % rr->n];
 
 		REQUIRE(!fmt_record(w, &b, r), "record %u", n);

@@ -60,7 +60,6 @@ static const char blob_magic[BLOB_NR_FILES][8] = {
 #define BLOB_SLAB_ENTRIES	512u
 /* Names a new file set tries before giving up (all taken: -EEXIST). */
 #define BLOB_NAME_TRIES		64u
-#define BLOB_SEG_BYTES		(64u << 10)
 static const size_t blob_entry[BLOB_NR_FILES] = { 0, 8, 16, 1 };
 static const unsigned int blob_phase[BLOB_NR_FILES] = {
 	OUT_DATA, OUT_COMMIT, OUT_META, OUT_META,

@@ -149,6 +149,9 @@ deps:
 	fi; \
 	krel=$$(KVER_ARCH=$(KARCH) $(TOP)/selftests/lib/kver $(KVER)) && [ -n "$$krel" ] || \
 		{ echo "deps: no kernel $(KVER) headers+image installed" >&2; exit 1; }
+	@# QEMU >= 8.1 (10.0 from bookworm-backports) for multi-threaded TCG in
+	@# every test VM; QEMU_BACKPORTS=0 keeps Debian's 7.2 (selftests/lib/tcg_thread).
+	@$(TOP)/selftests/lib/qemu_backports.sh x86 $(if $(CROSS),arm64)
 ifneq ($(CROSS),)
 	@# arm64 packages are only downloaded, never installed (arm64_root.sh).
 	@if ! dpkg --print-foreign-architectures | grep -qx arm64 || \

@@ -17,7 +17,8 @@
 # BENCH_ONLY=b2|b5|tp (B2's drain rows alone; B5 alone; the tracepoint
 # peers of B1/B2 alone),
 # BENCH_APPEND (guest kernel parameters, default tsc=reliable), PROFILE=0
-# (no perf profiles), VM_TCG_THREAD (default single, see below).
+# (no perf profiles), VM_TCG_THREAD (default from selftests/lib/tcg_thread:
+# multi on QEMU >= 8.1, single on 7.2; see below).
 set -eu
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -157,12 +158,15 @@ if [ "${BENCH_NO_VM:-0}" != 1 ]; then
 	# time with the HPET and every clock read is an emulated MMIO access.
 	# B1 also runs once with the hpet clocksource to show that cost.
 	export VM_APPEND="${BENCH_APPEND-tsc=reliable} ${VM_APPEND:-}"
-	# One TCG thread for both vCPUs unless VM_TCG_THREAD says: on 6.1,
-	# multi-threaded TCG hung tpbench in a soft lockup (CPU 0's timers
-	# stopped), the QEMU 7.2 stale-translation hang vmrun describes;
-	# with one thread the same run finished.  Ratios are of one run, so
-	# they stay comparable; absolute ns are not, against runs with two.
-	export VM_TCG_THREAD=${VM_TCG_THREAD:-single}
+	# A host thread per vCPU on QEMU >= 8.1, so B2's producer and consumer
+	# run in parallel as on real hardware.  On QEMU 7.2 one TCG thread for
+	# both vCPUs (TCG_OLD=single): there multi-threaded TCG hung tpbench
+	# in a soft lockup on 6.1 (CPU 0's timers stopped), the stale-
+	# translation hang vmrun describes.  VM_TCG_THREAD overrides.
+	export TCG_OLD=single
+	VM_TCG_THREAD=$("$TOP/selftests/lib/tcg_thread" "${QEMU:-qemu-system-x86_64}" "$KREL")
+	export VM_TCG_THREAD
+	log "TCG thread=$VM_TCG_THREAD ($(${QEMU:-qemu-system-x86_64} --version | head -n 1))"
 	log "VM: $CPUS vCPUs, $MEM MiB, kernel $KREL (TCG unless VM_ACCEL=kvm), append '$VM_APPEND'"
 	set +e
 	"$TOP/selftests/vmrun" --kernel "$KVER" --cpus "$CPUS" --mem "$MEM" \
@@ -191,7 +195,7 @@ done
 # -- report -------------------------------------------------------------------
 host_model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 {
-	echo "{\"bench\": \"host\", \"host_cpu_model\": \"$host_model\", \"host_cpus\": $(nproc), \"host_kernel\": \"$(uname -r)\", \"host_mem_kb\": $(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo), \"accel\": \"${VM_ACCEL:-tcg}\", \"tcg_thread\": \"${VM_TCG_THREAD:-single}\", \"vm_cpus\": $CPUS, \"vm_mem_mb\": $MEM, \"perf\": \"$PERF_VERSION\", \"trace_cmd\": \"${TRACECMD_VERSION:-none}\", \"quick\": ${BENCH_QUICK:-0}, \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\", \"commit\": \"$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)\", \"settings\": \"${SIZES[*]}\"}"
+	echo "{\"bench\": \"host\", \"host_cpu_model\": \"$host_model\", \"host_cpus\": $(nproc), \"host_kernel\": \"$(uname -r)\", \"host_mem_kb\": $(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo), \"accel\": \"${VM_ACCEL:-tcg}\", \"tcg_thread\": \"${VM_TCG_THREAD:-single}\", \"qemu\": \"$(${QEMU:-qemu-system-x86_64} --version 2>/dev/null | sed -n '1s/.*version \([0-9.]*\).*/\1/p')\", \"vm_cpus\": $CPUS, \"vm_mem_mb\": $MEM, \"perf\": \"$PERF_VERSION\", \"trace_cmd\": \"${TRACECMD_VERSION:-none}\", \"quick\": ${BENCH_QUICK:-0}, \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\", \"commit\": \"$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)\", \"settings\": \"${SIZES[*]}\"}"
 	cat "$BDIR/results.jsonl"
 } >"$BDIR/all.jsonl"
 

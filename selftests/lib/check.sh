@@ -121,6 +121,31 @@ fi
 
 # -- 2. harness checks ----------------------------------------------------------
 echo "# harness: checks of the test machinery itself"
+# tcg_thread: the TCG thread mode of the test VMs for a QEMU version and a
+# guest kernel (multi on QEMU >= 8.1; on 7.2 single from 6.12 on or when
+# the caller sets TCG_OLD=single), and a clear error on bad input.
+tt=$TOP/selftests/lib/tcg_thread
+tt_got=$(for c in "7.2 6.1.0-56-amd64" "7.2 6.12.117+deb12-amd64" \
+		"10.0 6.12.117+deb12-amd64" "10.0 6.1.0-56-amd64" \
+		"8.0 6.12.1" "8.1 6.12.1"; do
+		# shellcheck disable=SC2086
+		env -u VM_TCG_THREAD -u TCG_OLD "$tt" $c 2>&1 || echo "exit=$?"
+	done
+	env -u VM_TCG_THREAD TCG_OLD=single "$tt" 7.2 6.1.0-56-amd64
+	env -u VM_TCG_THREAD TCG_OLD=single "$tt" 10.0 6.1.0-56-amd64
+	env VM_TCG_THREAD=single "$tt" 10.0 6.1.0-56-amd64
+	for c in "7.2 bogus" "seven 6.1" "7 6.1" "7.2"; do
+		# shellcheck disable=SC2086
+		env -u VM_TCG_THREAD -u TCG_OLD "$tt" $c >/dev/null 2>&1
+		echo "exit=$?"
+	done | tr '\n' ' ')
+tt_want="multi single multi multi single multi single multi single exit=2 exit=2 exit=2 exit=2 "
+if [ "$(echo $tt_got)" = "$(echo $tt_want)" ]; then
+	result ok "harness: tcg_thread picks single/multi by QEMU version and kernel"
+else
+	result fail "harness: tcg_thread picks single/multi by QEMU version and kernel" \
+		"got '$(echo $tt_got)', want '$(echo $tt_want)'"
+fi
 echo "TAP version 13"
 if "$VMRUN" --help | grep -q -- '--share DIR'; then
 	result ok "harness: vmrun --help"
@@ -201,22 +226,24 @@ else
 	took "VM suite"
 
 	# -- 3b. cli_matrix: the record x format x stop matrix -------------------
-	# Its own VM with one TCG thread whatever the kernel.  Its 68 cells
-	# each reload the module and place its kprobes and tracepoints while
-	# the workload runs: under multi-threaded TCG that live text patching
-	# hung the 6.1 guest in 3 of about 7 runs on 25 Nov.  A vCPU keeps
-	# running QEMU's stale translation of an int3 that text_poke_bp() has
-	# already replaced (in __schedule(), runqueue lock held), and goes on
-	# once QEMU retranslates: QEMU's bug, not the module's
-	# (Documentation/testing.rst, "The cli_matrix hang on 6.1";
-	# selftests/lib-hard/tcg_hang.sh reproduces and diagnoses it).
-	echo "# vm: cli_matrix.sh on $KVER (vmrun, VM_TCG_THREAD=single)"
-	VM_TCG_THREAD=single "$VMRUN" --kernel "$KVER" --timeout 900 -- \
+	# Its own VM.  Its 68 cells each reload the module and place its
+	# kprobes and tracepoints while the workload runs: under QEMU 7.2's
+	# multi-threaded TCG that live text patching hung the 6.1 guest in 3
+	# of about 7 runs on 25 Nov (a vCPU kept running QEMU's stale
+	# translation of an int3 that text_poke_bp() had already replaced;
+	# QEMU's bug, fixed in 8.1: Documentation/testing.rst, "QEMU 10
+	# against 7.2"; selftests/lib-hard/tcg_hang.sh).  So on 7.2 it gets
+	# one TCG thread (TCG_OLD=single); on QEMU >= 8.1 a thread per vCPU.
+	mqemu=qemu-system-x86_64
+	[ "$ARCH" = arm64 ] && mqemu=qemu-system-aarch64
+	mthread=$(TCG_OLD=single "$TOP/selftests/lib/tcg_thread" "${QEMU:-$mqemu}" "$KVER.0" 2>/dev/null || echo single)
+	echo "# vm: cli_matrix.sh on $KVER (vmrun, TCG thread=$mthread)"
+	TCG_OLD=single "$VMRUN" --kernel "$KVER" --timeout 900 -- \
 		/kselftest/pmcring/cli_matrix.sh 2>&1 | tee "$LOG/vm-matrix.log" |
 		sed "s/^/# /"
 	rc=${PIPESTATUS[0]}
 	if [ "$rc" = 0 ] && grep -q '^ok: ' "$LOG/vm-matrix.log"; then
-		result ok "vm: cli_matrix.sh ($(sed -n 's/^ok: //p' "$LOG/vm-matrix.log"), one TCG thread)"
+		result ok "vm: cli_matrix.sh ($(sed -n 's/^ok: //p' "$LOG/vm-matrix.log"), TCG thread=$mthread)"
 	else
 		result fail "vm: cli_matrix.sh" "vmrun exit=$rc"
 	fi

@@ -30,13 +30,19 @@ mkdir -p "$ROOT" "$DEBS"
 
 # The series' ABI name from its meta package (linux-headers-arm64 for
 # 6.1, linux-headers-6.12-arm64 for 6.12), as the amd64 Makefile does.
+# The meta package may have versions of several series (with
+# bookworm-backports, linux-headers-arm64 also depends on a 6.12 ABI, and
+# apt-cache lists it first): the newest ABI of this series, "6.1" followed
+# by '.' or '-' so that it does not take 6.12's.
 case "$SERIES" in
 6.1) meta=linux-headers-arm64 ;;
 *) meta=linux-headers-$SERIES-arm64 ;;
 esac
+series_re="^linux-headers-$(printf '%s' "$SERIES" | sed 's/\./\\./g')[.-]"
 hdr=$(apt-cache show "$meta:arm64" 2>/dev/null |
-	sed -n 's/^Depends: \(linux-headers-[^ ,]*-arm64\).*/\1/p' | head -n 1)
-[ -n "$hdr" ] || { echo "arm64_root: no $meta:arm64 (apt-get update after dpkg --add-architecture arm64?)" >&2; exit 1; }
+	sed -n 's/^Depends: \(linux-headers-[^ ,]*-arm64\).*/\1/p' |
+	grep -E "$series_re" | sort -V | tail -n 1)
+[ -n "$hdr" ] || { echo "arm64_root: no $meta:arm64 of the $SERIES series (apt-get update after dpkg --add-architecture arm64?)" >&2; exit 1; }
 krel=${hdr#linux-headers-}
 common=linux-headers-${krel%-arm64}-common
 kbuild=$(apt-cache show "$hdr:arm64" |

@@ -18,8 +18,12 @@
  * reader_maps_a_ring_alone: records GENERATEd only on a CPU that came
  * online after pmcring_new(), all other rings idle, all reach the reader
  * (nothing else triggers the merge's clock read).
- * nmi_generate_ends_when_its_cpu_goes_offline: a GENERATE whose NMI stream
- * runs on a CPU that goes offline returns (it used to wait for a signal).
+ * nmi_generate_ends_when_its_cpu_goes_offline (x86: the NMI stream): a
+ * GENERATE whose NMI stream runs on a CPU that goes offline returns (it
+ * used to wait for a signal).  irq_stream_follows_its_timer_offline (every
+ * architecture): the hard-IRQ stream's timer moves to another CPU when its
+ * CPU goes offline, writes the rest there in sequence and the GENERATE
+ * ends with its count.
  *
  * NEEDS_LIBPMCRING
  */
@@ -401,7 +405,7 @@ TEST_F(hp, reader_maps_a_ring_alone)
 	free(hs.seen);
 }
 
-struct nmi_gen {
+struct bg_gen {
 	int			fd;
 	unsigned int		cpu;
 	int			ret;
@@ -409,9 +413,9 @@ struct nmi_gen {
 	atomic_int		done;
 };
 
-static void *nmi_gen_thread(void *arg)
+static void *gen_thread(void *arg)
 {
-	struct nmi_gen *t = arg;
+	struct bg_gen *t = arg;
 	uint64_t mask[RT_MAX_CPUS / 64] = { 0 };
 
 	mask[t->cpu / 64] |= 1ull << (t->cpu % 64);
@@ -422,11 +426,12 @@ static void *nmi_gen_thread(void *arg)
 	return NULL;
 }
 
-static void nmi_gen_wake(int sig)
+static void gen_wake(int sig)
 {
 	(void)sig;
 }
 
+#ifdef __x86_64__
 /*
  * A GENERATE with an NMI stream on a CPU that goes offline mid-run
  * returns.  The CPU's hrtimer migrates at its death and the NMIs it went
@@ -436,17 +441,14 @@ static void nmi_gen_wake(int sig)
  */
 TEST_F_TIMEOUT(hp, nmi_generate_ends_when_its_cpu_goes_offline, 60)
 {
-	struct sigaction sa = { .sa_handler = nmi_gen_wake };
-	struct nmi_gen t = { .cpu = self->cpu };
+	struct sigaction sa = { .sa_handler = gen_wake };
+	struct bg_gen t = { .cpu = self->cpu };
 	struct pmcring_config cfg = { 0 };
 	struct rt_sess s;
 	pthread_t th;
 	int i;
 
 	PMCRING_REQUIRE_DEV();
-#ifndef __x86_64__
-	SKIP(return, "no NMI stream on this architecture (kmod/gen.c: x86 only)");
-#endif
 	if (!self->cpu || rt_online_cpus() < 2)
 		SKIP(return, "needs 2+ online CPUs with hotplug");
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));	/* no SA_RESTART */
@@ -459,7 +461,7 @@ TEST_F_TIMEOUT(hp, nmi_generate_ends_when_its_cpu_goes_offline, 60)
 	t.req.count = 1ull << 40;	/* runs until the CPU goes */
 	t.req.size = GEN_SIZE;
 	t.req.flags = PMCRING_GEN_F_NMI;
-	ASSERT_EQ(0, pthread_create(&th, NULL, nmi_gen_thread, &t));
+	ASSERT_EQ(0, pthread_create(&th, NULL, gen_thread, &t));
 	usleep(200000);
 	ASSERT_EQ(0, atomic_load(&t.done));
 	ASSERT_EQ(0, set_online(self->cpu, 0));
@@ -476,6 +478,98 @@ TEST_F_TIMEOUT(hp, nmi_generate_ends_when_its_cpu_goes_offline, 60)
 	EXPECT_EQ(0, t.ret);
 	EXPECT_LT(0, t.req.written[PMCRING_GEN_CTX_NMI] +
 		     t.req.dropped[PMCRING_GEN_CTX_NMI]);
+	rt_close(&s);
+}
+#endif /* __x86_64__: the NMI stream (kmod/gen.c); arm64 has none */
+
+/*
+ * The hard-IRQ stream (no NMI, so it runs on every architecture: arm64's
+ * variant of the test above) on a CPU that goes offline mid-run: its
+ * hrtimer migrates at the CPU's death and goes on writing on the CPU that
+ * took it, into that CPU's ring, and the GENERATE still ends once it has
+ * written its count.  Each record's pl_cpu says which CPU wrote it
+ * (rt_check_generated() wants it equal to the ring's CPU) and the
+ * sequence goes on where the offlined CPU stopped: none missing.
+ */
+TEST_F_TIMEOUT(hp, irq_stream_follows_its_timer_offline, 120)
+{
+	/*
+	 * One record per 20 us tick: at least 1.2 s for the count, so the
+	 * CPU goes offline mid-run; 4 MiB rings hold every record.
+	 */
+	const uint64_t count = 60000;
+	struct pmcring_config cfg = { 0 };
+	struct bg_gen t = { .cpu = self->cpu };
+	struct rt_stats st[RT_MAX_CPUS];
+	uint64_t gen = 0, last = 0, before;
+	unsigned int c, moved = 0;
+	struct rt_sess s;
+	pthread_t th;
+	int i;
+	struct sigaction sa = { .sa_handler = gen_wake };
+
+	PMCRING_REQUIRE_DEV();
+	if (!self->cpu || rt_online_cpus() < 2)
+		SKIP(return, "needs 2+ online CPUs with hotplug");
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));	/* no SA_RESTART */
+	cfg.data_pages = 1024;
+	cfg.flags = PMCRING_CFG_F_NO_SYNTH;
+	cfg.types = PMCRING_TYPE_BIT(PMCRING_TYPE_GENERATED) |
+		    PMCRING_TYPE_BIT(PMCRING_TYPE_DROPNOTIFY);
+	ASSERT_EQ(0, rt_open_cfg(&s, &cfg, 1));
+	ASSERT_LT(self->cpu, s.nr_cpus);
+	ASSERT_GE(RT_MAX_CPUS, s.nr_cpus);
+	t.fd = s.fd;
+	t.req.count = count;
+	t.req.size = GEN_SIZE;
+	t.req.flags = PMCRING_GEN_F_HARDIRQ;
+	t.req.irq_batch = 1;
+	ASSERT_EQ(0, pthread_create(&th, NULL, gen_thread, &t));
+	/* The stream has begun on its CPU: then take the CPU away. */
+	for (i = 0; i < 1000 && !rt_head(&s.rings[self->cpu]); i++)
+		usleep(1000);
+	before = rt_head(&s.rings[self->cpu]) / PMCRING_RING_SPACE(GEN_SIZE);
+	ASSERT_EQ(0, set_online(self->cpu, 0));
+	for (i = 0; i < 6000 && !atomic_load(&t.done); i++)
+		usleep(10000);
+	if (!atomic_load(&t.done))
+		pthread_kill(th, SIGUSR1);
+	pthread_join(th, NULL);
+	ASSERT_EQ(1, atomic_load(&t.done));
+	EXPECT_EQ(0, t.ret) TH_LOG("GENERATE: %s", strerror(errno));
+	EXPECT_EQ(count, t.req.written[PMCRING_GEN_CTX_HARDIRQ]);
+	EXPECT_EQ(0, t.req.dropped[PMCRING_GEN_CTX_HARDIRQ]);
+
+	/* Every record, in its writer's ring, in sequence across the move. */
+	memset(st, 0, sizeof(st));
+	for (c = 0; c < s.nr_cpus; c++) {
+		if (!s.rings[c].base)
+			continue;
+		st[c].size = GEN_SIZE;
+		st[c].allow_gaps = 1;	/* a ring's part of the sequence */
+		ASSERT_LE(0, rt_drain(&s.rings[c], &st[c])) TH_LOG("%s", st[c].err);
+		gen += st[c].gen[PMCRING_GEN_CTX_HARDIRQ];
+		if (c != self->cpu && st[c].gen[PMCRING_GEN_CTX_HARDIRQ])
+			moved++;
+		if (st[c].next_seq[PMCRING_GEN_CTX_HARDIRQ] > last)
+			last = st[c].next_seq[PMCRING_GEN_CTX_HARDIRQ];
+		EXPECT_EQ(0, st[c].dropnotify) TH_LOG("cpu %u", c);
+	}
+	rt_info("cpu %u offline after %llu of %llu hard-IRQ records: %llu on it, %llu elsewhere, GENERATE returned %d\n",
+		self->cpu, (unsigned long long)before,
+		(unsigned long long)count,
+		(unsigned long long)st[self->cpu].gen[PMCRING_GEN_CTX_HARDIRQ],
+		(unsigned long long)(gen - st[self->cpu].gen[PMCRING_GEN_CTX_HARDIRQ]),
+		t.ret);
+	EXPECT_EQ(count, gen);
+	EXPECT_EQ(count, last);
+	/* The offlined CPU wrote the first part, and not all of it. */
+	EXPECT_LT(0, st[self->cpu].gen[PMCRING_GEN_CTX_HARDIRQ]);
+	EXPECT_GT(count, st[self->cpu].gen[PMCRING_GEN_CTX_HARDIRQ]) TH_LOG("the stream ended before its CPU went offline");
+	/* The first records of another CPU's ring go on the sequence. */
+	EXPECT_EQ(1, moved);
+	EXPECT_EQ(st[self->cpu].gen[PMCRING_GEN_CTX_HARDIRQ],
+		  st[self->cpu].next_seq[PMCRING_GEN_CTX_HARDIRQ]);
 	rt_close(&s);
 }
 

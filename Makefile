@@ -268,6 +268,17 @@ selftests: ksrc user
 	 $(if $(CROSS),$(CROSS_COMPILE)gcc,$(CC)) -std=gnu11 -O2 -Wall -Wextra -Werror -static \
 		-o $$d/pmcring-suid-spin selftests/lib/suid_spin.c && \
 	 chmod 4755 $$d/pmcring-suid-spin
+ifneq ($(CROSS),)
+	@# report_example.sh's consumers (user/examples), static for the VM:
+	@# on amd64 user/tests/example_build.sh builds them from an installed
+	@# libpmcring; a cross build compiles them against this tree's.
+	@d=$(ABUILD)/vmroot/usr/local/bin; mkdir -p $$d && \
+	 $(CROSS_COMPILE)gcc -std=gnu11 -O2 -Wall -Wextra -Werror -static \
+		-Iuapi -o $$d/pmcring-example-consumer user/examples/consumer.c && \
+	 $(CROSS_COMPILE)gcc -std=gnu11 -O2 -Wall -Wextra -Werror -static \
+		-Iuapi -Iuser/include -o $$d/pmcring-example-reader \
+		user/examples/reader.c $(ABUILD)/user/static/libpmcring.a -pthread
+endif
 	@# Install beside, then swap: a vmrun of someone else may be copying it.
 	@rm -rf $(KSFT_INSTALL).new
 	$(MAKE) -C selftests $(SELFTESTS_ARGS) install INSTALL_PATH=$(KSFT_INSTALL).new >/dev/null

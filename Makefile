@@ -345,13 +345,19 @@ run: deps
 # perf (B3's reference, B1/B2's perf peer) and trace-cmd (B2's ftrace peer)
 # are the host's binaries, run in the guest with their libraries; the BPF
 # peer (tpbench) links libbpf statically.
+# ARCH=arm64 on amd64: B1 and the tracepoint peers in the arm64 VM, ratios
+# only (selftests/bench/run_arm64.sh, out/bench-arm64.{txt,json}).
 bench: deps
 	@$(MAKE) kmod user
+ifneq ($(CROSS),)
+	@KVER=$(KVER) CROSS_COMPILE=$(CROSS_COMPILE) $(TOP)/selftests/bench/run_arm64.sh
+else
 	@KVER=$(KVER) KREL=$(KREL) KDIR=$(KDIR) $(TOP)/selftests/bench/run.sh
 	@# records/s published to LDMS against the blob writer (ldms.rst)
 	@$(MAKE) ldms
 	@mkdir -p $(TOP)/out && $(MAKE) -C user ldms-bench \
 		LDMS_BENCH_JSON=$(TOP)/out/bench-ldms.json
+endif
 
 # make fuzz: libFuzzer targets on the host, then (FUZZ_NO_VM=1 to skip)
 # the long in-VM ioctl/mmap fuzzer and overload runs, ~15 min.

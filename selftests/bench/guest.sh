@@ -10,10 +10,11 @@
 # Sizes (environment, set by run.sh): B1_PAGES B1_MAX B1_REPS B2_N B2_SIZE
 # B2_REPS B3_PIPE B3_FORK B3_REPS B4_N SWEEP (irq batches of the rate sweep)
 # B5_N B5_PAGES B5_REPS B5_RATES B5_SECS TP_N TP_PAGES TP_REPS TP2_PAGES
-# TP2_SIZE TP2_SECS TP2_RATES; ONLY=b5 runs B5 alone, ONLY=b2 the B2
+# TP2_SIZE TP2_SECS TP2_RATES TP2_PEERS (default pmcring perf bpf
+# trace-cmd); ONLY=b5 runs B5 alone, ONLY=b2 the B2
 # drain rows alone (pmcring record against a raw write, the consumer
 # alone, their profiles), ONLY=tp the tracepoint peers alone (B1 and B2
-# rows of tpbench)
+# rows of tpbench), ONLY=arm64 B1 and the tracepoint peers (run_arm64.sh)
 set -u
 
 D=$1
@@ -205,7 +206,7 @@ tp_b2_one()
 tp_b2()
 {
 	step "B2 lossless rate per peer: rates $TP2_RATES per CPU, $TP2_SECS s each, $TP2_PAGES pages per CPU, size $TP2_SIZE"
-	for peer in pmcring perf bpf trace-cmd; do
+	for peer in ${TP2_PEERS:-pmcring perf bpf trace-cmd}; do
 		case $peer in
 		perf) [ -n "$PERF" ] || { echo "# bench: B2 $peer: no perf" >&2; continue; } ;;
 		trace-cmd) [ -n "$TRACECMD" ] || { echo "# bench: B2 $peer: no trace-cmd" >&2; continue; } ;;
@@ -230,6 +231,23 @@ tp_b2()
 if [ "${ONLY:-}" = tp ]; then
 	tp_b1
 	tp_b2
+	grep -q '^pmcring_ftrace_bench ' /proc/modules && rmmod pmcring_ftrace_bench
+	rm -rf $T
+	exit $fail
+fi
+
+# make bench ARCH=arm64 (run_arm64.sh): B1 and the tracepoint peers alone,
+# in the arm64 VM (no hpet there, no perf or trace-cmd binary for it)
+if [ "${ONLY:-}" = arm64 ]; then
+	step "B1 producer cost (pages $B1_PAGES, max $B1_MAX records, $B1_REPS reps)"
+	$B b1 -p "$B1_PAGES" -n "$B1_MAX" -r "$B1_REPS" -s "$B1_SIZES" >$T/b1.json || fail=1
+	grep '"size"' $T/b1.json | emit b1 clocksource="$(cat $CS/current_clocksource)"
+	grep '"reps"' $T/b1.json | emit b1_settings
+	grep '"noclock_size"' $T/b1.json | emit b1_noclock
+	tp_b1
+	# B2's peers with an arm64 consumer here: pmcring only (perf and
+	# trace-cmd are the host's amd64 binaries, tpbench has no BPF peer)
+	TP2_PEERS=pmcring tp_b2
 	grep -q '^pmcring_ftrace_bench ' /proc/modules && rmmod pmcring_ftrace_bench
 	rm -rf $T
 	exit $fail

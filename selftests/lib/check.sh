@@ -10,7 +10,8 @@
 # of every stage); exits non-zero on any failure.
 #
 # Environment: KVER (kernel series for the VM, default 6.1),
-# ARCH (amd64, default, or arm64: every VM stage in the arm64 VM),
+# ARCH (amd64, default, or arm64: every VM stage in the arm64 VM,
+# pmu_sample.sh under -icount in a boot of its own, stage 7),
 # CHECK_VM_TIMEOUT (seconds for the suite boot, default 1200),
 # CHECK_SKIP_VM=1 (host stages only, for quick iterations),
 # CHECK_ARM64=0 (amd64: no arm64 stage; the Makefile then builds no arm64).
@@ -32,6 +33,10 @@ case "$ARCH" in x86_64) ARCH=amd64 ;; aarch64) ARCH=arm64 ;; esac
 # Every vmrun below boots this architecture's VM.
 export VM_ARCH=$ARCH
 mkdir -p "$LOG"
+# The arm64 kselftest install: build/arm64/ of a cross build, build/ of a
+# native one.
+AKSFT=$BUILD/arm64/kselftest-install
+[ -d "$AKSFT" ] || AKSFT=$BUILD/kselftest-install
 
 passed=0
 failed=0
@@ -211,9 +216,23 @@ else
 	took "harness checks"
 
 	# -- 3. the kselftest suite in one VM boot ---------------------------------
-	echo "# vm: run_kselftest.sh -c pmcring on $KVER $ARCH (selftests/vmrun)"
+	# arm64: every test but pmu_sample.sh, which stage 7 runs in a boot
+	# of its own under -icount (only there is the emulated cycle counter
+	# exact: without it the counter follows the host's clock and its
+	# overflow interrupts come late, by more than a 100 us period on this
+	# loaded machine, and samples go missing: 957 for C/P 1411.92 under
+	# QEMU 10 with a TCG thread per vCPU)
+	suite=(-c pmcring)
+	if [ "$ARCH" = arm64 ]; then
+		suite=()
+		for t in $(grep '^pmcring:' "$AKSFT/kselftest-list.txt" |
+			   grep -vx 'pmcring:pmu_sample.sh'); do
+			suite+=(-t "$t")
+		done
+	fi
+	echo "# vm: run_kselftest.sh ${suite[*]:0:2}$([ ${#suite[@]} -gt 2 ] && echo " ...") on $KVER $ARCH (selftests/vmrun)"
 	"$VMRUN" --kernel "$KVER" --timeout "${CHECK_VM_TIMEOUT:-1200}" -- \
-		/kselftest/run_kselftest.sh -c pmcring 2>&1 | tee "$LOG/vm.log"
+		/kselftest/run_kselftest.sh "${suite[@]}" 2>&1 | tee "$LOG/vm.log"
 	rc=${PIPESTATUS[0]}
 	count "$LOG/vm.log"
 	if ! grep -Eq '^(not )?ok [0-9]+ selftests: pmcring' "$LOG/vm.log"; then
@@ -319,7 +338,9 @@ fi
 # counter then advances with the instructions run, so its counts are
 # reproducible; one TCG thread), and ring_order and ring_drop with one TCG
 # thread per vCPU (the ring's producers and consumer truly in parallel).
-if [ "$ARCH" = amd64 ] && [ "${CHECK_ARM64:-1}" = 1 ] &&
+# ARCH=arm64: the first boot only (stage 3 ran the ring tests), which is
+# where pmu_sample.sh runs, and the host's reports of its recordings.
+if { [ "$ARCH" = arm64 ] || { [ "$ARCH" = amd64 ] && [ "${CHECK_ARM64:-1}" = 1 ]; }; } &&
    [ "${CHECK_SKIP_VM:-0}" != 1 ]; then
 	keep=$TOP/out/check-arm64
 	rm -rf "$keep"
@@ -331,16 +352,21 @@ if [ "$ARCH" = amd64 ] && [ "${CHECK_ARM64:-1}" = 1 ] &&
 		--env PMU_SAMPLE_KEEP="$keep" -- /kselftest/run_kselftest.sh \
 		-t pmcring:pmu_sample.sh 2>&1 | arm64_prefix | tee "$LOG/vm-arm64.log"
 	rc1=${PIPESTATUS[0]}
-	echo "# vm: arm64 ring_order, ring_drop (vmrun --arch arm64)"
-	VM_ARCH=arm64 "$VMRUN" --kernel "$KVER" --timeout 600 -- \
-		/kselftest/run_kselftest.sh -t pmcring:ring_order \
-		-t pmcring:ring_drop 2>&1 | arm64_prefix | tee -a "$LOG/vm-arm64.log"
-	rc=${PIPESTATUS[0]}
-	[ "$rc1" = 0 ] || rc=$rc1
+	want=1
+	rc=$rc1
+	if [ "$ARCH" = amd64 ]; then
+		echo "# vm: arm64 ring_order, ring_drop (vmrun --arch arm64)"
+		VM_ARCH=arm64 "$VMRUN" --kernel "$KVER" --timeout 600 -- \
+			/kselftest/run_kselftest.sh -t pmcring:ring_order \
+			-t pmcring:ring_drop 2>&1 | arm64_prefix | tee -a "$LOG/vm-arm64.log"
+		rc=${PIPESTATUS[0]}
+		[ "$rc1" = 0 ] || rc=$rc1
+		want=3
+	fi
 	count "$LOG/vm-arm64.log"
 	n=$(grep -Ec '^(not )?ok [0-9]+ selftests: pmcring: arm64: ' "$LOG/vm-arm64.log")
-	if [ "$n" != 3 ]; then
-		echo "not ok - vm: arm64: $n of 3 results (vmrun exit=$rc)"
+	if [ "$n" != "$want" ]; then
+		echo "not ok - vm: arm64: $n of $want results (vmrun exit=$rc)"
 		failed=$((failed + 1))
 	elif [ "$rc" != 0 ]; then
 		echo "not ok - vm: arm64: vmrun exit=$rc (splat, module unload or timeout; see above)"
@@ -350,7 +376,7 @@ if [ "$ARCH" = amd64 ] && [ "${CHECK_ARM64:-1}" = 1 ] &&
 	# guest's files found through --path-map.
 	rep=$LOG/arm64-report.txt
 	if "$BUILD/user/pmcring" report \
-		--path-map /kselftest="$BUILD/arm64/kselftest-install" \
+		--path-map /kselftest="$AKSFT" \
 		"$keep/c.pmclog" >"$rep" 2>&1 &&
 	   sed -n '/^Top user functions/{n;n;p;q}' "$rep" | grep -q ' pmu_hot' &&
 	   grep -q "^# Event 'cycles:u' (pmcid 1): [1-9][0-9]* samples" "$rep"; then
@@ -365,7 +391,7 @@ if [ "$ARCH" = amd64 ] && [ "${CHECK_ARM64:-1}" = 1 ] &&
 		[ $fmt = blob ] && f=$(ls "$keep"/fa.blob/pmcring/all.DAT.* 2>/dev/null | head -n 1)
 		if [ -n "$f" ] && "$BUILD/user/pmcring" stat "$f" >"$LOG/arm64-$fmt.stat" 2>&1 &&
 		   "$BUILD/user/pmcring" report \
-			--path-map /kselftest="$BUILD/arm64/kselftest-install" "$f" \
+			--path-map /kselftest="$AKSFT" "$f" \
 			>"$LOG/arm64-$fmt.report" 2>&1 &&
 		   grep -Eq '^# [0-9]+ records, [1-9][0-9]* samples' "$LOG/arm64-$fmt.report"; then
 			result ok "arm64: the host reads back the arm64 VM's record -a --format $fmt (stat, report)"

@@ -12,7 +12,9 @@
  * middle keeps every whole segment before it; after a write that fails
  * part-way, fmt_abort() leaves every file of the set ending on the same
  * whole message; two runs in the same second into one directory make two
- * whole sets (O_EXCL, the next free $t).
+ * whole sets (O_EXCL, the next free $t); sets of several records per
+ * message (`record --ldms ...,batch=`, stored by blob_msg_writer) read
+ * back.
  */
 #define _GNU_SOURCE	/* memmem() */
 #include <dirent.h>
@@ -1001,6 +1003,75 @@ static void test_two_runs(const char *dir, const struct ring_recs *rr)
 	free_set(&s);
 }
 
+/*
+ * What blob_msg_writer stores for `record --ldms ...,batch=`: one OFFSET,
+ * TIMING and TYPE entry per message, several whole records in each: read
+ * back record by record, each with its message's TIMING.  The last message
+ * runs to DAT's end (a part of a record there: truncated); a set of one
+ * message is batched too.
+ */
+static void test_batched(const struct ring_recs *rr)
+{
+	struct img *dat = calloc(1, sizeof(*dat)), *off = calloc(1, sizeof(*off));
+	struct img *tim = calloc(1, sizeof(*tim)), *typ = calloc(1, sizeof(*typ));
+	struct fmt_blob_set bs;
+	struct collect c;
+	unsigned int i, msgs = 0;
+	size_t bad;
+	int rc;
+
+	REQUIRE(dat && off && tim && typ && rr->n >= 6, "setup");
+	bytes(dat, 0, "blobdat", 8);
+	bytes(off, 0, "bloboff", 8);
+	bytes(tim, 0, "blobtim", 8);
+	bytes(typ, 0, "blobtyp", 8);
+	for (i = 0; i < rr->n; i++) {
+		/* messages of 1, 2, 3, ... records */
+		if (i == msgs * (msgs + 1) / 2) {
+			le(off, off->len, dat->len, 8);
+			le(tim, tim->len, 1700000000 + msgs, 8);
+			le(tim, tim->len, 0, 8);
+			le(typ, typ->len, 's', 1);
+			msgs++;
+		}
+		append(dat, rr->r[i].data, rr->r[i].len);
+	}
+	bs = (struct fmt_blob_set){
+		.dat = dat->b, .dat_len = dat->len, .off = off->b,
+		.off_len = off->len, .tim = tim->b, .tim_len = tim->len,
+		.typ = typ->b, .typ_len = typ->len,
+	};
+	c.n = 0;
+	rc = fmt_blob_read(&bs, collect_cb, &c, &bad);
+	CHECK(rc == FMT_END_CLEAN && c.n == rr->n, "batched: rc %d, %u of %u "
+	      "records in %u messages", rc, c.n, rr->n, msgs);
+	for (i = 0; i < rr->n && i < c.n && i < 64; i++)
+		CHECK(c.it[i].len == rr->r[i].len &&
+		      !memcmp(c.it[i].data, rr->r[i].data, rr->r[i].len) &&
+		      c.it[i].ts == rr->r[i].ts && c.it[i].has_rt,
+		      "batched: record %u", i);
+	CHECK(c.n > 3 && c.it[2].rt.tv_sec == 1700000001 &&
+	      c.it[3].rt.tv_sec == 1700000002, "batched: a message's TIMING");
+	/* the last record cut: the set ends before it, truncated */
+	bs.dat_len -= 3;
+	c.n = 0;
+	rc = fmt_blob_read(&bs, collect_cb, &c, &bad);
+	CHECK(rc == FMT_END_TRUNCATED && c.n == rr->n - 1,
+	      "batched, cut: rc %d, %u records", rc, c.n);
+	/* all in one message */
+	bs.dat_len = dat->len;
+	bs.off_len = bs.typ_len = 16;
+	bs.tim_len = 24;
+	c.n = 0;
+	rc = fmt_blob_read(&bs, collect_cb, &c, &bad);
+	CHECK(rc == FMT_END_CLEAN && c.n == rr->n, "one message: rc %d, %u",
+	      rc, c.n);
+	free(dat);
+	free(off);
+	free(tim);
+	free(typ);
+}
+
 int main(void)
 {
 	char *dir = scratch_dir();
@@ -1027,6 +1098,7 @@ int main(void)
 	test_write_fail(dir, &rr, false, "OFFSET", 27, rr.n + 3);
 	test_write_fail(dir, &rr, true, "OFFSET", 27, rr.n + 3);
 	test_two_runs(dir, &rr);
+	test_batched(&rr);
 	rm_rf(dir);
 	if (!t_failed)
 		printf("test_fmt_blob: all checks passed\n");

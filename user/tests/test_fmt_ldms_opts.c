@@ -45,7 +45,7 @@ static void test_parse(void)
 	      !strcmp(o.ldms.stream, "pmcring") && !o.ldms.json &&
 	      !o.ldms.msg && o.ldms.window == 4096 &&
 	      o.ldms.timeout_ms == 5000 && !o.ldms.lib &&
-	      !o.ldms.nr_auth_opts, "defaults");
+	      !o.ldms.nr_auth_opts && !o.ldms.batch, "defaults");
 	rec_opts_free(&o);
 
 	CHECK(!parse_ldms(&o, err, "xprt=rdma,host=n1,port=1,auth=munge,"
@@ -61,6 +61,11 @@ static void test_parse(void)
 	      !strcmp(o.ldms.lib, "/opt/l.so"), "every key");
 	rec_opts_free(&o);
 
+	CHECK(!parse_ldms(&o, err, "channel=msg,batch=65536", false), "%s",
+	      err);
+	CHECK(o.ldms.msg && o.ldms.batch == 65536, "batch=65536");
+	rec_opts_free(&o);
+
 	CHECK(parse_ldms(&o, err, "port=1", true) == -EINVAL &&
 	      strstr(err, "twice"), "--ldms twice: %s", err);
 	rec_opts_free(&o);
@@ -73,6 +78,10 @@ static void test_parse(void)
 	BAD("window=0");
 	BAD("window=-1");
 	BAD("timeout=10x");
+	BAD("batch=65536");			/* the stream channel */
+	BAD("channel=msg,type=json,batch=4096");	/* JSON: one per message */
+	BAD("channel=msg,batch=16777217");
+	BAD("channel=msg,batch=1k");
 	BAD("auth_opt=novalue");
 	BAD("auth_opt=a=1,auth_opt=a=2,auth_opt=a=3,auth_opt=a=4,"
 	    "auth_opt=a=5,auth_opt=a=6,auth_opt=a=7,auth_opt=a=8,auth_opt=a=9");

@@ -349,10 +349,11 @@ int main(int argc, char **argv)
 	t = now_s() - t0;
 	if (!quiet)
 		printf("records %" PRIu64 " drops %" PRIu64 " published %"
-		       PRIu64 " acked %" PRIu64 " rejected %" PRIu64
+		       PRIu64 " messages %" PRIu64 " acked %" PRIu64 " rejected %" PRIu64
 		       " undelivered %" PRIu64 " no_msg %" PRIu64
 		       " seconds %.3f records_per_s %.0f\n",
-		       c.st.records, c.st.drops, st.published, st.acked,
+		       c.st.records, c.st.drops, st.published, st.messages,
+		       st.acked,
 		       st.rejected, st.undelivered, st.no_msg, t,
 		       (double)c.st.records / t);
 	if (pub && (st.gone || st.undelivered || st.acked != st.published))

@@ -1039,11 +1039,53 @@ static int blob_json_check(const char *p, size_t len)
 	return err;
 }
 
+/*
+ * The item of the record of @ml bytes at @data, in message @i of set @s:
+ * checked (JSON), its fields read, handed to @cb.
+ */
+static int blob_item(const struct fmt_blob_set *s, struct fmt_item *it,
+		     const uint8_t *data, size_t ml, size_t i, fmt_item_cb cb,
+		     void *ctx)
+{
+	int rc;
+
+	if (it->btype == 'j') {
+		rc = blob_json_check((const char *)data, ml);
+		if (rc) {
+			fmt_set_bad_reason("not a JSON object of scalars");
+			return rc;
+		}
+	}
+	it->data = data;
+	it->len = ml;
+	it->cpu = -1;
+	if (s->tim) {
+		uint64_t usec = le64toh(fmt_get64(s->tim, 16 + 16 * i));
+
+		it->has_rt = true;
+		it->rt.tv_sec = (time_t)(le64toh(fmt_get64(s->tim, 8 + 16 * i)) +
+					 usec / 1000000);
+		it->rt.tv_nsec = (long)(usec % 1000000) * 1000;
+	}
+	if (it->btype == 'j') {
+		it->ts = json_num(it->data, ml, "ts");
+		it->cpu = (int32_t)json_num(it->data, ml, "cpu");
+		it->type = blob_json_type(it->data, ml);
+	} else {
+		it->type = PMCRING_HEADER_TYPE(fmt_get32(it->data, 0));
+		it->ts = fmt_get64(it->data, 8);
+		if (it->type == PMCRING_TYPE_CALLCHAIN)
+			it->cpu = (int32_t)(fmt_get32(it->data, 28) >> 16);
+	}
+	return cb(it, ctx);
+}
+
 int fmt_blob_read(const struct fmt_blob_set *s, fmt_item_cb cb, void *ctx,
 		  size_t *bad_off)
 {
 	const uint8_t *dat = s->dat;
-	size_t n, i, o, next, ml;
+	size_t n, i, o, next, mo, ml = 0;
+	bool multi = false, one;	/* multi: a message held several records */
 	struct fmt_item it;
 	int state = FMT_END_CLEAN, rc;
 
@@ -1079,49 +1121,45 @@ int fmt_blob_read(const struct fmt_blob_set *s, fmt_item_cb cb, void *ctx,
 					   "(offset in the OFFSET file)");
 			return -EINVAL;
 		}
-		memset(&it, 0, sizeof(it));
-		it.kind = FMT_BLOB;
-		it.btype = s->typ ? ((const char *)s->typ)[8 + i] : 's';
-		ml = blob_msg_len(dat + o, next - o, it.btype);
-		/* Messages are contiguous; the last one may have followers. */
-		if (!ml || (i + 1 < n && ml != next - o)) {
-			*bad_off = o;
-			fmt_set_bad_reason(it.btype == 'j' ? "JSON message without "
-					   "its NUL" : "bad pmclog record");
-			return -EINVAL;
-		}
-		rc = it.btype == 'j' ? blob_json_check((const char *)dat + o,
-						       ml) : 0;
-		if (rc) {
-			*bad_off = o;
-			fmt_set_bad_reason("not a JSON object of scalars");
-			return rc;
-		}
-		it.data = dat + o;
-		it.len = ml;
-		it.cpu = -1;
-		if (s->tim) {
-			it.has_rt = true;
-			uint64_t usec = le64toh(fmt_get64(s->tim, 16 + 16 * i));
-
-			it.rt.tv_sec = (time_t)(le64toh(fmt_get64(s->tim, 8 + 16 * i)) +
-						usec / 1000000);
-			it.rt.tv_nsec = (long)(usec % 1000000) * 1000;
-		}
-		if (it.btype == 'j') {
-			it.ts = json_num(it.data, ml, "ts");
-			it.cpu = (int32_t)json_num(it.data, ml, "cpu");
-			it.type = blob_json_type(it.data, ml);
-		} else {
-			it.type = PMCRING_HEADER_TYPE(fmt_get32(it.data, 0));
-			it.ts = fmt_get64(it.data, 8);
-			if (it.type == PMCRING_TYPE_CALLCHAIN)
-				it.cpu = (int32_t)(fmt_get32(it.data, 28) >> 16);
-		}
-		rc = cb(&it, ctx);
-		if (rc) {
-			*bad_off = o;	/* where the callback stopped */
-			return rc;
+		/*
+		 * A binary message holds one record, or several whole ones
+		 * (`record --ldms batch=`): each is an item, with the
+		 * message's TIMING.  JSON messages are one record each.  The
+		 * last message runs to DAT's end: in a batched set (an
+		 * earlier message held several records, or it is the only
+		 * one) its whole records are read, and a part of one ends the
+		 * set as truncated; otherwise it is its first record, and
+		 * what follows is what a writer killed between DAT and
+		 * OFFSET left (pmcring's own writes DAT first).
+		 */
+		one = i + 1 == n && n > 1 && !multi;
+		for (mo = o; mo < next; mo += ml) {
+			memset(&it, 0, sizeof(it));
+			it.kind = FMT_BLOB;
+			it.btype = s->typ ? ((const char *)s->typ)[8 + i] : 's';
+			ml = blob_msg_len(dat + mo, next - mo, it.btype);
+			if (!ml && mo > o && i + 1 == n) {
+				state = FMT_END_TRUNCATED;
+				break;
+			}
+			/* Messages are contiguous; the last may have followers. */
+			if (!ml || (i + 1 < n && it.btype == 'j' &&
+				    ml != next - mo)) {
+				*bad_off = mo;
+				fmt_set_bad_reason(it.btype == 'j' ?
+						   "JSON message without its NUL" :
+						   "bad pmclog record");
+				return -EINVAL;
+			}
+			rc = blob_item(s, &it, dat + mo, ml, i, cb, ctx);
+			if (rc) {
+				*bad_off = mo;	/* where it stopped */
+				return rc;
+			}
+			if (it.btype == 'j' || one)
+				break;
+			if (mo > o)
+				multi = true;
 		}
 	}
 	return state;

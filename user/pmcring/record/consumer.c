@@ -364,6 +364,9 @@ int consumer_drain(struct consumer *c, uint64_t max, uint64_t *n)
 		taken++;
 	}
 	c->look_ns = mono_ns();
+	/* the rings are empty: the records packed so far go out now */
+	if (c->pub && !ret)
+		ldms_pub_flush(c->pub);
 	if (n)
 		*n = taken;
 	if (ret < 0)

@@ -110,6 +110,8 @@ struct ldms_api {
 	int	(*msg_publish)(ldms_t x, const char *tag, int type,
 			       void *cred, uint32_t perm, const char *data,
 			       size_t len);
+	/* the largest message the transport takes; NULL: not known */
+	size_t	(*msg_max)(ldms_t x);
 	struct attr_value_list *(*av_new)(size_t size);
 	int	(*av_add)(struct attr_value_list *av, const char *name,
 			  const char *value);
@@ -119,6 +121,12 @@ struct ldms_api {
 
 #define LDMS_PUB_WINDOW		4096u
 #define LDMS_PUB_TIMEOUT_MS	5000u
+#define LDMS_PUB_BATCH_MAX	(16u << 20)
+/*
+ * batch= stays this far under ldms_xprt_msg_max(): messages of the full
+ * size crashed ldmsd (the message header and the forwarding copy).
+ */
+#define LDMS_PUB_BATCH_MARGIN	4096u
 
 static int bad(char *err, size_t sz, const char *fmt, const char *arg)
 {
@@ -149,7 +157,7 @@ int ldms_pub_parse(struct ldms_pub_opts *o, const char *spec, char *err,
 		if (!v || !v[1])
 			return bad(err, errsz, "--ldms: '%s': want KEY=VALUE "
 				   "(xprt, host, port, auth, auth_opt, stream, "
-				   "type, channel, window, timeout, lib)", kv);
+				   "type, channel, window, timeout, batch, lib)", kv);
 		*v++ = '\0';
 		if (!strcmp(kv, "xprt")) {
 			o->xprt = v;
@@ -196,12 +204,29 @@ int ldms_pub_parse(struct ldms_pub_opts *o, const char *spec, char *err,
 			o->msg = !strcmp(v, "msg");
 		} else if (!strcmp(kv, "lib")) {
 			o->lib = v;
+		} else if (!strcmp(kv, "batch")) {
+			char *end;
+
+			errno = 0;
+			n = strtoul(v, &end, 10);
+			if (errno || *end || n > LDMS_PUB_BATCH_MAX)
+				return bad(err, errsz, "--ldms: batch=%s: want "
+					   "bytes per message, 0 to 16777216 "
+					   "(capped at the transport's message "
+					   "size)", v);
+			o->batch = (uint32_t)n;
 		} else {
 			return bad(err, errsz, "--ldms: unknown key '%s' "
 				   "(xprt, host, port, auth, auth_opt, stream, "
-				   "type, channel, window, timeout, lib)", kv);
+				   "type, channel, window, timeout, batch, lib)",
+				   kv);
 		}
 	}
+	/* a JSON message is one object; the stream channel is acked per
+	 * message and cuts binary at NUL bytes on aggregators */
+	if (o->batch && (!o->msg || o->json))
+		return bad(err, errsz, "--ldms: batch=%s needs channel=msg with "
+			   "binary records (type=string)", "");
 	return 0;
 }
 
@@ -237,6 +262,10 @@ struct ldms_pub {
 	unsigned int		waiters;
 	struct ldms_pub_stats	st;	/* the consumer's own counts */
 	struct fmt_period_last	last;	/* JSON: the PERIOD in force */
+	uint8_t			*buf;	/* batch=: the message being packed */
+	size_t			batch;	/* its capacity (capped) */
+	size_t			blen;	/* bytes in it */
+	uint64_t		bn;	/* records in it */
 	char			*json;	/* FMT_JSON_MAX */
 	char			name[256];
 };
@@ -325,6 +354,7 @@ static int pub_load(struct ldms_pub *p)
 	SYM(av_add, "av_add");
 #undef SYM
 	*(void **)&p->api.msg_publish = dlsym(p->api.dl, "ldms_msg_publish");
+	*(void **)&p->api.msg_max = dlsym(p->api.dl, "ldms_xprt_msg_max");
 	if (p->o.msg && !p->api.msg_publish) {
 		fprintf(stderr, "pmcring: --ldms channel=msg: %s has no "
 			"ldms_msg_publish (an LDMS older than the message "
@@ -425,6 +455,17 @@ struct ldms_pub *ldms_pub_open(const struct ldms_pub_opts *o,
 		goto err;
 	if (pub_load(p) || pub_connect(p))
 		goto err;
+	if (o->batch) {
+		size_t max = p->api.msg_max ? p->api.msg_max(p->x) : 0;
+
+		p->batch = o->batch;
+		if (max > LDMS_PUB_BATCH_MARGIN &&
+		    p->batch > max - LDMS_PUB_BATCH_MARGIN)
+			p->batch = max - LDMS_PUB_BATCH_MARGIN;
+		p->buf = malloc(p->batch);
+		if (!p->buf)
+			goto err;
+	}
 	if (!o->msg && !o->json)
 		fprintf(stderr, "pmcring: --ldms: warning: binary records on "
 			"the stream channel: ldmsd refuses those whose last "
@@ -477,32 +518,27 @@ static int pub_msg(struct ldms_pub *p, const void *msg, size_t len)
 	}
 }
 
-int ldms_pub_record(struct ldms_pub *p, const struct fmt_rec *r)
+/*
+ * One message of @nrec records: waits for window= (stream channel) or
+ * quota (message channel), publishes.  0, or -ENOTCONN once the daemon is
+ * gone (its records counted undelivered).
+ */
+static int pub_send(struct ldms_pub *p, const void *msg, size_t len,
+		    uint64_t nrec)
 {
-	struct timespec rt;
-	const void *msg;
-	size_t len;
 	int rc;
 
-	if (p->json)
-		fmt_realtime(p->fo, r->ts, &rt);
-	len = fmt_blob_message(&p->last, p->json != NULL, r, &rt, p->json,
-			       &msg);
-	if (!len) {
-		p->st.no_msg++;
-		return 0;
-	}
 	/*
 	 * back-pressure: at most window= messages not acknowledged.  The
 	 * acquires pair with the releases in pub_event(); a stale value only
 	 * sends us to the locked check.
 	 */
 	rc = __atomic_load_n(&p->gone_fast, __ATOMIC_ACQUIRE);
-	if (!rc && !p->o.msg && p->st.published -
+	if (!rc && !p->o.msg && p->st.messages -
 	    __atomic_load_n(&p->acked, __ATOMIC_ACQUIRE) >= p->o.window) {
 		pthread_mutex_lock(&p->lock);
 		p->waiters++;
-		while (!p->gone && p->st.published - p->acked >= p->o.window)
+		while (!p->gone && p->st.messages - p->acked >= p->o.window)
 			pthread_cond_wait(&p->cond, &p->lock);
 		p->waiters--;
 		rc = p->gone;
@@ -522,10 +558,53 @@ int ldms_pub_record(struct ldms_pub *p, const struct fmt_rec *r)
 		__atomic_store_n(&p->gone_fast, true, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&p->lock);
 		say_gone(p);
+		p->st.undelivered += nrec;
+		return -ENOTCONN;
+	}
+	p->st.published += nrec;
+	p->st.messages++;
+	return 0;
+}
+
+void ldms_pub_flush(struct ldms_pub *p)
+{
+	if (!p->blen)
+		return;
+	pub_send(p, p->buf, p->blen, p->bn);
+	p->blen = 0;
+	p->bn = 0;
+}
+
+int ldms_pub_record(struct ldms_pub *p, const struct fmt_rec *r)
+{
+	struct timespec rt;
+	const void *msg;
+	size_t len;
+
+	if (p->json)
+		fmt_realtime(p->fo, r->ts, &rt);
+	len = fmt_blob_message(&p->last, p->json != NULL, r, &rt, p->json,
+			       &msg);
+	if (!len) {
+		p->st.no_msg++;
+		return 0;
+	}
+	/* pairs with the releases in pub_event(), pub_send() */
+	if (__atomic_load_n(&p->gone_fast, __ATOMIC_ACQUIRE)) {
+		say_gone(p);
 		p->st.undelivered++;
 		return -ENOTCONN;
 	}
-	p->st.published++;
+	if (!p->batch)
+		return pub_send(p, msg, len, 1);
+	/* whole records, in the order taken, as many as fit */
+	if (p->blen + len > p->batch)
+		ldms_pub_flush(p);
+	if (len > p->batch)
+		return pub_send(p, msg, len, 1);
+	memcpy(p->buf + p->blen, msg, len);
+	p->blen += len;
+	p->bn++;
 	return 0;
 }
 
@@ -578,13 +657,14 @@ void ldms_pub_close(struct ldms_pub *p)
 		p->x = NULL;
 		return;
 	}
+	ldms_pub_flush(p);
 	deadline(&until, p->o.timeout_ms);
 	if (p->o.msg)
 		pub_msg_sync(p, &until);
 	/* every ACK, or the loss, or timeout= */
 	pthread_mutex_lock(&p->lock);
 	p->waiters++;
-	while (!p->o.msg && !p->gone && p->acked < p->st.published &&
+	while (!p->o.msg && !p->gone && p->acked < p->st.messages &&
 	       !pthread_cond_timedwait(&p->cond, &p->lock, &until))
 		;
 	p->lost = p->gone;
@@ -605,6 +685,7 @@ void ldms_pub_get_stats(const struct ldms_pub *p, struct ldms_pub_stats *st)
 	pthread_mutex_lock((pthread_mutex_t *)&p->lock);
 	*st = p->st;
 	/* the message channel: all or (we cannot tell which) none */
+	/* no batch on the stream channel: a message is a record there */
 	st->acked = !p->o.msg ? p->acked - p->rejected :
 		    p->sync_acked ? p->st.published : 0;
 	st->rejected = p->rejected;
@@ -627,6 +708,7 @@ void ldms_pub_free(struct ldms_pub *p)
 	 * The library stays loaded: LDMS's threads may still run (a
 	 * dlclose() under them would pull their code away).
 	 */
+	free(p->buf);
 	free(p->json);
 	free(p->last.v);
 	pthread_cond_destroy(&p->cond);

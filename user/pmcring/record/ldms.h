@@ -35,6 +35,9 @@ struct ldms_pub_opts {
 	uint32_t	window;		/* window=N messages not yet acked */
 	uint32_t	timeout_ms;	/* timeout=MS: connect, final acks */
 	const char	*lib;		/* lib=PATH of libldmsd_stream.so */
+	uint32_t	batch;		/* batch=BYTES: whole records packed
+					 * per message (channel=msg, binary);
+					 * 0: one record per message */
 };
 
 /* Parse SPEC into @o: 0, or -EINVAL with @err saying why. */
@@ -43,10 +46,11 @@ int ldms_pub_parse(struct ldms_pub_opts *o, const char *spec, char *err,
 void ldms_pub_opts_free(struct ldms_pub_opts *o);
 
 struct ldms_pub_stats {
-	uint64_t	published;	/* messages handed to LDMS */
-	uint64_t	acked;		/* of them, acknowledged by the daemon
+	uint64_t	published;	/* records handed to LDMS */
+	uint64_t	messages;	/* in that many messages (batch=) */
+	uint64_t	acked;		/* records acknowledged by the daemon
 					 * (channel=msg: all at the end, or 0) */
-	uint64_t	rejected;	/* of them, refused by the daemon */
+	uint64_t	rejected;	/* records refused by the daemon */
 	uint64_t	undelivered;	/* records taken but never published
 					 * (the daemon was gone) */
 	uint64_t	no_msg;		/* records with no message (JSON PERIOD) */
@@ -69,6 +73,11 @@ struct ldms_pub *ldms_pub_open(const struct ldms_pub_opts *o,
  * daemon is gone (the record is counted undelivered).
  */
 int ldms_pub_record(struct ldms_pub *p, const struct fmt_rec *r);
+/*
+ * batch=: publish the records packed so far (the consumer calls it when
+ * the rings are empty, so a batch waits no longer than a drain pass).
+ */
+void ldms_pub_flush(struct ldms_pub *p);
 /* Was the connection lost?  (Says so on stderr, once.) */
 bool ldms_pub_gone(struct ldms_pub *p);
 /* Wait (up to timeout=) for the acknowledgements, then disconnect. */

@@ -1015,12 +1015,13 @@ static int ldms_report(struct recorder *r)
 	unacked = st.published - st.acked - st.rejected;
 	if (!r->o.quiet || st.gone || unacked || st.undelivered ||
 	    st.rejected)
-		fprintf(stderr, "pmcring: --ldms %s: %" PRIu64 " messages "
-			"published, %" PRIu64 " acknowledged by the daemon, "
+		fprintf(stderr, "pmcring: --ldms %s: %" PRIu64 " records "
+			"published in %" PRIu64 " messages, %" PRIu64
+			" acknowledged by the daemon, "
 			"%" PRIu64 " refused by it, %" PRIu64 " not "
 			"acknowledged, %" PRIu64 " records undelivered (daemon "
 			"gone)%s\n", ldms_pub_name(r->pub), st.published,
-			st.acked, st.rejected, unacked, st.undelivered,
+			st.messages, st.acked, st.rejected, unacked, st.undelivered,
 			st.no_msg ? "; JSON PERIODs ride on their callchains" :
 			"");
 	return st.gone || unacked || st.undelivered || st.rejected;

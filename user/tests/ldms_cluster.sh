@@ -143,9 +143,10 @@ msg_enable
 load name=blob_stream_writer
 config name=blob_stream_writer path=$W/agg container=blobs $(printf 'stream=%s ' "$@")timing=1 types=1
 load name=blob_msg_writer
-config name=blob_msg_writer path=$W/aggm container=blobs message_tag=pmcmsg message_tag=pmcflushm timing=1 types=1
+config name=blob_msg_writer path=$W/aggm container=blobs message_tag=pmcmsg message_tag=pmcbatch message_tag=pmcflushm timing=1 types=1
 prdcr_add name=node host=127.0.0.1 type=active xprt=sock port=$NODE reconnect=200000$subs
 prdcr_subscribe regex=.* message_tag=pmcmsg
+prdcr_subscribe regex=.* message_tag=pmcbatch
 prdcr_subscribe regex=.* message_tag=pmcflushm
 prdcr_start name=node" || return 1
 	for s in "$@"; do
@@ -317,7 +318,7 @@ config name=blob_msg_writer path=$W/onem container=blobs message_tag=pmcmsg timi
 fi
 
 echo "KTAP version 1"
-echo "1..17"
+echo "1..19"
 N=20000
 # the binary set into one ldmsd that stores it itself: LDMS's stream
 # forwarding (prdcr_subscribe) cuts string messages at their first NUL,
@@ -371,6 +372,17 @@ sed 's/^/# msg: /' "$W/msg.out" "$W/msg.err"
 pubm=$(field "$W/msg.out" published)
 ok $(( rc != 0 || pubm != 2 * N + 1 )) "channel=msg: all $((2 * N + 1)) binary records published"
 
+# -- batch=: whole records packed per message, through node + aggregator ----
+mkdir -p "$W/ownb"
+"$FEED" -n $N -o "$W/ownb" --ldms "host=127.0.0.1,port=$NODE,stream=pmcbatch,channel=msg,batch=65536" \
+	>"$W/batch.out" 2>"$W/batch.err"
+rc=$?
+sed 's/^/# batch: /' "$W/batch.out" "$W/batch.err"
+pubb=$(field "$W/batch.out" published)
+msgb=$(field "$W/batch.out" messages)
+ok $(( rc != 0 || pubb != 2 * N + 1 || msgb < 1 || msgb * 16 > pubb )) \
+	"batch=65536: all $pubb records published and acknowledged in $msgb messages"
+
 drained "$onep" "$W/one/blobs" pmcflush
 d1=$?
 drained "$NODE" "$W/agg/blobs" pmcflush
@@ -397,6 +409,30 @@ for e in DAT OFFSET TYPE; do
 done
 "$PMCRING" stat "$W"/aggm/blobs/pmcmsg.DAT.* 2>&1 | head -n 1 | sed 's/^/# /'
 ok $same "channel=msg: blob_msg_writer's set on the aggregator is byte for byte pmcring's own (binary)"
+
+# the batched set: DAT is pmcring's own byte for byte (the same records,
+# in order); one OFFSET/TIMING/TYPE entry per message, each offset one of
+# the own set's (a message starts on a record); pmcring stat reads every
+# record
+python3 - "$W"/ownb/blobs/pmcring.DAT.* "$W"/aggm/blobs/pmcbatch.DAT.* "$msgb" <<'EOF'
+import struct, sys
+own, agg, msgs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rd = lambda p, e: open(p.replace('.DAT.', '.%s.' % e), 'rb').read()
+if rd(own, 'DAT') != rd(agg, 'DAT'):
+    sys.exit('# batch: DAT differs from the own set')
+offs = lambda p: struct.unpack('<%dQ' % ((len(rd(p, 'OFFSET')) - 8) // 8), rd(p, 'OFFSET')[8:])
+o_own, o_agg = set(offs(own)), offs(agg)
+if len(o_agg) != msgs or (len(rd(agg, 'TIMING')) - 8) // 16 != msgs or rd(agg, 'TYPE')[8:] != b's' * msgs:
+    sys.exit('# batch: %d OFFSET entries for %d messages' % (len(o_agg), msgs))
+if list(o_agg) != sorted(o_agg) or not set(o_agg) <= o_own:
+    sys.exit('# batch: an OFFSET entry not at a record of the own set')
+print('# batch: DAT the own set\'s, %d messages for %d records' % (msgs, len(o_own)))
+EOF
+r1=$?
+"$PMCRING" stat "$W"/aggm/blobs/pmcbatch.DAT.* >"$W/statb" 2>&1
+sed 's/^/# /' "$W/statb" | head -n 2
+grep -q "format blob, $pubb records" "$W/statb"
+ok $(( r1 != 0 || $? != 0 )) "batch=: the aggregator's set is the own DAT, one index entry per message, pmcring stat reads all $pubb records"
 
 tim=$(( ($(stat -c %s "$one"/pmcring.TIMING.*) - 8) / 16 ))
 timj=$(( ($(stat -c %s "$agg"/pmcjson.TIMING.*) - 8) / 16 ))

@@ -27,9 +27,11 @@
 #        ldms_cluster.sh vm PMCLOG   a recording of the module (the VM's)
 #                                 replayed, published and compared (KTAP)
 #        ldms_cluster.sh bench    records/s: own blob writer, one ldmsd
-#                                 (both channels), node + aggregator
+#                                 (both channels, batch=), node + aggregator
 #                                 (LDMS_BENCH_N records per CPU, default
-#                                 100000; LDMS_BENCH_JSON: results file)
+#                                 100000; LDMS_BENCH_BATCH: batch= bytes,
+#                                 default 1 MiB, capped by LDMS;
+#                                 LDMS_BENCH_JSON: results file)
 # LDMS: $LDMS_PREFIX, else build/ldms (make ldms).  Without it the test
 # skips, except with CI set (a skip there hides a broken setup).
 set -u
@@ -275,45 +277,56 @@ fi
 
 if [ "$MODE" = bench ]; then
 	N=${LDMS_BENCH_N:-100000}
+	B=${LDMS_BENCH_BATCH:-1048576}	# capped at the transport's limit
 	onep=$(port)
 	ldmsd_start one "$onep" "stream_enable
 msg_enable
 load name=blob_stream_writer
 config name=blob_stream_writer path=$W/one container=blobs stream=pmcring timing=1 types=1
 load name=blob_msg_writer
-config name=blob_msg_writer path=$W/onem container=blobs message_tag=pmcmsg timing=1 types=1" ||
+config name=blob_msg_writer path=$W/onem container=blobs message_tag=pmcmsg message_tag=pmcbatch timing=1 types=1" ||
 		exit 1
 	cluster pmcjson pmcflush || exit 1
 	mkdir -p "$W/own"
 	run()
 	{
-		"$FEED" -n "$N" "$@" >"$W/b.out" || { cat "$W/b.out"; exit 1; }
+		"$FEED" -n "$N" "$@" >"$W/b.out" 2>"$W/b.err" ||
+			{ cat "$W/b.out" "$W/b.err"; exit 1; }
 		field "$W/b.out" records_per_s
 	}
 	own=$(run -o "$W/own")
 	one=$(run --ldms "host=127.0.0.1,port=$onep")
 	onem=$(run --ldms "host=127.0.0.1,port=$onep,stream=pmcmsg,channel=msg")
+	oneb=$(run --ldms "host=127.0.0.1,port=$onep,stream=pmcbatch,channel=msg,batch=$B")
+	msgs1=$(field "$W/b.out" messages)
+	cap=$(sed -n 's/.* batch=\([0-9]*\).*/\1/p' "$W/b.err")
 	aggj=$(run -j --ldms "host=127.0.0.1,port=$NODE,stream=pmcjson,type=json")
 	pubj=$(field "$W/b.out" published)
 	aggm=$(run --ldms "host=127.0.0.1,port=$NODE,stream=pmcmsg,channel=msg")
 	pubm=$(field "$W/b.out" published)
+	aggb=$(run --ldms "host=127.0.0.1,port=$NODE,stream=pmcbatch,channel=msg,batch=$B")
+	pubb=$(field "$W/b.out" published)
+	msgsb=$(field "$W/b.out" messages)
 	drained "$NODE" "$W/agg/blobs" pmcflush
 	drained "$NODE" "$W/aggm/blobs" pmcflushm channel=msg
 	ldmsd_stop one
 	ldmsd_stop agg
 	storedj=$("$PMCRING" stat "$W"/agg/blobs/pmcjson.DAT.* | sed -n 's/.*format blob, \([0-9]*\) records.*/\1/p')
 	storedm=$("$PMCRING" stat "$W"/aggm/blobs/pmcmsg.DAT.* | sed -n 's/.*format blob, \([0-9]*\) records.*/\1/p')
+	storedb=$("$PMCRING" stat "$W"/aggm/blobs/pmcbatch.DAT.* | sed -n 's/.*format blob, \([0-9]*\) records.*/\1/p')
 	x() { awk "BEGIN{printf \"%.3f\", $1/$own}"; }
 	echo "ldms-bench: $((2 * N + 1)) records per run (2 producer CPUs, 64-byte call chains), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
 	echo "ldms-bench: pmcring's own blob writer (binary)            $own records/s"
 	echo "ldms-bench: one ldmsd + blob_stream_writer (binary)       $one records/s ($(x "$one")x)"
 	echo "ldms-bench: one ldmsd + blob_msg_writer, channel=msg      $onem records/s ($(x "$onem")x)"
-	echo "ldms-bench: node + aggregator, stream channel, JSON       $aggj records/s, $storedj of $pubj stored"
-	echo "ldms-bench: node + aggregator, channel=msg, binary        $aggm records/s, $storedm of $pubm stored"
-	printf '{"ldms_own_rps": %s, "ldms_one_rps": %s, "ldms_one_msg_rps": %s, "ldms_agg_json_rps": %s, "ldms_agg_json_stored": %s, "ldms_agg_json_published": %s, "ldms_agg_msg_rps": %s, "ldms_agg_msg_stored": %s, "ldms_agg_msg_published": %s}\n' \
-		"$own" "$one" "$onem" "$aggj" "${storedj:-0}" "$pubj" "$aggm" "${storedm:-0}" "$pubm" \
-		>"${LDMS_BENCH_JSON:-/dev/null}"
-	[ "$storedj" = "$pubj" ] && [ "$storedm" = "$pubm" ]
+	echo "ldms-bench: one ldmsd + blob_msg_writer, batch=$cap $oneb records/s ($(x "$oneb")x), $msgs1 messages"
+	echo "ldms-bench: node + aggregator, stream channel, JSON       $aggj records/s ($(x "$aggj")x), $storedj of $pubj stored"
+	echo "ldms-bench: node + aggregator, channel=msg, binary        $aggm records/s ($(x "$aggm")x), $storedm of $pubm stored"
+	echo "ldms-bench: node + aggregator, batch=$cap       $aggb records/s ($(x "$aggb")x), $storedb of $pubb stored in $msgsb messages"
+	printf '{"ldms_own_rps": %s, "ldms_one_rps": %s, "ldms_one_msg_rps": %s, "ldms_one_batch_rps": %s, "ldms_one_batch_ratio": %s, "ldms_batch_bytes": %s, "ldms_agg_json_rps": %s, "ldms_agg_json_stored": %s, "ldms_agg_json_published": %s, "ldms_agg_msg_rps": %s, "ldms_agg_msg_stored": %s, "ldms_agg_msg_published": %s, "ldms_agg_batch_rps": %s, "ldms_agg_batch_ratio": %s, "ldms_agg_batch_stored": %s, "ldms_agg_batch_published": %s}\n' \
+		"$own" "$one" "$onem" "$oneb" "$(x "$oneb")" "${cap:-0}" "$aggj" "${storedj:-0}" "$pubj" "$aggm" "${storedm:-0}" "$pubm" \
+		"$aggb" "$(x "$aggb")" "${storedb:-0}" "$pubb" >"${LDMS_BENCH_JSON:-/dev/null}"
+	[ "$storedj" = "$pubj" ] && [ "$storedm" = "$pubm" ] && [ "$storedb" = "$pubb" ]
 	exit
 fi
 

@@ -301,6 +301,9 @@ int main(int argc, char **argv)
 		if (!pub)
 			return 1;
 		c.pub = pub;
+		if (!quiet)
+			fprintf(stderr, "pmcring-ldms-feed: publishing to "
+				"%s\n", ldms_pub_name(pub));
 	}
 	if (consumer_begin(&c)) {
 		fprintf(stderr, "pmcring-ldms-feed: %s: cannot write\n", dir);

@@ -465,6 +465,9 @@ struct ldms_pub *ldms_pub_open(const struct ldms_pub_opts *o,
 		p->buf = malloc(p->batch);
 		if (!p->buf)
 			goto err;
+		snprintf(p->name + strlen(p->name),
+			 sizeof(p->name) - strlen(p->name), " batch=%zu",
+			 p->batch);
 	}
 	if (!o->msg && !o->json)
 		fprintf(stderr, "pmcring: --ldms: warning: binary records on "

@@ -42,6 +42,13 @@
  * EAGAIN until quota comes back), and at the end one acknowledged stream
  * publish after the messages tells that the daemon read them all
  * (pub_msg_sync()); until then they count as not acknowledged.
+ *
+ * batch= (message channel, binary): one request per record caps the rate
+ * at a few percent of the blob writer's, so whole records are packed, in
+ * the order taken, into messages of up to batch= bytes (under
+ * ldms_xprt_msg_max(): full-size messages crashed ldmsd).  blob_msg_writer
+ * stores a message as one OFFSET/TIMING/TYPE entry and its bytes in DAT,
+ * which the blob reader reads record by record.  The counts are records.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -5,7 +5,8 @@
  * channel, what blob_stream_writer stores), one message per record: the
  * messages pmcring's own blob writer writes (fmt_blob_message()), binary
  * pmclog records (type string, 's') or with type=json flat JSON objects
- * ('j').  LDMS is loaded at run time (dlopen): pmcring builds and runs
+ * ('j'); with channel=msg,batch=BYTES several whole binary records per
+ * message.  LDMS is loaded at run time (dlopen): pmcring builds and runs
  * without it, and says so when --ldms is asked for on a machine without
  * it.  Documentation/ldms.rst.
  */

@@ -196,7 +196,9 @@ void rec_usage(FILE *f)
 "                          (string: binary records; json), channel\n"
 "                          (stream: blob_stream_writer; msg), window\n"
 "                          (4096 messages not acknowledged), timeout\n"
-"                          (5000 ms), lib (path of libldmsd_stream.so.0)\n"
+"                          (5000 ms), batch (bytes of whole records per\n"
+"                          message, channel=msg binary; 0: one each),\n"
+"                          lib (path of libldmsd_stream.so.0)\n"
 "\n"
 "  -h, --help              this text\n"
 "      --version           pmcring's version\n", REC_DEFAULT_FREQ);

@@ -314,7 +314,7 @@ config name=blob_msg_writer path=$W/onem container=blobs message_tag=pmcmsg mess
 	storedj=$("$PMCRING" stat "$W"/agg/blobs/pmcjson.DAT.* | sed -n 's/.*format blob, \([0-9]*\) records.*/\1/p')
 	storedm=$("$PMCRING" stat "$W"/aggm/blobs/pmcmsg.DAT.* | sed -n 's/.*format blob, \([0-9]*\) records.*/\1/p')
 	storedb=$("$PMCRING" stat "$W"/aggm/blobs/pmcbatch.DAT.* | sed -n 's/.*format blob, \([0-9]*\) records.*/\1/p')
-	x() { awk "BEGIN{printf \"%.3f\", $1/$own}"; }
+	x() { awk "BEGIN{printf \"%.3f\", ${1:-0}/$own}"; }
 	echo "ldms-bench: $((2 * N + 1)) records per run (2 producer CPUs, 64-byte call chains), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
 	echo "ldms-bench: pmcring's own blob writer (binary)            $own records/s"
 	echo "ldms-bench: one ldmsd + blob_stream_writer (binary)       $one records/s ($(x "$one")x)"

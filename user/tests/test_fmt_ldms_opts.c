@@ -66,6 +66,30 @@ static void test_parse(void)
 	CHECK(o.ldms.msg && o.ldms.batch == 65536, "batch=65536");
 	rec_opts_free(&o);
 
+	{
+		char *none[] = { "record", "-o", "none", "--ldms", "port=1",
+				 "-a", NULL };
+		char *nold[] = { "record", "-o", "none", "-a", NULL };
+		char *blob[] = { "record", "-o", "none", "--format", "blob",
+				 "--ldms", "port=1", "-a", NULL };
+
+		CHECK(!rec_opts_parse(&o, 6, none, err, sizeof(err)) &&
+		      o.no_file, "-o none --ldms: %s", err);
+		rec_opts_free(&o);
+		CHECK(rec_opts_parse(&o, 4, nold, err, sizeof(err)) ==
+		      -EINVAL && strstr(err, "only with --ldms"),
+		      "-o none without --ldms: %s", err);
+		rec_opts_free(&o);
+		CHECK(rec_opts_parse(&o, 8, blob, err, sizeof(err)) ==
+		      -EINVAL && strstr(err, "no file"),
+		      "-o none --format blob: %s", err);
+		rec_opts_free(&o);
+		CHECK(!rec_opts_parse(&o, 4, (char *[]){ "record", "-o",
+		      "out.pmclog", "-a", NULL }, err, sizeof(err)) &&
+		      !o.no_file, "-o FILE: %s", err);
+		rec_opts_free(&o);
+	}
+
 	CHECK(parse_ldms(&o, err, "port=1", true) == -EINVAL &&
 	      strstr(err, "twice"), "--ldms twice: %s", err);
 	rec_opts_free(&o);

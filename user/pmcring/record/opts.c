@@ -144,7 +144,8 @@ void rec_usage(FILE *f)
 "\n"
 "      --format FMT        pmclog (default), barman or blob\n"
 "  -o, --output PATH       output file (blob: directory); default\n"
-"                          pmcring.pmclog, pmcring.barman, pmcring.blob\n"
+"                          pmcring.pmclog, pmcring.barman, pmcring.blob;\n"
+"                          none: no file (only with --ldms)\n"
 "  -a, --all-cpus          record the whole system (CAP_PERFMON)\n"
 "  -C, --cpu LIST          record the whole system on these CPUs only\n"
 "                          (0,2-3): their samples and context switches\n"
@@ -658,6 +659,16 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 				    o->blob_json || o->timing ||
 				    o->roll_bytes || o->roll_secs))
 		return fail(err, errsz, "blob options need --format blob");
+	/* publish only: the records go to LDMS, none to a local file */
+	if (o->output && !strcmp(o->output, "none")) {
+		if (!o->ldms_given)
+			return fail(err, errsz, "-o none: only with --ldms "
+				    "(publish without a local file)");
+		if (o->kind != FMT_PMCLOG)
+			return fail(err, errsz, "-o none writes no file: no "
+				    "--format");
+		o->no_file = true;
+	}
 	if (o->kind == FMT_BLOB && !o->nr_streams) {
 		o->streams[0].name = strdup("all");
 		if (!o->streams[0].name)

@@ -51,6 +51,7 @@ struct rec_opts {
 	uint64_t	roll_secs;
 	struct ldms_pub_opts ldms;	/* --ldms SPEC */
 	bool		ldms_given;
+	bool		no_file;	/* -o none (with --ldms): no local file */
 	uint64_t	gen_count;	/* hidden --generate N,SIZE */
 	uint32_t	gen_size;
 	uint64_t	gen_rate;	/* ,RATE: records per CPU and second */

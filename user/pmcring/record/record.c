@@ -863,13 +863,16 @@ static int record_setup(struct recorder *r)
 	target_name(&r->o, r->target, sizeof(r->target));
 	r->fo.kind = r->o.kind;
 	r->fo.path = r->o.output ? r->o.output : default_output(r->o.kind);
+	/* -o none: the consumer's pmclog goes nowhere, LDMS gets it all */
+	if (r->o.no_file)
+		r->fo.path = "/dev/null";
 	/* perf's perf.data.old: an earlier recording is kept, renamed */
-	err = out_keep_old(r->fo.path);
+	err = r->o.no_file ? 0 : out_keep_old(r->fo.path);
 	if (err)
 		fprintf(stderr, "pmcring: %s.old: %s: writing over %s\n",
 			r->fo.path, strerror(-err), r->fo.path);
 	/* a build id list left by an earlier recording of that name */
-	if (r->fo.kind == FMT_PMCLOG)
+	if (r->fo.kind == FMT_PMCLOG && !r->o.no_file)
 		buildid_sidecar_remove(r->fo.path);
 	r->fo.nr_cpus = pmcring_nr_cpus(r->s);
 	r->fo.target = r->target;
@@ -1128,7 +1131,7 @@ int cmd_record(int argc, char **argv)
 						 S_ISDIR(kst.st_mode)))
 		ks_rec = strdup(r->fo.path);
 	/* the build ids of the files it maps, once the module is let go */
-	if (!ret && r->fo.kind == FMT_PMCLOG)
+	if (!ret && r->fo.kind == FMT_PMCLOG && !r->o.no_file)
 		bid_log = strdup(r->fo.path);
 	/* The exit status is the command's, as with time(1), unless we failed. */
 	if (r->ch.pid > 0 && r->ch.go_fd < 0) {

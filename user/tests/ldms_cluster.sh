@@ -331,7 +331,7 @@ config name=blob_msg_writer path=$W/onem container=blobs message_tag=pmcmsg mess
 fi
 
 echo "KTAP version 1"
-echo "1..19"
+echo "1..20"
 N=20000
 # the binary set into one ldmsd that stores it itself: LDMS's stream
 # forwarding (prdcr_subscribe) cuts string messages at their first NUL,
@@ -543,6 +543,26 @@ grep -q "format blob, $taken records" "$W/stat"
 whole=$?
 ok $(( rc != 1 || und == 0 || whole != 0 )) \
 	"daemon killed mid-run: stops, exit 1, $und records counted undelivered, own file whole ($taken records)"
+
+# the same with batch= on the message channel: every record taken is
+# either published (in a message sent) or counted undelivered (packed or
+# taken after the loss), none in between
+solom=$(port)
+ldmsd_start solom "$solom" "msg_enable
+stream_enable" || exit 1
+"$FEED" -n 1000000 -r 500000 --ldms "host=127.0.0.1,port=$solom,stream=pmcbatch,channel=msg,batch=65536" \
+	>"$W/killb.out" 2>"$W/killb.err" &
+feed=$!
+sleep 0.5
+{ kill -9 "$(cat "$W/solom.pid")"; wait "$(cat "$W/solom.pid")"; } 2>/dev/null
+wait $feed
+rc=$?
+sed 's/^/# killed, batch: /' "$W/killb.out" "$W/killb.err"
+und=$(field "$W/killb.out" undelivered)
+pubk=$(field "$W/killb.out" published)
+taken=$(field "$W/killb.out" records)
+ok $(( rc != 1 || und == 0 || pubk + und != taken )) \
+	"daemon killed mid-run, batch=: exit 1, $pubk published + $und undelivered = $taken taken"
 
 [ $fail = 0 ] || { echo "# logs:"; tail -n 5 "$W"/*.log "$W"/*.err 2>/dev/null | sed 's/^/# /'; }
 exit $fail

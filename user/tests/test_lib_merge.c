@@ -867,12 +867,17 @@ static int ref_cmp(const void *a, const void *b)
  * going backwards (clamped); written in @phases, merged after each one
  * (the next phase starts at the clock the merge was given, the first
  * timestamp the bounds allow).
+ * With @runs, records come in runs instead: one ring commits 1 to 48
+ * records in a row at a shared clock that moves on by 0 or 1 a record, so
+ * a ring's run is earlier than every other ring's next record, or equal
+ * to it at the run's ends (ties across rings where one run ends and the
+ * next begins), as one busy CPU among idle ones makes them.
  * What comes out must be exactly the stable (ts, ring index, ring order)
  * sort of what went in.
  */
 static int test_reference(unsigned int seed, unsigned int n,
 			  unsigned int phases, unsigned int per_phase,
-			  uint32_t flags)
+			  uint32_t flags, bool runs)
 {
 	struct pmcring_uprod *p = pmcring_uprod_new(n, 4);
 	struct pmcring_cpu_buf **bufs = calloc(n, sizeof(*bufs));
@@ -905,16 +910,28 @@ static int test_reference(unsigned int seed, unsigned int n,
 	if (!m)
 		FAIL("merge: %m");
 	for (ph = 0; ph < phases; ph++) {
-		uint64_t top = base;
+		uint64_t top = base, clk = base;
+		unsigned int ring = 0, left = 0;
 
 		for (i = 0; i < per_phase; i++) {
-			unsigned int ring = (unsigned int)rand_r(&seed) % n;
-			unsigned int k = (unsigned int)rand_r(&seed) % 16;
-			uint64_t ts = base + (unsigned int)rand_r(&seed) % 8;
+			unsigned int k;
+			uint64_t ts;
 
-			/* mostly in order per ring, 1 in 16 backwards */
-			if (k && ts < last[ring])
+			if (!left) {
+				ring = (unsigned int)rand_r(&seed) % n;
+				left = runs ? 1 + (unsigned int)rand_r(&seed) %
+					      48 : 1;
+			}
+			left--;
+			k = (unsigned int)rand_r(&seed) % 16;
+			ts = base + (unsigned int)rand_r(&seed) % 8;
+			if (runs) {
+				ts = clk;
+				clk += k & 1;
+			} else if (k && ts < last[ring]) {
+				/* mostly in order per ring, 1 in 16 backwards */
 				ts = last[ring] + (k & 1);
+			}
 			put_at(p, order[ring], ts, seq[ring]);
 			in[nin++] = (struct ref_rec){
 				ts < last[ring] ? last[ring] : ts, ring,
@@ -1446,7 +1463,11 @@ int main(void)
 			if (test_reference(s * 7919 + i, ns[i], 8,
 					   ns[i] < 16 ? 120 : 40 * ns[i],
 					   s & 1 ? PMCRING_MERGE_F_AUTO_CONSUME :
-					   0))
+					   0, false) ||
+			    test_reference(s * 6151 + i, ns[i], 8,
+					   ns[i] < 16 ? 240 : 40 * ns[i],
+					   s & 1 ? PMCRING_MERGE_F_AUTO_CONSUME :
+					   0, true))
 				return 1;
 	for (i = 0; i < sizeof(tree_ns) / sizeof(tree_ns[0]); i++)
 		for (s = 1; s <= 2; s++)

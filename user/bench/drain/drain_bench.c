@@ -24,6 +24,8 @@
  *   -l LABEL    the directory's name in the output (default its fs type)
  *   -R RUNS     runs (DRAIN_BENCH_RUNS, default 5)
  *   -j FILE     append one JSON object per line and mode to FILE
+ *   -k DIR      keep each drain's output, the last run's, as
+ *               DIR/FORMAT-RECORD-MODE (to compare two builds' bytes)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -228,6 +230,19 @@ static int rm_rf(const char *path)
 	return system(cmd);
 }
 
+/* Copy drain output @path to @dir/@fmt-@rec-@mode (-k), replacing it. */
+static int keep_out(const char *path, const char *dir, const char *fmt,
+		    const char *rec, const char *mode)
+{
+	char dst[4096], cmd[8400];
+
+	snprintf(dst, sizeof(dst), "%s/%s-%s-%s", dir, fmt, rec, mode);
+	if (rm_rf(dst))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", path, dst);
+	return system(cmd) ? -1 : 0;
+}
+
 /*
  * Seconds to write @bytes in 1 MiB write()s to @path, or < 0; *cpu: CPU
  * seconds of it.
@@ -322,6 +337,7 @@ int main(int argc, char **argv)
 	unsigned int runs = env_runs ? (unsigned int)atoi(env_runs) : 5;
 	unsigned int fmts = 7, recs = 3, modes = 3, r, f, k, mo;
 	const char *dir = pick_dir(), *label = NULL, *json = NULL;
+	const char *keep = NULL;
 	double pmclog_rate[NR_RECS][M_NR] = { { 0 } };
 	uint64_t n = 200000;
 	char path[4096];
@@ -331,7 +347,7 @@ int main(int argc, char **argv)
 
 	for (k = 0; k < NR_RECS; k++)
 		rec_names[k] = rec_kinds[k].name;
-	while ((opt = getopt(argc, argv, "hn:f:r:m:d:l:R:j:")) != -1) {
+	while ((opt = getopt(argc, argv, "hn:f:r:m:d:l:R:j:k:")) != -1) {
 		switch (opt) {
 		case 'n': n = strtoull(optarg, NULL, 0); break;
 		case 'f': fmts = parse_list(optarg, fmt_names, 3); break;
@@ -341,6 +357,7 @@ int main(int argc, char **argv)
 		case 'l': label = optarg; break;
 		case 'R': runs = (unsigned int)atoi(optarg); break;
 		case 'j': json = optarg; break;
+		case 'k': keep = optarg; break;
 		case 'h': help = true; goto usage;
 		default: goto usage;
 		}
@@ -383,6 +400,11 @@ int main(int argc, char **argv)
 					if (drain_once(n, &rec_kinds[k], (int)f,
 						       (int)mo, path,
 						       &res[mo][r]))
+						goto failed;
+					if (keep && keep_out(path, keep,
+							     fmt_names[f],
+							     rec_names[k],
+							     mode_names[mo]))
 						goto failed;
 					rm_rf(path);
 					raw[mo][r] = raw_once(res[mo][r].bytes,
@@ -467,6 +489,6 @@ usage:
 	fprintf(help ? stdout : stderr, "usage: pmcring-drain-bench [-n N] "
 		"[-f pmclog,barman,blob] [-r cc64,cc256,gen64] "
 		"[-m uring,sync,auto] [-d DIR] "
-		"[-l LABEL] [-R RUNS] [-j JSON] [N [MODES]]\n");
+		"[-l LABEL] [-R RUNS] [-j JSON] [-k DIR] [N [MODES]]\n");
 	return help ? 0 : 2;
 }

@@ -21,7 +21,12 @@
 #     `pmcring record` itself), the daemon killed mid-run (stops, says so,
 #     counts undelivered, the file stays whole), a stopped (slow) node
 #     (back-pressure: drops counted, nothing published lost), records
-#     ldmsd refuses (vm: binary not ending in NUL, counted).
+#     ldmsd refuses (vm: binary not ending in NUL, counted);
+#   - the stop matrix: SIGINT, SIGTERM, -d (--duration) and SIGKILL of the
+#     publisher under a paced load, unbatched (stream channel) and batched
+#     (channel=msg,batch=): records published = records stored, the stored
+#     DAT pmcring's own, whole records in timestamp order; SIGKILL: what
+#     the daemon received, a whole prefix of the stream.
 #
 # Usage: ldms_cluster.sh          the test, KTAP; exit 0, 1, or 4 (skip)
 #        ldms_cluster.sh vm PMCLOG   a recording of the module (the VM's)
@@ -331,7 +336,7 @@ config name=blob_msg_writer path=$W/onem container=blobs message_tag=pmcmsg mess
 fi
 
 echo "KTAP version 1"
-echo "1..20"
+echo "1..24"
 N=20000
 # the binary set into one ldmsd that stores it itself: LDMS's stream
 # forwarding (prdcr_subscribe) cuts string messages at their first NUL,
@@ -502,6 +507,98 @@ fi
 sed 's/^/# /' "$W/stat" | head -n 2
 grep -q "format blob, $pubs records.*" "$W/stat" && grep -q "drops [1-9]" "$W/stat"
 ok $? "slow node: the aggregator has all $pubs published, drops in the stream"
+
+# -- the stop matrix: the publisher stopped by SIGINT, SIGTERM, -d, SIGKILL --
+# 8 feeds at once into one ldmsd, each 2 x 3000 records/s paced, stopped
+# after about a second: unbatched binary on the stream channel (each
+# message acknowledged) and batch=16384 on the message channel.
+stopp=$(port)
+ldmsd_start stop "$stopp" "stream_enable
+msg_enable
+load name=blob_stream_writer
+config name=blob_stream_writer path=$W/stop container=blobs stream=stopint stream=stopterm stream=stopdur stream=stopkill timing=1 types=1
+load name=blob_msg_writer
+config name=blob_msg_writer path=$W/stopm container=blobs message_tag=stopintb message_tag=stoptermb message_tag=stopdurb message_tag=stopkillb timing=1 types=1" ||
+	exit 1
+declare -A FP FRC
+for s in int term dur kill; do
+	for b in "" b; do
+		spec="host=127.0.0.1,port=$stopp,stream=stop$s$b"
+		[ -n "$b" ] && spec="$spec,channel=msg,batch=16384"
+		mkdir -p "$W/own-$s$b"
+		dur=""
+		[ $s = dur ] && dur="-d 1000"
+		# shellcheck disable=SC2086
+		"$FEED" -n 100000 -r 3000 $dur -o "$W/own-$s$b" --ldms "$spec" \
+			>"$W/stop-$s$b.out" 2>"$W/stop-$s$b.err" &
+		FP[$s$b]=$!
+	done
+done
+sleep 1
+kill -INT "${FP[int]}" "${FP[intb]}"
+kill -TERM "${FP[term]}" "${FP[termb]}"
+kill -KILL "${FP[kill]}" "${FP[killb]}"
+for k in "${!FP[@]}"; do
+	wait "${FP[$k]}" 2>/dev/null
+	FRC[$k]=$?
+done
+sleep 0.3	# what the killed ones had sent, read by the daemon
+ldmsd_stop stop
+# STORED-DAT OWN-DAT KILLED: whole records in timestamp order, and the
+# stored DAT pmcring's own (killed: the shorter a prefix of the other);
+# prints the number of records
+stopcheck()
+{
+	python3 -c '
+import struct, sys
+stored, own, killed = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+d = open(stored, "rb").read()
+o, last, n = 8, 0, 0
+while o < len(d):
+    if o + 16 > len(d):
+        sys.exit("# %s: a cut header at %d" % (stored, o))
+    h, _, ts = struct.unpack_from("<IIQ", d, o)
+    l = h & 0xffff
+    if h >> 24 != 0xEE or l < 16 or o + l > len(d):
+        sys.exit("# %s: a bad or cut record at %d" % (stored, o))
+    if ts < last:
+        sys.exit("# %s: record %d: ts %d before %d" % (stored, n, ts, last))
+    last, o, n = ts, o + l, n + 1
+od = open(own, "rb").read()
+m = min(len(d), len(od))
+if (d[:m] != od[:m]) if killed else (d != od):
+    sys.exit("# %s: not the own DAT" % stored)
+print(n)
+' "$@"
+}
+for s in int term dur kill; do
+	bad=0
+	msg=""
+	for b in "" b; do
+		sed "s/^/# stop $s$b: /" "$W/stop-$s$b.out" "$W/stop-$s$b.err"
+		if [ -n "$b" ]; then st=$W/stopm/blobs/stop$s$b; else st=$W/stop/blobs/stop$s; fi
+		killed=0
+		[ $s = kill ] && killed=1
+		got=$(stopcheck "$st".DAT.* "$W"/own-$s$b/blobs/pmcring.DAT.* $killed 2>&1) ||
+			{ echo "$got"; bad=1; continue; }
+		if [ $s = kill ]; then
+			{ [ "${FRC[$s$b]}" = 137 ] && [ "$got" -gt 0 ]; } || bad=1
+			msg="$msg ${b:+batched: }$got stored, exit ${FRC[$s$b]};"
+			continue
+		fi
+		taken=$(field "$W/stop-$s$b.out" records)
+		spub=$(field "$W/stop-$s$b.out" published)
+		{ [ "${FRC[$s$b]}" = 0 ] && [ "$spub" = "$taken" ] &&
+			[ "$got" = "$spub" ] && [ "$taken" -gt 1000 ] &&
+			[ "$taken" -lt 200001 ]; } || bad=1
+		msg="$msg ${b:+batched: }$spub published = $got stored, exit ${FRC[$s$b]};"
+	done
+	if [ $s = kill ]; then
+		ok $bad "stop by SIGKILL of the publisher:$msg the daemon's records a whole prefix in order (what it had not sent is lost)"
+	else
+		ok $bad "stop by $s:$msg the stored DAT pmcring's own, in order"
+	fi
+done
 
 # -- faults: no daemon; the daemon killed mid-run ------------------------------
 gone=$(port)

@@ -10,12 +10,14 @@
  * a PROCCSW every 16th and a PERIOD every 64th record.
  *
  * Usage: pmcring-ldms-feed [-n RECORDS_PER_CPU] [-p RING_PAGES] [-j]
- *                          [-r RATE] [-o DIR|none] [--ldms SPEC] [-q]
+ *                          [-r RATE] [-d MS] [-o DIR|none] [--ldms SPEC]
+ *                          [-q]
  *   -o DIR   pmcring's blob set in DIR/blobs/pmcring.*.T (default none:
  *            a pmclog file on /dev/null, the cheapest writer)
  *   -j       JSON messages (--blob-json, --ldms type=json)
  *   -p N     ring pages per CPU (default: room for every record, no drop)
  *   -r RATE  records per second and CPU (default: as fast as they can)
+ *   -d MS    stop after MS milliseconds, as --duration does
  *   -R FILE  replay the records of pmclog FILE (a recording made by the
  *            module) instead: all into ring 0 before the drain, each with
  *            its own timestamp, in the file's order (INITIALIZE and
@@ -23,6 +25,10 @@
  * Prints one line of counts: records taken, drops (DROPNOTIFY records),
  * messages published, acknowledged and refused, undelivered, seconds,
  * records/s.
+ * SIGINT, SIGTERM and -d stop it as they stop `pmcring record -a`: the
+ * producers stop, the rings are drained, every record taken is published
+ * and the acknowledgements awaited, then the line; exit 0 if all were
+ * delivered.
  * Exits 1 if the daemon went away or anything was not delivered.
  */
 #define _GNU_SOURCE
@@ -30,6 +36,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +48,15 @@
 #define NR_CPUS		2u
 #define NR_PCS		4u
 #define PMCID		1u
+
+/* set by SIGINT/SIGTERM or -d: the producers stop, the rest is drained */
+static volatile sig_atomic_t stop_sig;
+static int stop_req;
+
+static void on_stop(int sig)
+{
+	stop_sig = sig;
+}
 
 struct prod {
 	struct pmcring_uprod	*p;
@@ -107,7 +123,9 @@ static void *produce(void *arg)
 	if (pr->cpu == 0)
 		put(pr, PMCRING_TYPE_PMCALLOCATEDYN, PMCRING_SIZE_PMCALLOCATEDYN,
 		    0);
-	for (i = 0; i < pr->n; i++) {
+	/* pairs with the release store in main() */
+	for (i = 0; i < pr->n &&
+	     !__atomic_load_n(&stop_req, __ATOMIC_ACQUIRE); i++) {
 		/* paced: sleep off any lead over RATE, every 100 records */
 		if (pr->rate && i % 100 == 0) {
 			ahead = (double)i / (double)pr->rate - (now_s() - t0);
@@ -209,17 +227,21 @@ int main(int argc, char **argv)
 	struct fmt_opts o;
 	const char *dir = "none", *replay = NULL;
 	bool json = false, quiet = false, ldms = false, gone = false;
-	uint64_t n = 20000, rate = 0, k, idle = 0, end_ts = 0;
+	uint64_t n = 20000, rate = 0, k, idle = 0, end_ts = 0, dur_ms = 0;
+	struct sigaction sa = { .sa_handler = on_stop };
 	uint32_t pages = 0;
 	char err[256];
 	unsigned int cpu;
 	double t0, t;
 	int opt, ret = 0;
 
-	while ((opt = getopt_long(argc, argv, "n:p:r:R:jo:q", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:p:r:R:d:jo:q", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			n = strtoull(optarg, NULL, 0);
+			break;
+		case 'd':
+			dur_ms = strtoull(optarg, NULL, 0);
 			break;
 		case 'R':
 			replay = optarg;
@@ -248,7 +270,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: pmcring-ldms-feed [-n N] [-p "
-				"PAGES] [-r RATE] [-R PMCLOG] [-j] [-o DIR|none] [--ldms "
+				"PAGES] [-r RATE] [-d MS] [-R PMCLOG] [-j] [-o DIR|none] [--ldms "
 				"SPEC] "
 				"[-q]\n");
 			return 2;
@@ -309,6 +331,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pmcring-ldms-feed: %s: cannot write\n", dir);
 		return 1;
 	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	t0 = now_s();
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
 		pr[cpu] = (struct prod){ .p = p, .cpu = cpu, .n = n,
@@ -320,6 +344,10 @@ int main(int argc, char **argv)
 	for (;;) {
 		bool done = true;
 
+		if ((stop_sig || (dur_ms && now_s() - t0 >= dur_ms / 1e3)) &&
+		    !__atomic_load_n(&stop_req, __ATOMIC_RELAXED))
+			/* pairs with the acquire load in produce() */
+			__atomic_store_n(&stop_req, 1, __ATOMIC_RELEASE);
 		for (cpu = 0; cpu < NR_CPUS; cpu++)
 			done &= __atomic_load_n(&pr[cpu].done, __ATOMIC_ACQUIRE);
 		if (consumer_drain(&c, 65536, &k)) {

@@ -26,7 +26,9 @@
 #     publisher under a paced load, unbatched (stream channel) and batched
 #     (channel=msg,batch=): records published = records stored, the stored
 #     DAT pmcring's own, whole records in timestamp order; SIGKILL: what
-#     the daemon received, a whole prefix of the stream.
+#     the daemon received, a whole prefix of the stream;
+#   - the counts outlive the run: DIR.ldms next to the own set, shown by
+#     `pmcring stat DIR` (published, undelivered, quota waits, ...).
 #
 # Usage: ldms_cluster.sh          the test, KTAP; exit 0, 1, or 4 (skip)
 #        ldms_cluster.sh vm PMCLOG   a recording of the module (the VM's)
@@ -336,7 +338,7 @@ config name=blob_msg_writer path=$W/onem container=blobs message_tag=pmcmsg mess
 fi
 
 echo "KTAP version 1"
-echo "1..24"
+echo "1..25"
 N=20000
 # the binary set into one ldmsd that stores it itself: LDMS's stream
 # forwarding (prdcr_subscribe) cuts string messages at their first NUL,
@@ -571,6 +573,7 @@ if (d[:m] != od[:m]) if killed else (d != od):
 print(n)
 ' "$@"
 }
+side_bad=0
 for s in int term dur kill; do
 	bad=0
 	msg=""
@@ -591,6 +594,10 @@ for s in int term dur kill; do
 		{ [ "${FRC[$s$b]}" = 0 ] && [ "$spub" = "$taken" ] &&
 			[ "$got" = "$spub" ] && [ "$taken" -gt 1000 ] &&
 			[ "$taken" -lt 200001 ]; } || bad=1
+		# the counts next to the set, as `pmcring stat` shows them
+		"$PMCRING" stat "$W/own-$s$b" 2>&1 | grep '^ldms:' >>"$W/sidecars"
+		grep -q "^ldms: published $spub .* undelivered 0 .* gone 0 to .*stop$s$b" "$W/sidecars" ||
+			side_bad=1
 		msg="$msg ${b:+batched: }$spub published = $got stored, exit ${FRC[$s$b]};"
 	done
 	if [ $s = kill ]; then
@@ -640,6 +647,11 @@ grep -q "format blob, $taken records" "$W/stat"
 whole=$?
 ok $(( rc != 1 || und == 0 || whole != 0 )) \
 	"daemon killed mid-run: stops, exit 1, $und records counted undelivered, own file whole ($taken records)"
+"$PMCRING" stat "$W/kill" 2>&1 | grep '^ldms:' >>"$W/sidecars"
+sed 's/^/# sidecar: /' "$W/sidecars"
+grep -q "^ldms: published $(field "$W/kill.out" published) .* undelivered $und .* gone 1 " "$W/sidecars"
+ok $(( side_bad != 0 || $? != 0 || $(wc -l <"$W/sidecars") != 7 )) \
+	"the counts outlive the run: DIR.ldms, shown by pmcring stat DIR (6 stopped runs, the killed daemon's $und undelivered)"
 
 # the same with batch= on the message channel: every record taken is
 # either published (in a message sent) or counted undelivered (packed or

@@ -376,16 +376,19 @@ int main(int argc, char **argv)
 	if (pub) {
 		ldms_pub_close(pub);
 		ldms_pub_get_stats(pub, &st);
+		/* the counts next to the set, as record writes them */
+		if (strcmp(dir, "none") && ldms_pub_sidecar(pub, dir))
+			ret = 1;
 	}
 	t = now_s() - t0;
 	if (!quiet)
 		printf("records %" PRIu64 " drops %" PRIu64 " published %"
 		       PRIu64 " messages %" PRIu64 " acked %" PRIu64 " rejected %" PRIu64
 		       " undelivered %" PRIu64 " no_msg %" PRIu64
-		       " seconds %.3f records_per_s %.0f\n",
+		       " quota_waits %" PRIu64 " seconds %.3f records_per_s %.0f\n",
 		       c.st.records, c.st.drops, st.published, st.messages,
 		       st.acked,
-		       st.rejected, st.undelivered, st.no_msg, t,
+		       st.rejected, st.undelivered, st.no_msg, st.quota_waits, t,
 		       (double)c.st.records / t);
 	if (pub && (st.gone || st.undelivered || st.acked != st.published))
 		ret = 1;

@@ -59,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ldms.h"
 
@@ -515,6 +516,7 @@ static int pub_msg(struct ldms_pub *p, const void *msg, size_t len)
 					NULL, 0444, msg, len);
 		if (rc != EAGAIN && rc != ENOBUFS)
 			return rc;
+		p->st.quota_waits++;
 		deadline(&until, 10);
 		pthread_mutex_lock(&p->lock);
 		p->waiters++;
@@ -701,6 +703,44 @@ void ldms_pub_get_stats(const struct ldms_pub *p, struct ldms_pub_stats *st)
 	st->rejected = p->rejected;
 	st->gone = p->lost || p->said_gone;
 	pthread_mutex_unlock((pthread_mutex_t *)&p->lock);
+}
+
+int ldms_pub_sidecar(const struct ldms_pub *p, const char *path)
+{
+	struct ldms_pub_stats st;
+	char *side;
+	FILE *f;
+	int err = 0;
+
+	if (asprintf(&side, "%s.ldms", path) < 0)
+		return -ENOMEM;
+	ldms_pub_get_stats(p, &st);
+	f = fopen(side, "w");
+	if (!f) {
+		err = -errno;
+		goto out;
+	}
+	fprintf(f, "published %" PRIu64 " messages %" PRIu64 " acknowledged %"
+		PRIu64 " refused %" PRIu64 " not_acknowledged %" PRIu64
+		" undelivered %" PRIu64 " quota_waits %" PRIu64 " no_msg %"
+		PRIu64 " gone %d to %s\n", st.published, st.messages, st.acked,
+		st.rejected, st.published - st.acked - st.rejected,
+		st.undelivered, st.quota_waits, st.no_msg, st.gone, p->name);
+	if (fclose(f))
+		err = -errno;
+out:
+	free(side);
+	return err;
+}
+
+void ldms_sidecar_remove(const char *path)
+{
+	char *side;
+
+	if (asprintf(&side, "%s.ldms", path) < 0)
+		return;
+	unlink(side);
+	free(side);
 }
 
 const char *ldms_pub_name(const struct ldms_pub *p)

@@ -55,6 +55,9 @@ struct ldms_pub_stats {
 	uint64_t	undelivered;	/* records taken but never published
 					 * (the daemon was gone) */
 	uint64_t	no_msg;		/* records with no message (JSON PERIOD) */
+	uint64_t	quota_waits;	/* channel=msg: publishes LDMS refused
+					 * for want of send quota (EAGAIN,
+					 * ENOBUFS), waited for and retried */
 	bool		gone;		/* the connection was lost */
 };
 
@@ -84,6 +87,14 @@ bool ldms_pub_gone(struct ldms_pub *p);
 /* Wait (up to timeout=) for the acknowledgements, then disconnect. */
 void ldms_pub_close(struct ldms_pub *p);
 void ldms_pub_get_stats(const struct ldms_pub *p, struct ldms_pub_stats *st);
+/*
+ * The counts that outlive the run: PATH.ldms, one line (PATH: record's
+ * -o file or blob directory), which `pmcring stat PATH` shows.  0 or
+ * -errno.
+ */
+int ldms_pub_sidecar(const struct ldms_pub *p, const char *path);
+/* Remove the PATH.ldms an earlier recording left. */
+void ldms_sidecar_remove(const char *path);
 /* "host:port stream" for messages */
 const char *ldms_pub_name(const struct ldms_pub *p);
 void ldms_pub_free(struct ldms_pub *p);

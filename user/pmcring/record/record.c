@@ -874,6 +874,9 @@ static int record_setup(struct recorder *r)
 	/* a build id list left by an earlier recording of that name */
 	if (r->fo.kind == FMT_PMCLOG && !r->o.no_file)
 		buildid_sidecar_remove(r->fo.path);
+	/* and the LDMS counts of one (rewritten below with --ldms) */
+	if (!r->o.no_file)
+		ldms_sidecar_remove(r->fo.path);
 	r->fo.nr_cpus = pmcring_nr_cpus(r->s);
 	r->fo.target = r->target;
 	cpuid_string(r->fo.cpuid, sizeof(r->fo.cpuid));
@@ -1011,7 +1014,9 @@ static void rec_cap_freq(struct rec_opts *o)
 static int ldms_report(struct recorder *r)
 {
 	struct ldms_pub_stats st;
+	struct stat pst;
 	uint64_t unacked;
+	int err;
 
 	ldms_pub_close(r->pub);
 	ldms_pub_get_stats(r->pub, &st);
@@ -1023,10 +1028,20 @@ static int ldms_report(struct recorder *r)
 			" acknowledged by the daemon, "
 			"%" PRIu64 " refused by it, %" PRIu64 " not "
 			"acknowledged, %" PRIu64 " records undelivered (daemon "
-			"gone)%s\n", ldms_pub_name(r->pub), st.published,
+			"gone), %" PRIu64 " waits for send quota%s\n",
+			ldms_pub_name(r->pub), st.published,
 			st.messages, st.acked, st.rejected, unacked, st.undelivered,
+			st.quota_waits,
 			st.no_msg ? "; JSON PERIODs ride on their callchains" :
 			"");
+	/* the same counts next to the file, for `pmcring stat` */
+	if (!r->o.no_file && !stat(r->fo.path, &pst) &&
+	    (S_ISREG(pst.st_mode) || S_ISDIR(pst.st_mode))) {
+		err = ldms_pub_sidecar(r->pub, r->fo.path);
+		if (err)
+			fprintf(stderr, "pmcring: %s.ldms: %s\n", r->fo.path,
+				strerror(-err));
+	}
 	return st.gone || unacked || st.undelivered || st.rejected;
 }
 

@@ -376,6 +376,30 @@ static int stat_item(const struct fmt_item *it, void *ctx)
 	return 0;
 }
 
+/*
+ * PATH.ldms, which `record --ldms` leaves next to its -o file or blob
+ * directory: its line of counts, as "ldms: ...".
+ */
+static void stat_ldms(const char *path)
+{
+	char side[4200], line[1024];
+	size_t n = strlen(path);
+	FILE *f;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (n > sizeof(side) - 6)
+		return;
+	snprintf(side, sizeof(side), "%.*s.ldms", (int)n, path);
+	f = fopen(side, "r");
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f))
+		printf("ldms: %s%s", line,
+		       strchr(line, '\n') ? "" : "\n");
+	fclose(f);
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	static const char *const kinds[] = { "pmclog", "barman", "blob" };
@@ -425,6 +449,7 @@ int cmd_stat(int argc, char **argv)
 		if (s->cpus[STAT_CPUS])
 			printf("  cpu  %-16s %12" PRIu64 "\n", "unknown",
 			       s->cpus[STAT_CPUS]);
+		stat_ldms(argv[i]);
 		free(s);
 	}
 	return ret;

@@ -196,9 +196,12 @@ int main(void)
 	/* FILE.old, with its sidecars; DIR.old */
 	snprintf(path, sizeof(path), "%s.kallsyms", log);
 	write_file(path, "x\n", 2);
+	snprintf(path, sizeof(path), "%s.ldms", log);	/* record --ldms's */
+	write_file(path, "x\n", 2);
 	CHECK(out_keep_old(log) == 0 && exists("%s.old", log) &&
 	      exists("%s.old.kallsyms", log) && !exists("%s", log) &&
-	      !exists("%s.kallsyms", log), "FILE.old");
+	      !exists("%s.kallsyms", log) && exists("%s.old.ldms", log) &&
+	      !exists("%s.ldms", log), "FILE.old");
 	write_file(log, p.b, p.len);	/* a second time: .old replaced */
 	CHECK(out_keep_old(log) == 0 && !exists("%s.old.kallsyms", log) &&
 	      exists("%s.old", log), "FILE.old again");

@@ -373,7 +373,7 @@ void out_file_close(struct out_file *f)
 int out_keep_old(const char *path)
 {
 	static const char *const side[] = {
-		".periods", ".kallsyms", ".modules", ".buildids",
+		".periods", ".kallsyms", ".modules", ".buildids", ".ldms",
 	};
 	char old[4200], a[4300], b[4300];
 	struct stat st;

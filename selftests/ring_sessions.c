@@ -145,7 +145,11 @@ static long free_pages(void)
  * Give back what the rest of the guest holds for a while: the page cache
  * and slab caches (drop_caches) and the RCU-deferred frees.  Without it the
  * count moved by 5100 pages across the 20 rounds in one make check, where
- * a leak of the rings would show 20 x 2052.
+ * a leak of the rings would show 20 x 2052.  What it cannot give back are
+ * the per-CPU free lists (pcp): pages freed there are not in nr_free_pages
+ * until the list drains, and with a host thread per vCPU (QEMU 10) the
+ * count still moved by 5292 pages once.  So the count starts after a few
+ * rounds have filled those lists the way the measured rounds will.
  */
 static void settle(void)
 {
@@ -156,21 +160,23 @@ static void settle(void)
 
 TEST(no_page_leak)
 {
-	long before, after, per_iter;
+	long before = 0, after, per_iter;
 	volatile uint8_t sum = 0;
 	struct rt_sess s;
 	size_t off;
 	int i;
 
 	PMCRING_REQUIRE_DEV();
-	settle();
-	before = free_pages();
-	if (before < 0)
+	if (free_pages() < 0)
 		SKIP(return, "no nr_free_pages in /proc/vmstat");
 	ASSERT_EQ(0, rt_open(&s, 1024, 0, 1));
 	per_iter = (long)s.nr_cpus * (2 + 1024);
 	rt_close(&s);
-	for (i = 0; i < 20; i++) {
+	for (i = 0; i < 25; i++) {
+		if (i == 5) {	/* 5 warm-up rounds, then 20 counted */
+			settle();
+			before = free_pages();
+		}
 		ASSERT_EQ(0, rt_open(&s, 1024, 0, 1));
 		/* Fault every page in, some twice through the double map. */
 		ASSERT_EQ(0, rt_generate(s.fd, 20000, 256, PMCRING_GEN_F_TASK,
@@ -183,8 +189,13 @@ TEST(no_page_leak)
 	after = free_pages();
 	rt_info("free pages before %ld after %ld (one session: %ld pages)\n",
 		       before, after, per_iter);
-	/* A leak of even one session's rings per round would show 20x. */
-	EXPECT_LT(before - after, 2 * per_iter);
+	/*
+	 * A leak of one session's rings per round would show 20 x per_iter,
+	 * of one CPU's data ring 10 x; the bound, 4 x, leaves the per-CPU
+	 * lists' noise (up to 2.6 x seen) below it and every leak of a whole
+	 * ring above it.
+	 */
+	EXPECT_LT(before - after, 4 * per_iter);
 }
 
 TEST_HARNESS_MAIN

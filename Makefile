@@ -15,6 +15,8 @@
 #   make check-debug    the suite on a LOCKDEP/KASAN kernel (built once)
 #   make check-hotplug  CPU hotplug while recording, 4 vCPUs
 #   make check-warn     the test that expects a kernel WARNING (ring_warn)
+#   make check-pnmi     the arm64 PMU and ring tests on a pseudo-NMI kernel
+#                 (cross-built once, cached in build/pnmi-kernel)
 #   make ldms     OVIS LDMS for the LDMS tests, built once into build/ldms
 #   make bench / install / clean
 #   make dkms-install   the module's source in /usr/src/pmcring-VERSION,
@@ -124,13 +126,13 @@ user_has = $(and $(HAVE_USER),$(shell $(MAKE) -C $(TOP)/user -q $(1) \
 	>/dev/null 2>&1; [ $$? -ne 2 ] && echo y))
 
 .PHONY: all deps kmod user selftests ksrc lint check run fuzz bench ldms \
-	install clean help check-debug check-hotplug check-warn \
+	install clean help check-debug check-hotplug check-warn check-pnmi \
 	dkms-src dkms-install dkms-uninstall
 
 all: kmod user selftests
 
 help:
-	@sed -n '3,25p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+	@sed -n '3,27p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
 # ---------------------------------------------------------------------------
 # Dependencies.  dpkg-query first so a second run costs nothing.
@@ -376,6 +378,16 @@ endif
 check-debug: deps
 	@$(MAKE) user selftests
 	@$(TOP)/selftests/lib-hard/debug_kernel.sh
+
+# The arm64 PMU and ring tests on an arm64 kernel with
+# CONFIG_ARM64_PSEUDO_NMI=y booted with irqchip.gicv3_pseudo_nmi=1, where
+# the PMU's overflow interrupt, and pmcring's sampling handler with it, is
+# an NMI (Debian's arm64 kernels have no pseudo-NMI).  The kernel is
+# cross-built once and cached in build/pnmi-kernel/.  Not part of check.
+check-pnmi:
+	@$(MAKE) ARCH=arm64 deps
+	@$(MAKE) ARCH=arm64 all
+	@$(TOP)/selftests/lib-hard/pnmi_kernel.sh
 
 # CPU hotplug while recording with 4 vCPUs (make check boots 2).
 check-hotplug: deps

@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# pnmi_kernel.sh: "make check-pnmi".  Cross-builds a small arm64 kernel from
+# Debian's linux-source-6.1 with CONFIG_ARM64_PSEUDO_NMI=y (Debian's arm64
+# kernels have it off), caches it under build/pnmi-kernel/, builds
+# pmcring.ko against it and boots it with irqchip.gicv3_pseudo_nmi=1, so
+# that the PMUv3 overflow interrupt, and with it pmcring's sampling handler
+# and ring producer, runs as a (pseudo-)NMI.
+#
+#   selftests/lib-hard/pnmi_kernel.sh build   build (or reuse) the kernel
+#   selftests/lib-hard/pnmi_kernel.sh module  build pmcring.ko for it
+#   selftests/lib-hard/pnmi_kernel.sh run [-- CMD...]
+#                                             boot it, check that the PMU
+#                                             interrupt is an NMI, run CMD
+#                                             (default: the NMI test list)
+#   selftests/lib-hard/pnmi_kernel.sh         all three
+#
+# Needs make deps ARCH=arm64 and make ARCH=arm64 (the arm64 busybox root,
+# kselftest install and static tools vmrun copies into the guest) and
+# gcc-aarch64-linux-gnu.  Environment: PNMI_TIMEOUT (VM seconds, default
+# 3000), PNMI_VMRUN_ARGS (more vmrun options), JOBS (default 2).
+#
+# The kernel starts from allnoconfig plus the fragment below (not
+# defconfig: its hundreds of SoC drivers triple the build) and is rebuilt
+# only when the tarball or the fragment changes (a stamp records both).
+set -eu
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+PK=$TOP/build/pnmi-kernel
+TARBALL=${LINUX_SOURCE:-/usr/src/linux-source-6.1.tar.xz}
+SRC=$PK/src
+OBJ=$PK/obj
+JOBS=${JOBS:-2}
+KMAKE=(make -s -C "$SRC" O="$OBJ" ARCH=arm64 CROSS_COMPILE="${CROSS_COMPILE:-aarch64-linux-gnu-}")
+
+# On top of allnoconfig: what vmrun's guest needs (PL011 console, virtio
+# PCI and 9p built in, since vmrun's initramfs would otherwise load
+# modules from Debian's tree), what pmcring needs (selftests/config), the
+# pseudo-NMI and the PMUv3 driver, and the cheap debug checks.
+fragment()
+{
+	cat <<'CFG'
+CONFIG_LOCALVERSION="-pmcring-pnmi"
+CONFIG_LOCALVERSION_AUTO=n
+CONFIG_ARM64_PSEUDO_NMI=y
+CONFIG_ARM64_DEBUG_PRIORITY_MASKING=y
+CONFIG_PERF_EVENTS=y
+CONFIG_ARM_PMU=y
+CONFIG_HW_PERF_EVENTS=y
+CONFIG_SMP=y
+CONFIG_HOTPLUG_CPU=y
+CONFIG_PREEMPT=y
+CONFIG_HIGH_RES_TIMERS=y
+CONFIG_NO_HZ_IDLE=y
+CONFIG_PRINTK=y
+CONFIG_PRINTK_TIME=y
+CONFIG_BUG=y
+CONFIG_MULTIUSER=y
+CONFIG_FUTEX=y
+CONFIG_EPOLL=y
+CONFIG_IO_URING=y
+CONFIG_CHECKPOINT_RESTORE=y
+CONFIG_MODULES=y
+CONFIG_MODULE_UNLOAD=y
+CONFIG_MODULE_SIG=n
+CONFIG_MODVERSIONS=n
+CONFIG_KALLSYMS=y
+CONFIG_KALLSYMS_ALL=y
+CONFIG_FTRACE=y
+CONFIG_FUNCTION_TRACER=y
+CONFIG_DYNAMIC_FTRACE=y
+CONFIG_KPROBES=y
+CONFIG_KRETPROBES=y
+CONFIG_KPROBE_EVENTS=y
+CONFIG_DEBUG_KERNEL=y
+CONFIG_DEBUG_ATOMIC_SLEEP=y
+CONFIG_DEBUG_PREEMPT=y
+CONFIG_DEBUG_INFO_NONE=y
+CONFIG_DEBUG_FS=y
+CONFIG_BLK_DEV_INITRD=y
+CONFIG_RD_GZIP=n
+CONFIG_DEVTMPFS=y
+CONFIG_TMPFS=y
+CONFIG_PROC_FS=y
+CONFIG_PROC_SYSCTL=y
+CONFIG_SYSFS=y
+CONFIG_BINFMT_ELF=y
+CONFIG_BINFMT_SCRIPT=y
+CONFIG_TTY=y
+CONFIG_UNIX98_PTYS=y
+CONFIG_SERIAL_AMBA_PL011=y
+CONFIG_SERIAL_AMBA_PL011_CONSOLE=y
+CONFIG_PCI=y
+CONFIG_PCI_HOST_GENERIC=y
+CONFIG_VIRTIO_MENU=y
+CONFIG_VIRTIO=y
+CONFIG_VIRTIO_PCI=y
+CONFIG_NET=y
+CONFIG_UNIX=y
+CONFIG_INET=y
+CONFIG_NET_9P=y
+CONFIG_NET_9P_VIRTIO=y
+CONFIG_NETWORK_FILESYSTEMS=y
+CONFIG_9P_FS=y
+CONFIG_EFI=n
+CONFIG_ACPI=n
+CFG
+}
+
+kernel_release()
+{
+	cat "$OBJ/include/config/kernel.release" 2>/dev/null
+}
+
+do_build()
+{
+	local stamp want start
+	mkdir -p "$PK"
+	want="$(stat -c '%s %Y' "$TARBALL") $(fragment | sha256sum | cut -c1-16)"
+	stamp=$PK/stamp
+	if [ -r "$OBJ/arch/arm64/boot/Image" ] && [ -r "$stamp" ] &&
+	   [ "$(cat "$stamp")" = "$want" ]; then
+		echo "pnmi-kernel: cached $(kernel_release) ($OBJ/arch/arm64/boot/Image)"
+		return 0
+	fi
+	local tool missing=
+	for tool in flex bison bc perl make "${CROSS_COMPILE:-aarch64-linux-gnu-}gcc"; do
+		command -v "$tool" >/dev/null || missing="$missing $tool"
+	done
+	[ -z "$missing" ] || { echo "pnmi-kernel: missing:$missing (apt-get install flex bison bc gcc-aarch64-linux-gnu)" >&2; exit 1; }
+	start=$(date +%s)
+	if [ ! -r "$SRC/Makefile" ]; then
+		echo "pnmi-kernel: extracting $TARBALL"
+		rm -rf "$SRC.tmp"
+		mkdir -p "$SRC.tmp"
+		tar -C "$SRC.tmp" --strip-components=1 -xf "$TARBALL"
+		mv "$SRC.tmp" "$SRC"
+	fi
+	mkdir -p "$OBJ"
+	fragment >"$PK/pmcring-pnmi.config"
+	cp "$PK/pmcring-pnmi.config" "$SRC/kernel/configs/pmcring-pnmi.config"
+	nice -n 19 "${KMAKE[@]}" allnoconfig pmcring-pnmi.config
+	# Check that every option we asked for survived olddefconfig.
+	local miss=0 line key val
+	while IFS= read -r line; do
+		key=${line%%=*} val=${line#*=}
+		case "$val" in
+		n) grep -q "^$key=" "$OBJ/.config" && { echo "pnmi-kernel: $key still set"; miss=1; } ;;
+		*) grep -qx "$key=$val" "$OBJ/.config" || { echo "pnmi-kernel: $key=$val not applied"; miss=1; } ;;
+		esac
+	done < <(fragment | grep -v '^CONFIG_LOCALVERSION')
+	[ "$miss" = 0 ] || { echo "pnmi-kernel: config incomplete" >&2; exit 1; }
+	nice -n 19 "${KMAKE[@]}" -j"$JOBS" Image modules
+	echo "$want" >"$stamp"
+	echo "pnmi-kernel: built $(kernel_release) in $(( $(date +%s) - start ))s with -j$JOBS" |
+		tee "$PK/build-time.txt"
+}
+
+do_module()
+{
+	local rel
+	rel=$(kernel_release)
+	[ -n "$rel" ] || { echo "pnmi-kernel: build the kernel first" >&2; exit 1; }
+	mkdir -p "$TOP/build/kmod/$rel"
+	# A copy of kmod/ (and the ../uapi, ../VERSION it reads), as
+	# debug_kernel.sh does: make kmod's objects stay untouched.
+	rm -rf "$PK/mod"
+	mkdir -p "$PK/mod/kmod"
+	cp "$TOP"/kmod/*.c "$TOP"/kmod/*.h "$TOP"/kmod/Kbuild "$PK/mod/kmod/"
+	rm -f "$PK/mod/kmod/pmcring.mod.c"
+	cp -r "$TOP/uapi" "$TOP/VERSION" "$PK/mod/"
+	nice -n 19 make -s -C "$OBJ" ARCH=arm64 CROSS_COMPILE="${CROSS_COMPILE:-aarch64-linux-gnu-}" \
+		M="$PK/mod/kmod" -j"$JOBS" modules
+	cp "$PK/mod/kmod/pmcring.ko" "$TOP/build/kmod/$rel/pmcring.ko"
+	echo "pnmi-kernel: $TOP/build/kmod/$rel/pmcring.ko"
+}
+
+# vmrun boots \$KROOT/boot/vmlinuz-\$KREL and reads \$KROOT/lib/modules/\$KREL;
+# a private copy points both at this build (an empty modules.dep: virtio
+# PCI and 9p are built in).  Nothing outside build/ is touched.
+make_vmrun()
+{
+	local rel=$1 mroot
+	mroot=$PK/modroot/$rel
+	mkdir -p "$mroot"
+	: >"$mroot/modules.dep"
+	mkdir -p "$PK/vmrun-selftests/lib"
+	sed -e "s|^VMLINUZ=.*|VMLINUZ=$OBJ/arch/arm64/boot/Image|" \
+	    -e "s|^MODROOT=.*|MODROOT=$mroot|" \
+	    -e "s|^TOP=.*|TOP=$TOP|" \
+	    "$TOP/selftests/vmrun" >"$PK/vmrun-selftests/vmrun"
+	chmod +x "$PK/vmrun-selftests/vmrun"
+	grep -q "^VMLINUZ=$OBJ" "$PK/vmrun-selftests/vmrun" ||
+		{ echo "pnmi-kernel: cannot redirect vmrun" >&2; exit 1; }
+}
+
+# Run in the guest before CMD: the proof that the PMU interrupt is an NMI.
+# The GICv3 driver prints "Pseudo-NMIs enabled" when the command line's
+# irqchip.gicv3_pseudo_nmi=1 took; arm_pmu's armpmu_request_irq() tries
+# request_nmi()/request_percpu_nmi() first and falls back to a plain IRQ
+# only when that fails, and armpmu_register() ends its "enabled with ...
+# PMU driver" line with ", using NMIs" after an NMI was granted.
+NMI_CHECK='dmesg | grep -E "GICv3|NMI|PMU driver" | sed "s/^/pnmi: /"
+dmesg | grep -q "Pseudo-NMIs enabled" || { echo "pnmi: FAIL: no pseudo-NMIs"; exit 1; }
+dmesg | grep -q "PMU driver.*using NMIs" || { echo "pnmi: FAIL: the PMU interrupt is no NMI"; exit 1; }
+echo "pnmi: ok: the PMU overflow interrupt is a pseudo-NMI"'
+
+# One boot: NMI_CHECK, then CMD.
+boot()
+{
+	local rel=$1
+	shift
+	# shellcheck disable=SC2086
+	"$PK/vmrun-selftests/vmrun" --arch arm64 --kernel "$rel" \
+		--append irqchip.gicv3_pseudo_nmi=1 \
+		--timeout "${PNMI_TIMEOUT:-3000}" ${PNMI_VMRUN_ARGS:-} \
+		--module "$TOP/build/kmod/$rel/pmcring.ko" -- \
+		sh -c "$NMI_CHECK"' && exec "$@"' pnmi "$@"
+}
+
+# Default: the two boots of make check's arm64 stage (check.sh stage 7)
+# on this kernel: pmu_sample.sh under -icount shift=0 (one TCG thread, the
+# cycle counter following the instructions), then the ring and source
+# stress tests with a TCG thread per vCPU, where the PMU's NMI lands in
+# hard-IRQ writers too.
+do_run()
+{
+	local rel rc=0
+	rel=$(kernel_release)
+	[ -n "$rel" ] || { echo "pnmi-kernel: build the kernel first" >&2; exit 1; }
+	make_vmrun "$rel"
+	if [ $# -gt 0 ]; then
+		boot "$rel" "$@"
+		return
+	fi
+	VM_ICOUNT=0 boot "$rel" /kselftest/run_kselftest.sh \
+		-t pmcring:pmu_sample.sh || rc=$?
+	boot "$rel" /kselftest/run_kselftest.sh -t pmcring:ring_order \
+		-t pmcring:ring_drop -t pmcring:ring_hotplug -t pmcring:ring_irq \
+		-t pmcring:src_stress || rc=$?
+	return "$rc"
+}
+
+case "${1:-all}" in
+build) do_build ;;
+module) do_module ;;
+run) shift; [ "${1:-}" = -- ] && shift; do_run "$@" ;;
+all) do_build; do_module; shift || true; [ "${1:-}" = -- ] && shift; do_run "$@" ;;
+*) echo "usage: $0 [build|module|run [-- CMD...]|all]" >&2; exit 2 ;;
+esac

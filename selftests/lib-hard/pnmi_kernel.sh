@@ -26,13 +26,19 @@
 # only when the tarball or the fragment changes (a stamp records both).
 set -eu
 
-TOP=$(cd "$(dirname "$0")/../.." && pwd)
-PK=$TOP/build/pnmi-kernel
-TARBALL=${LINUX_SOURCE:-/usr/src/linux-source-6.1.tar.xz}
-SRC=$PK/src
-OBJ=$PK/obj
+KB_TAG=pnmi-kernel
+KB_DIR=$(cd "$(dirname "$0")/../.." && pwd)/build/pnmi-kernel
+KB_ARCH=arm64
+KB_CROSS=${CROSS_COMPILE:-aarch64-linux-gnu-}
+KB_IMAGE=arch/arm64/boot/Image
+KB_BASE=allnoconfig
+KB_CONFIG=pmcring-pnmi.config
+KB_CHECK='^CONFIG_[A-Z0-9_]*=[^"]'
+KB_APT="apt-get install flex bison bc gcc-aarch64-linux-gnu"
 JOBS=${JOBS:-2}
-KMAKE=(make -s -C "$SRC" O="$OBJ" ARCH=arm64 CROSS_COMPILE="${CROSS_COMPILE:-aarch64-linux-gnu-}")
+# shellcheck source=selftests/lib-hard/kernel_build.sh
+. "$(dirname "$0")/kernel_build.sh"
+PK=$KB_DIR
 
 # On top of allnoconfig: what vmrun's guest needs (PL011 console, virtio
 # PCI and 9p built in, since vmrun's initramfs would otherwise load
@@ -108,93 +114,6 @@ CONFIG_ACPI=n
 CFG
 }
 
-kernel_release()
-{
-	cat "$OBJ/include/config/kernel.release" 2>/dev/null
-}
-
-do_build()
-{
-	local stamp want start
-	mkdir -p "$PK"
-	want="$(stat -c '%s %Y' "$TARBALL") $(fragment | sha256sum | cut -c1-16)"
-	stamp=$PK/stamp
-	if [ -r "$OBJ/arch/arm64/boot/Image" ] && [ -r "$stamp" ] &&
-	   [ "$(cat "$stamp")" = "$want" ]; then
-		echo "pnmi-kernel: cached $(kernel_release) ($OBJ/arch/arm64/boot/Image)"
-		return 0
-	fi
-	local tool missing=
-	for tool in flex bison bc perl make "${CROSS_COMPILE:-aarch64-linux-gnu-}gcc"; do
-		command -v "$tool" >/dev/null || missing="$missing $tool"
-	done
-	[ -z "$missing" ] || { echo "pnmi-kernel: missing:$missing (apt-get install flex bison bc gcc-aarch64-linux-gnu)" >&2; exit 1; }
-	start=$(date +%s)
-	if [ ! -r "$SRC/Makefile" ]; then
-		echo "pnmi-kernel: extracting $TARBALL"
-		rm -rf "$SRC.tmp"
-		mkdir -p "$SRC.tmp"
-		tar -C "$SRC.tmp" --strip-components=1 -xf "$TARBALL"
-		mv "$SRC.tmp" "$SRC"
-	fi
-	mkdir -p "$OBJ"
-	fragment >"$PK/pmcring-pnmi.config"
-	cp "$PK/pmcring-pnmi.config" "$SRC/kernel/configs/pmcring-pnmi.config"
-	nice -n 19 "${KMAKE[@]}" allnoconfig pmcring-pnmi.config
-	# Check that every option we asked for survived olddefconfig.
-	local miss=0 line key val
-	while IFS= read -r line; do
-		key=${line%%=*} val=${line#*=}
-		case "$val" in
-		n) grep -q "^$key=" "$OBJ/.config" && { echo "pnmi-kernel: $key still set"; miss=1; } ;;
-		*) grep -qx "$key=$val" "$OBJ/.config" || { echo "pnmi-kernel: $key=$val not applied"; miss=1; } ;;
-		esac
-	done < <(fragment | grep -v '^CONFIG_LOCALVERSION')
-	[ "$miss" = 0 ] || { echo "pnmi-kernel: config incomplete" >&2; exit 1; }
-	nice -n 19 "${KMAKE[@]}" -j"$JOBS" Image modules
-	echo "$want" >"$stamp"
-	echo "pnmi-kernel: built $(kernel_release) in $(( $(date +%s) - start ))s with -j$JOBS" |
-		tee "$PK/build-time.txt"
-}
-
-do_module()
-{
-	local rel
-	rel=$(kernel_release)
-	[ -n "$rel" ] || { echo "pnmi-kernel: build the kernel first" >&2; exit 1; }
-	mkdir -p "$TOP/build/kmod/$rel"
-	# A copy of kmod/ (and the ../uapi, ../VERSION it reads), as
-	# debug_kernel.sh does: make kmod's objects stay untouched.
-	rm -rf "$PK/mod"
-	mkdir -p "$PK/mod/kmod"
-	cp "$TOP"/kmod/*.c "$TOP"/kmod/*.h "$TOP"/kmod/Kbuild "$PK/mod/kmod/"
-	rm -f "$PK/mod/kmod/pmcring.mod.c"
-	cp -r "$TOP/uapi" "$TOP/VERSION" "$PK/mod/"
-	nice -n 19 make -s -C "$OBJ" ARCH=arm64 CROSS_COMPILE="${CROSS_COMPILE:-aarch64-linux-gnu-}" \
-		M="$PK/mod/kmod" -j"$JOBS" modules
-	cp "$PK/mod/kmod/pmcring.ko" "$TOP/build/kmod/$rel/pmcring.ko"
-	echo "pnmi-kernel: $TOP/build/kmod/$rel/pmcring.ko"
-}
-
-# vmrun boots \$KROOT/boot/vmlinuz-\$KREL and reads \$KROOT/lib/modules/\$KREL;
-# a private copy points both at this build (an empty modules.dep: virtio
-# PCI and 9p are built in).  Nothing outside build/ is touched.
-make_vmrun()
-{
-	local rel=$1 mroot
-	mroot=$PK/modroot/$rel
-	mkdir -p "$mroot"
-	: >"$mroot/modules.dep"
-	mkdir -p "$PK/vmrun-selftests/lib"
-	sed -e "s|^VMLINUZ=.*|VMLINUZ=$OBJ/arch/arm64/boot/Image|" \
-	    -e "s|^MODROOT=.*|MODROOT=$mroot|" \
-	    -e "s|^TOP=.*|TOP=$TOP|" \
-	    "$TOP/selftests/vmrun" >"$PK/vmrun-selftests/vmrun"
-	chmod +x "$PK/vmrun-selftests/vmrun"
-	grep -q "^VMLINUZ=$OBJ" "$PK/vmrun-selftests/vmrun" ||
-		{ echo "pnmi-kernel: cannot redirect vmrun" >&2; exit 1; }
-}
-
 # Run in the guest before CMD: the proof that the PMU interrupt is an NMI.
 # The GICv3 driver prints "Pseudo-NMIs enabled" when the command line's
 # irqchip.gicv3_pseudo_nmi=1 took; arm_pmu's armpmu_request_irq() tries
@@ -213,7 +132,7 @@ boot()
 	local rel=$1
 	shift
 	# shellcheck disable=SC2086,SC2016
-	"$PK/vmrun-selftests/vmrun" --arch arm64 --kernel "$rel" \
+	"$KB_VMRUN" --arch arm64 --kernel "$rel" \
 		--append irqchip.gicv3_pseudo_nmi=1 \
 		--timeout "${PNMI_TIMEOUT:-3000}" ${PNMI_VMRUN_ARGS:-} \
 		--module "$TOP/build/kmod/$rel/pmcring.ko" -- \
@@ -261,10 +180,4 @@ do_run()
 	return "$rc"
 }
 
-case "${1:-all}" in
-build) do_build ;;
-module) do_module ;;
-run) shift; [ "${1:-}" = -- ] && shift; do_run "$@" ;;
-all) do_build; do_module; shift || true; [ "${1:-}" = -- ] && shift; do_run "$@" ;;
-*) echo "usage: $0 [build|module|run [-- CMD...]|all]" >&2; exit 2 ;;
-esac
+kb_main "$@"

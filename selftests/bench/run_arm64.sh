@@ -18,7 +18,8 @@
 #
 # Environment: KVER (kernel series, default 6.1), BENCH_QUICK=1 (tiny sizes),
 # BENCH_CPUS / BENCH_MEM (VM, default 2 / 2048), BENCH_TIMEOUT (VM
-# seconds, default 1800), VM_TCG_THREAD (default single, as run.sh).
+# seconds, default 1800), VM_TCG_THREAD (default from selftests/lib/tcg_thread,
+# as run.sh).
 set -eu
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -61,9 +62,14 @@ cp "$BDIR/pmcbench" "$BDIR/tpbench" "$TOP/selftests/bench/guest.sh" "$KO" \
 : >"$SHARE/results.jsonl"
 envs=(--env ONLY=arm64)
 for kv in "${SIZES[@]}"; do envs+=(--env "$kv"); done
-# One TCG thread for both vCPUs, as run.sh's x86 VM (its ratios pair
-# figures of the same run either way).
-export VM_TCG_THREAD=${VM_TCG_THREAD:-single}
+# A host thread per vCPU where QEMU allows it (selftests/lib/tcg_thread:
+# QEMU >= 8.1), as run.sh's x86 VM: B2's generator and consumer then do
+# not share one emulated CPU thread.  On QEMU 7.2 one thread, as for
+# every caller that flips kernel text often.  The ratios pair figures of
+# the same run either way.
+VM_TCG_THREAD=$(TCG_OLD=single "$TOP/selftests/lib/tcg_thread" \
+	"${QEMU:-qemu-system-aarch64}" "$KVER")
+export VM_TCG_THREAD
 log "VM: arm64, $CPUS vCPUs, $MEM MiB, kernel $KVER, TCG ($VM_TCG_THREAD)"
 set +e
 "$TOP/selftests/vmrun" --arch arm64 --kernel "$KVER" --cpus "$CPUS" \

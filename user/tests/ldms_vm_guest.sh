@@ -133,8 +133,7 @@ JTYPES="-F 500 --types callchain,procexec,procexit,procfork,map_in,map_out,thr_c
 # wakes ldmsd, every wakeup is a context switch every session records
 # and publishes; stops then took a minute.)
 for s in int term dur kill; do
-	pmcring-workload -d $((STOP_AT + 1)) >>"$W/workload.log" 2>&1 &
-	wl=$!
+	t2=$(date +%s)
 	names="$s ${s}b"
 	d=-q
 	[ $s = dur ] && d="-q --duration $STOP_AT"
@@ -148,10 +147,27 @@ for s in int term dur kill; do
 		# no file at all (not quiet: the counts are on stderr only)
 		rec none $JTYPES -o none --ldms "$SPEC,stream=vnone,type=json"
 		names="$names none"
+	fi
+	# each recording under way (its session open: LDMS loaded and
+	# connected before that), then STOP_AT seconds of it: on a loaded
+	# host the VM starts them slowly
+	for n in $names; do
+		i=0
+		until ls -l "/proc/$(cat "$W/rec-$n.pid")/fd" 2>/dev/null |
+				grep -q /dev/pmcring; do
+			i=$((i + 1))
+			[ $i -ge 600 ] && { log "$n: no session after 60 s"; break; }
+			sleep 0.1
+		done
+	done
+	log "$s: recording after $(( $(date +%s) - t2 )) s"
+	if [ $s = int ]; then
 		# the static pmcring's recording, replayed by ldms_cluster.sh vm
 		pmcring record -a -q --duration 3 -o "$W/vm.pmclog" >"$W/static.log" 2>&1 &
 		st=$!
 	fi
+	pmcring-workload -d $((STOP_AT + 1)) >>"$W/workload.log" 2>&1 &
+	wl=$!
 	sleep "$STOP_AT"
 	t1=$(date +%s)
 	for n in $names; do
@@ -180,12 +196,14 @@ sleep 0.5	# what the killed ones had sent, read by the node
 # only then or at exit).
 flushed()
 {
-	"$FEED" -q -n 200 -j --ldms "host=127.0.0.1,port=$NODE,stream=$2,type=json$3" ||
-		return 1
+	# (its exit status only says whether it saw every acknowledgement
+	# within timeout=; the store's file is what tells)
+	"$FEED" -q -n 200 -j --ldms "host=127.0.0.1,port=$NODE,stream=$2,type=json,timeout=60000$3" ||
+		log "$1: the flush feed exited $?"
 	i=0
 	until [ "$(stat -c %s "$W/$1/blobs/$2".DAT.* 2>/dev/null || echo 0)" -ge 8192 ]; do
 		i=$((i + 1))
-		[ $i -ge 300 ] && { log "$1: the store did not catch up in 30 s"; return 1; }
+		[ $i -ge 600 ] && { log "$1: the store did not catch up in 60 s"; return 1; }
 		sleep 0.1
 	done
 }

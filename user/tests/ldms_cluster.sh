@@ -28,7 +28,10 @@
 #     DAT pmcring's own, whole records in timestamp order; SIGKILL: what
 #     the daemon received, a whole prefix of the stream;
 #   - the counts outlive the run: DIR.ldms next to the own set, shown by
-#     `pmcring stat DIR` (published, undelivered, quota waits, ...).
+#     `pmcring stat DIR` (published, undelivered, quota waits, ...);
+#   - reconnect=: the daemon stopped and another started on its port:
+#     the publisher connects again, counts what it could not deliver,
+#     and the two daemons' sets are runs of pmcring's own stream.
 #
 # Usage: ldms_cluster.sh          the test, KTAP; exit 0, 1, or 4 (skip)
 #        ldms_cluster.sh vm PMCLOG   a recording of the module (the VM's)
@@ -338,7 +341,7 @@ config name=blob_msg_writer path=$W/onem container=blobs message_tag=pmcmsg mess
 fi
 
 echo "KTAP version 1"
-echo "1..25"
+echo "1..26"
 N=20000
 # the binary set into one ldmsd that stores it itself: LDMS's stream
 # forwarding (prdcr_subscribe) cuts string messages at their first NUL,
@@ -672,6 +675,60 @@ pubk=$(field "$W/killb.out" published)
 taken=$(field "$W/killb.out" records)
 ok $(( rc != 1 || und == 0 || pubk + und != taken )) \
 	"daemon killed mid-run, batch=: exit 1, $pubk published + $und undelivered = $taken taken"
+
+# reconnect=: the daemon stopped (SIGTERM, so its store flushes) under a
+# paced load and started again on the same port: the publisher connects
+# again and goes on; the records taken while it was away are counted
+# undelivered, each daemon stores a run of pmcring's own stream, and
+# together they hold every record acknowledged (those the first one had
+# not answered when it went are counted not acknowledged)
+recp=$(port)
+recd()
+{
+	ldmsd_start "rec$1" "$recp" "stream_enable
+load name=blob_stream_writer
+config name=blob_stream_writer path=$W/rec$1 container=blobs stream=pmcre timing=1 types=1"
+}
+recd 1 || exit 1
+mkdir -p "$W/ownr"
+"$FEED" -n 100000 -r 2000 -d 3000 -j -o "$W/ownr" \
+	--ldms "host=127.0.0.1,port=$recp,stream=pmcre,type=json,reconnect=200" \
+	>"$W/recon.out" 2>"$W/recon.err" &
+feed=$!
+sleep 1
+ldmsd_stop rec1
+sleep 0.5
+recd 2 || exit 1
+wait $feed
+rc=$?
+sleep 0.3
+ldmsd_stop rec2
+sed 's/^/# reconnect: /' "$W/recon.out" "$W/recon.err"
+taken=$(field "$W/recon.out" records)
+pubr=$(field "$W/recon.out" published)
+undr=$(field "$W/recon.out" undelivered)
+nomr=$(field "$W/recon.out" no_msg)
+ackr=$(field "$W/recon.out" acked)
+python3 - "$W"/ownr/blobs/pmcring.DAT.* "$W"/rec1/blobs/pmcre.DAT.* "$W"/rec2/blobs/pmcre.DAT.* "$pubr" "$ackr" <<'EOF2'
+import sys
+msgs = lambda p: open(p, 'rb').read()[8:].split(b'\0')[:-1]
+own, d1, d2 = msgs(sys.argv[1]), msgs(sys.argv[2]), msgs(sys.argv[3])
+pub, ack = int(sys.argv[4]), int(sys.argv[5])
+if not d1 or not d2 or own[:len(d1)] != d1:
+    sys.exit('# reconnect: the first daemon\'s set is not a prefix of the own one')
+i = own.index(d2[0], len(d1))
+# every acknowledged message stored; those the first daemon did not
+# answer before it went may or may not be
+if own[i:i + len(d2)] != d2 or not ack <= len(d1) + len(d2) <= pub:
+    sys.exit('# reconnect: %d + %d stored, %d published, %d acknowledged' %
+             (len(d1), len(d2), pub, ack))
+print('# reconnect: %d + %d stored of %d published (%d acknowledged), %d of the own %d skipped' %
+      (len(d1), len(d2), pub, ack, i - len(d1), len(own)))
+EOF2
+r1=$?
+grep -q "connected again" "$W/recon.err" && grep -q " reconnects 1 " "$W/recon.out"
+ok $(( rc != 1 || r1 != 0 || $? != 0 || undr == 0 || pubr + undr + nomr != taken )) \
+	"reconnect=200: the daemon stopped and started again: connected again, exit 1, $pubr published + $undr undelivered (+ $nomr PERIODs) = $taken taken, the two daemons' sets runs of the own stream holding every acknowledged record"
 
 [ $fail = 0 ] || { echo "# logs:"; tail -n 5 "$W"/*.log "$W"/*.err 2>/dev/null | sed 's/^/# /'; }
 exit $fail

@@ -45,7 +45,8 @@ static void test_parse(void)
 	      !strcmp(o.ldms.stream, "pmcring") && !o.ldms.json &&
 	      !o.ldms.msg && o.ldms.window == 4096 &&
 	      o.ldms.timeout_ms == 5000 && !o.ldms.lib &&
-	      !o.ldms.nr_auth_opts && !o.ldms.batch, "defaults");
+	      !o.ldms.nr_auth_opts && !o.ldms.batch && !o.ldms.reconnect_ms,
+	      "defaults");
 	rec_opts_free(&o);
 
 	CHECK(!parse_ldms(&o, err, "xprt=rdma,host=n1,port=1,auth=munge,"
@@ -64,6 +65,12 @@ static void test_parse(void)
 	CHECK(!parse_ldms(&o, err, "channel=msg,batch=65536", false), "%s",
 	      err);
 	CHECK(o.ldms.msg && o.ldms.batch == 65536, "batch=65536");
+	rec_opts_free(&o);
+
+	CHECK(!parse_ldms(&o, err, "reconnect=250,timeout=7", false), "%s",
+	      err);
+	CHECK(o.ldms.reconnect_ms == 250 && o.ldms.timeout_ms == 7,
+	      "reconnect=250");
 	rec_opts_free(&o);
 
 	{
@@ -102,6 +109,8 @@ static void test_parse(void)
 	BAD("window=0");
 	BAD("window=-1");
 	BAD("timeout=10x");
+	BAD("reconnect=0");
+	BAD("reconnect=1000001");
 	BAD("batch=65536");			/* the stream channel */
 	BAD("channel=msg,type=json,batch=4096");	/* JSON: one per message */
 	BAD("channel=msg,batch=16777217");

@@ -385,11 +385,12 @@ int main(int argc, char **argv)
 		printf("records %" PRIu64 " drops %" PRIu64 " published %"
 		       PRIu64 " messages %" PRIu64 " acked %" PRIu64 " rejected %" PRIu64
 		       " undelivered %" PRIu64 " no_msg %" PRIu64
-		       " quota_waits %" PRIu64 " seconds %.3f records_per_s %.0f\n",
+		       " quota_waits %" PRIu64 " reconnects %" PRIu64
+		       " seconds %.3f records_per_s %.0f\n",
 		       c.st.records, c.st.drops, st.published, st.messages,
 		       st.acked,
-		       st.rejected, st.undelivered, st.no_msg, st.quota_waits, t,
-		       (double)c.st.records / t);
+		       st.rejected, st.undelivered, st.no_msg, st.quota_waits,
+		       st.reconnects, t, (double)c.st.records / t);
 	if (pub && (st.gone || st.undelivered || st.acked != st.published))
 		ret = 1;
 	consumer_fini(&c);

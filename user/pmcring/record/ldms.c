@@ -165,7 +165,8 @@ int ldms_pub_parse(struct ldms_pub_opts *o, const char *spec, char *err,
 		if (!v || !v[1])
 			return bad(err, errsz, "--ldms: '%s': want KEY=VALUE "
 				   "(xprt, host, port, auth, auth_opt, stream, "
-				   "type, channel, window, timeout, batch, lib)", kv);
+				   "type, channel, window, timeout, batch, "
+				   "reconnect, lib)", kv);
 		*v++ = '\0';
 		if (!strcmp(kv, "xprt")) {
 			o->xprt = v;
@@ -190,7 +191,8 @@ int ldms_pub_parse(struct ldms_pub_opts *o, const char *spec, char *err,
 					   "string (binary pmclog records) or "
 					   "json", v);
 			o->json = !strcmp(v, "json");
-		} else if (!strcmp(kv, "window") || !strcmp(kv, "timeout")) {
+		} else if (!strcmp(kv, "window") || !strcmp(kv, "timeout") ||
+			   !strcmp(kv, "reconnect")) {
 			char *end;
 
 			errno = 0;
@@ -200,8 +202,10 @@ int ldms_pub_parse(struct ldms_pub_opts *o, const char *spec, char *err,
 					   "'%s' (1 to 1000000)", v);
 			if (kv[0] == 'w')
 				o->window = (uint32_t)n;
-			else
+			else if (kv[0] == 't')
 				o->timeout_ms = (uint32_t)n;
+			else
+				o->reconnect_ms = (uint32_t)n;
 		} else if (!strcmp(kv, "channel")) {
 			if (strcmp(v, "stream") && strcmp(v, "msg"))
 				return bad(err, errsz, "--ldms: channel=%s: want "
@@ -226,8 +230,8 @@ int ldms_pub_parse(struct ldms_pub_opts *o, const char *spec, char *err,
 		} else {
 			return bad(err, errsz, "--ldms: unknown key '%s' "
 				   "(xprt, host, port, auth, auth_opt, stream, "
-				   "type, channel, window, timeout, batch, lib)",
-				   kv);
+				   "type, channel, window, timeout, batch, "
+				   "reconnect, lib)", kv);
 		}
 	}
 	/* a JSON message is one object; the stream channel is acked per
@@ -256,7 +260,19 @@ struct ldms_pub {
 	int			conn;	/* 0 waiting, 1 connected, -1 failed */
 	int			conn_event;
 	bool			gone;	/* lost after it was connected */
-	bool			said_gone;
+	bool			said_gone;	/* a loss, ever (the stats) */
+	bool			loss_said;	/* this loss, on stderr */
+	/*
+	 * reconnect=: an attempt in flight (conn 0, then 1 or -1 by its
+	 * events), when to make the next, and what the connections given up
+	 * left: stream messages never answered, records published on them
+	 * (the message channel's sync answers for the last connection only).
+	 */
+	bool			connecting;
+	uint64_t		next_try_ns;
+	uint64_t		lost_unanswered;
+	uint64_t		pub_before;
+	struct attr_value_list	*av;	/* auth_opt=, for every connect */
 	bool			lost;	/* gone before ldms_pub_close() */
 	bool			gone_fast;	/* gone, for atomic reads */
 	bool			sync_acked;	/* channel=msg: all delivered */
@@ -282,8 +298,12 @@ static void pub_event(ldms_t x, struct ldms_event_head *e, void *arg)
 {
 	struct ldms_pub *p = arg;
 
-	(void)x;
 	pthread_mutex_lock(&p->lock);
+	/* a connection given up for another (reconnect=): not ours now */
+	if (x != p->x) {
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
 	switch (e->type) {
 	case LDMS_XPRT_EVENT_CONNECTED:
 		p->conn = 1;
@@ -291,7 +311,8 @@ static void pub_event(ldms_t x, struct ldms_event_head *e, void *arg)
 	case LDMS_XPRT_EVENT_REJECTED:
 	case LDMS_XPRT_EVENT_ERROR:
 	case LDMS_XPRT_EVENT_DISCONNECTED:
-		if (p->conn == 1)
+		/* an attempt of reconnect= that failed, even once connected */
+		if (p->conn == 1 && !p->connecting)
 			p->gone = true;
 		else
 			p->conn = -1;
@@ -400,24 +421,30 @@ static const char *event_name(int type)
 	}
 }
 
-static int pub_connect(struct ldms_pub *p)
+/* A new transport with auth= and auth_opt=, or NULL with errno. */
+static ldms_t pub_xprt(struct ldms_pub *p)
 {
-	struct attr_value_list *av = NULL;
-	struct timespec until;
 	unsigned int i;
 	char kv[256], *v;
-	int rc;
 
-	if (p->o.nr_auth_opts) {
-		av = p->api.av_new(p->o.nr_auth_opts);
-		for (i = 0; av && i < p->o.nr_auth_opts; i++) {
+	if (p->o.nr_auth_opts && !p->av) {
+		p->av = p->api.av_new(p->o.nr_auth_opts);
+		for (i = 0; p->av && i < p->o.nr_auth_opts; i++) {
 			snprintf(kv, sizeof(kv), "%s", p->o.auth_opt[i]);
 			v = strchr(kv, '=');
 			*v++ = '\0';
-			p->api.av_add(av, kv, v);
+			p->api.av_add(p->av, kv, v);
 		}
 	}
-	p->x = p->api.xprt_new_with_auth(p->o.xprt, p->o.auth, av);
+	return p->api.xprt_new_with_auth(p->o.xprt, p->o.auth, p->av);
+}
+
+static int pub_connect(struct ldms_pub *p)
+{
+	struct timespec until;
+	int rc;
+
+	p->x = pub_xprt(p);
 	if (!p->x) {
 		rc = errno ? errno : EINVAL;
 		fprintf(stderr, "pmcring: --ldms: transport %s with auth %s: "
@@ -492,11 +519,82 @@ err:
 
 static void say_gone(struct ldms_pub *p)
 {
-	if (p->said_gone)
+	if (p->loss_said)
 		return;
+	p->loss_said = true;
 	p->said_gone = true;
-	fprintf(stderr, "pmcring: --ldms: %s: the daemon went away: "
-		"stopping\n", p->name);
+	if (p->o.reconnect_ms)
+		fprintf(stderr, "pmcring: --ldms: %s: the daemon went away: "
+			"connecting again every %u ms, the records taken "
+			"meanwhile counted undelivered\n", p->name,
+			p->o.reconnect_ms);
+	else
+		fprintf(stderr, "pmcring: --ldms: %s: the daemon went away: "
+			"stopping\n", p->name);
+}
+
+static uint64_t pub_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * reconnect=, the connection lost: every reconnect= ms give it (or the
+ * last attempt) up and start another, without waiting for it: the
+ * consumer goes on, its records counted undelivered, until the attempt's
+ * CONNECTED.  Then what the connections given up left unanswered stays
+ * so (not acknowledged), and publishing resumes.  True when connected
+ * again.
+ */
+static bool pub_reconnect(struct ldms_pub *p)
+{
+	uint64_t now = pub_now_ns();
+	ldms_t old, x;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->connecting && p->conn == 1) {
+		p->connecting = false;
+		p->gone = false;
+		p->lost_unanswered = p->st.messages - p->acked;
+		p->pub_before = p->st.published;
+		p->loss_said = false;
+		p->st.reconnects++;
+		/* pairs with the acquires in ldms_pub_record(), _gone() */
+		__atomic_store_n(&p->gone_fast, false, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&p->lock);
+		fprintf(stderr, "pmcring: --ldms: %s: connected again, %"
+			PRIu64 " records undelivered so far\n", p->name,
+			p->st.undelivered);
+		return true;
+	}
+	if ((p->connecting && !p->conn) || now < p->next_try_ns) {
+		pthread_mutex_unlock(&p->lock);
+		return false;
+	}
+	old = p->x;
+	p->x = NULL;	/* its events are ignored from here on */
+	p->connecting = false;
+	pthread_mutex_unlock(&p->lock);
+	p->next_try_ns = now + (uint64_t)p->o.reconnect_ms * 1000000u;
+	if (old)
+		p->api.xprt_close(old);
+	x = pub_xprt(p);
+	if (!x)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	p->x = x;
+	p->conn = 0;
+	p->connecting = true;
+	pthread_mutex_unlock(&p->lock);
+	if (p->api.connect_by_name(x, p->o.host, p->o.port, pub_event, p)) {
+		pthread_mutex_lock(&p->lock);
+		p->conn = -1;
+		pthread_mutex_unlock(&p->lock);
+	}
+	return false;
 }
 
 /*
@@ -546,11 +644,12 @@ static int pub_send(struct ldms_pub *p, const void *msg, size_t len,
 	 * sends us to the locked check.
 	 */
 	rc = __atomic_load_n(&p->gone_fast, __ATOMIC_ACQUIRE);
-	if (!rc && !p->o.msg && p->st.messages -
+	if (!rc && !p->o.msg && p->st.messages - p->lost_unanswered -
 	    __atomic_load_n(&p->acked, __ATOMIC_ACQUIRE) >= p->o.window) {
 		pthread_mutex_lock(&p->lock);
 		p->waiters++;
-		while (!p->gone && p->st.messages - p->acked >= p->o.window)
+		while (!p->gone && p->st.messages - p->lost_unanswered -
+		       p->acked >= p->o.window)
 			pthread_cond_wait(&p->cond, &p->lock);
 		p->waiters--;
 		rc = p->gone;
@@ -602,7 +701,8 @@ int ldms_pub_record(struct ldms_pub *p, const struct fmt_rec *r)
 		return 0;
 	}
 	/* pairs with the releases in pub_event(), pub_send() */
-	if (__atomic_load_n(&p->gone_fast, __ATOMIC_ACQUIRE)) {
+	if (__atomic_load_n(&p->gone_fast, __ATOMIC_ACQUIRE) &&
+	    (!p->o.reconnect_ms || !pub_reconnect(p))) {
 		say_gone(p);
 		p->st.undelivered++;
 		return -ENOTCONN;
@@ -625,6 +725,11 @@ bool ldms_pub_gone(struct ldms_pub *p)
 	/* pairs with the releases in pub_event(), ldms_pub_record() */
 	bool gone = __atomic_load_n(&p->gone_fast, __ATOMIC_ACQUIRE);
 
+	if (gone && p->o.reconnect_ms) {
+		if (!pub_reconnect(p))
+			say_gone(p);
+		return false;	/* the recording goes on */
+	}
 	if (gone)
 		say_gone(p);
 	return gone;
@@ -662,6 +767,10 @@ void ldms_pub_close(struct ldms_pub *p)
 {
 	struct timespec until;
 
+	/* an attempt of reconnect= that has connected since */
+	if (p->o.reconnect_ms &&
+	    __atomic_load_n(&p->gone_fast, __ATOMIC_ACQUIRE))
+		pub_reconnect(p);
 	if (!p->x)
 		return;
 	if (p->conn != 1) {	/* never connected: nothing to wait for */
@@ -676,7 +785,8 @@ void ldms_pub_close(struct ldms_pub *p)
 	/* every ACK, or the loss, or timeout= */
 	pthread_mutex_lock(&p->lock);
 	p->waiters++;
-	while (!p->o.msg && !p->gone && p->acked < p->st.messages &&
+	while (!p->o.msg && !p->gone &&
+	       p->acked + p->lost_unanswered < p->st.messages &&
 	       !pthread_cond_timedwait(&p->cond, &p->lock, &until))
 		;
 	p->lost = p->gone;
@@ -698,8 +808,9 @@ void ldms_pub_get_stats(const struct ldms_pub *p, struct ldms_pub_stats *st)
 	*st = p->st;
 	/* the message channel: all or (we cannot tell which) none */
 	/* no batch on the stream channel: a message is a record there */
+	/* reconnect=: the last connection's (earlier ones: not known) */
 	st->acked = !p->o.msg ? p->acked - p->rejected :
-		    p->sync_acked ? p->st.published : 0;
+		    p->sync_acked ? p->st.published - p->pub_before : 0;
 	st->rejected = p->rejected;
 	st->gone = p->lost || p->said_gone;
 	pthread_mutex_unlock((pthread_mutex_t *)&p->lock);
@@ -723,9 +834,10 @@ int ldms_pub_sidecar(const struct ldms_pub *p, const char *path)
 	fprintf(f, "published %" PRIu64 " messages %" PRIu64 " acknowledged %"
 		PRIu64 " refused %" PRIu64 " not_acknowledged %" PRIu64
 		" undelivered %" PRIu64 " quota_waits %" PRIu64 " no_msg %"
-		PRIu64 " gone %d to %s\n", st.published, st.messages, st.acked,
-		st.rejected, st.published - st.acked - st.rejected,
-		st.undelivered, st.quota_waits, st.no_msg, st.gone, p->name);
+		PRIu64 " reconnects %" PRIu64 " gone %d to %s\n", st.published,
+		st.messages, st.acked, st.rejected,
+		st.published - st.acked - st.rejected, st.undelivered,
+		st.quota_waits, st.no_msg, st.reconnects, st.gone, p->name);
 	if (fclose(f))
 		err = -errno;
 out:

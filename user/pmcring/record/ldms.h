@@ -39,6 +39,9 @@ struct ldms_pub_opts {
 	uint32_t	batch;		/* batch=BYTES: whole records packed
 					 * per message (channel=msg, binary);
 					 * 0: one record per message */
+	uint32_t	reconnect_ms;	/* reconnect=MS: after a loss, connect
+					 * again every MS ms and go on; 0
+					 * (default): stop the recording */
 };
 
 /* Parse SPEC into @o: 0, or -EINVAL with @err saying why. */
@@ -58,6 +61,7 @@ struct ldms_pub_stats {
 	uint64_t	quota_waits;	/* channel=msg: publishes LDMS refused
 					 * for want of send quota (EAGAIN,
 					 * ENOBUFS), waited for and retried */
+	uint64_t	reconnects;	/* reconnect=: connections made again */
 	bool		gone;		/* the connection was lost */
 };
 
@@ -82,7 +86,12 @@ int ldms_pub_record(struct ldms_pub *p, const struct fmt_rec *r);
  * the rings are empty, so a batch waits no longer than a drain pass).
  */
 void ldms_pub_flush(struct ldms_pub *p);
-/* Was the connection lost?  (Says so on stderr, once.) */
+/*
+ * Was the connection lost, so that the recording must stop?  (Says so on
+ * stderr, once.)  With reconnect=: never; a lost connection is made
+ * again here (and in ldms_pub_record()) every reconnect= ms, and the
+ * records taken meanwhile are counted undelivered.
+ */
 bool ldms_pub_gone(struct ldms_pub *p);
 /* Wait (up to timeout=) for the acknowledgements, then disconnect. */
 void ldms_pub_close(struct ldms_pub *p);

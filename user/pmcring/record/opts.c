@@ -199,6 +199,8 @@ void rec_usage(FILE *f)
 "                          (4096 messages not acknowledged), timeout\n"
 "                          (5000 ms), batch (bytes of whole records per\n"
 "                          message, channel=msg binary; 0: one each),\n"
+"                          reconnect (ms between attempts to connect\n"
+"                          again after a loss; default none: stop),\n"
 "                          lib (path of libldmsd_stream.so.0)\n"
 "\n"
 "  -h, --help              this text\n"

@@ -1028,10 +1028,11 @@ static int ldms_report(struct recorder *r)
 			" acknowledged by the daemon, "
 			"%" PRIu64 " refused by it, %" PRIu64 " not "
 			"acknowledged, %" PRIu64 " records undelivered (daemon "
-			"gone), %" PRIu64 " waits for send quota%s\n",
+			"gone), %" PRIu64 " waits for send quota, %" PRIu64
+			" times connected again%s\n",
 			ldms_pub_name(r->pub), st.published,
 			st.messages, st.acked, st.rejected, unacked, st.undelivered,
-			st.quota_waits,
+			st.quota_waits, st.reconnects,
 			st.no_msg ? "; JSON PERIODs ride on their callchains" :
 			"");
 	/* the same counts next to the file, for `pmcring stat` */

@@ -510,28 +510,40 @@ function native_drain(    line, n, i, k, fs, f, r, m, sep, nfs, fsl, seen,
 }
 
 # The write bench's rows (pmcring-write-bench -j, -v write=): io_uring
-# against pwritev() alone, buffered and O_DIRECT; "native_write" in JSON.
-function native_write(    line, n, sep, jd, v) {
+# against pwritev() alone, buffered and O_DIRECT, io_uring with 1 write in
+# flight ("io_uring") and with more ("io_uring-qN", -q); "native_write" in
+# JSON.  The goal line of each fs and io: the best io_uring row.
+function native_write(    line, n, sep, jd, v, k, best, bway, nk, keys, i) {
 	n = 0
 	while (write != "" && (getline line < write) > 0) {
 		$0 = line
 		if (!n++) {
-			printf "\nio_uring against pwritev() alone (user/bench/write: batches of %d KiB in 4 KiB iovecs, one in flight), medians\n", get("batch") / 1024
-			printf "%-10s %-9s %-9s %9s %9s %9s\n", "fs", "io", "way", "MB/s", "/pwritev", "CPU /pw"
+			printf "\nio_uring against pwritev() alone (user/bench/write: batches of %d KiB in 4 KiB iovecs; io_uring-qN: N writes in flight, else one), medians\n", get("batch") / 1024
+			printf "%-13s %-9s %-11s %9s %9s %9s\n", "fs", "io", "way", "MB/s", "/pwritev", "CPU /pw"
 		}
-		printf "%-10s %-9s %-9s %9.1f %8.2fx %8.2fx\n", get("fs"), get("io"),
+		printf "%-13s %-9s %-11s %9.1f %8.2fx %8.2fx\n", get("fs"), get("io"),
 		       get("way"), get("mb_per_s"), get("of_pwritev"), get("cpu_of_pwritev")
-		if (get("way") == "io_uring") {
+		if (get("way") ~ /^io_uring/) {
 			v = get("of_pwritev") + 0
-			wr_goal = wr_goal sprintf("%s %s: io_uring / pwritev %.2fx: goal (>= 1.3) %s\n",
-						  get("fs"), get("io"), v, v >= 1.3 ? "met" : "missed")
+			k = get("fs") " " get("io")
+			if (!(k in best)) {
+				keys[++nk] = k
+				best[k] = -1
+			}
+			if (v > best[k]) {
+				best[k] = v
+				bway[k] = get("way")
+			}
 		}
 		jd = jd sep "    " line
 		sep = ",\n"
 	}
 	if (!n)
 		return
-	printf "%s", wr_goal
+	for (i = 1; i <= nk; i++)
+		printf "%s: best io_uring (%s) / pwritev %.2fx: goal (>= 1.3) %s\n",
+		       keys[i], bway[keys[i]], best[keys[i]],
+		       (best[keys[i]] >= 1.3 ? "met" : "missed")
 	J = J "  \"native_write\": [\n" jd "\n  ],\n"
 }
 

@@ -51,6 +51,8 @@ int consumer_init(struct consumer *c, struct pmcring_merge *m,
 	c->w = w;
 	c->poll_fd = poll_fd;
 	c->fill = &c->cb[0];
+	c->nb = 2;
+	c->depth = 1;
 	c->rel = calloc(n, sizeof(*c->rel));
 	c->taken = calloc(n, sizeof(*c->taken));
 	c->hold = calloc(n, sizeof(*c->hold));
@@ -87,25 +89,63 @@ err:
 	return err;
 }
 
+int consumer_set_direct(struct consumer *c, unsigned int depth)
+{
+	unsigned int i, n = c->nr_bufs ? c->nr_bufs : 1;
+	int err;
+
+	if (!depth || depth > CONSUMER_MAX_DEPTH || c->dio)
+		return -EINVAL;
+	if (posix_memalign((void **)&c->dtail, CONSUMER_DIO_ALIGN,
+			   CONSUMER_DIO_ALIGN))
+		return -ENOMEM;
+	c->dio = true;
+	if (!c->use_uring)
+		return 0;	/* pwritev(): one batch at a time */
+	for (i = c->nb; i <= depth; i++) {
+		struct consumer_batch *cb = &c->cb[i];
+
+		cb->ref_from = malloc(n * sizeof(*cb->ref_from));
+		if (!cb->ref_from)
+			return -ENOMEM;
+		memset(cb->ref_from, 0xff, n * sizeof(*cb->ref_from));
+		err = out_batch_init(&cb->b, CONSUMER_MAX_PUTS,
+				     CONSUMER_ARENA);
+		if (err)
+			return err;
+		cb->b.landed = false;
+		c->nb = i + 1;
+	}
+	c->depth = depth;
+	return 0;
+}
+
 void consumer_fini(struct consumer *c)
 {
 	unsigned int i;
 
 	if (c->use_uring) {
-		uring_io_finish(&c->u);
+		for (i = 0; i < URING_MAX_FLY; i++)
+			uring_io_finish(&c->u, i);
 		uring_io_exit(&c->u);	/* before the batches it points to */
 	}
 	c->use_uring = false;
-	for (i = 0; i < 2; i++) {
-		out_batch_free(&c->cb[i].b);
+	for (i = 0; i < URING_MAX_FLY; i++) {
+		if (c->cb[i].ref_from)
+			out_batch_free(&c->cb[i].b);
 		free(c->cb[i].ref_from);
 		c->cb[i].ref_from = NULL;
+		free(c->cb[i].bounce);
+		c->cb[i].bounce = NULL;
 	}
+	free(c->dtail);
+	c->dtail = NULL;
 	free(c->rel);
 	free(c->taken);
 	free(c->hold);
 	c->rel = c->taken = c->hold = NULL;
-	c->fill = c->fly = NULL;
+	c->fill = NULL;
+	c->nr_fly = 0;
 }
 
 /*
@@ -116,11 +156,11 @@ void consumer_fini(struct consumer *c)
 static void give_back(struct consumer *c, unsigned int i)
 {
 	uint64_t to = c->taken[i];
+	unsigned int k;
 
-	if (c->cb[0].ref_from[i] < to)
-		to = c->cb[0].ref_from[i];
-	if (c->cb[1].ref_from[i] < to)
-		to = c->cb[1].ref_from[i];
+	for (k = 0; k < c->nb; k++)
+		if (c->cb[k].ref_from[i] < to)
+			to = c->cb[k].ref_from[i];
 	if (to <= c->rel[i])
 		return;
 	pmcring_cpu_buf_consume(pmcring_merge_buf(c->m, i), to);
@@ -164,19 +204,133 @@ static int write_failed(struct consumer *c, const struct out_batch *b,
 	return err;
 }
 
-/* Wait for the batch in flight, if any. */
-static int land(struct consumer *c)
+static unsigned int cb_index(const struct consumer *c,
+			     const struct consumer_batch *cb)
 {
+	return (unsigned int)(cb - c->cb);
+}
+
+/*
+ * O_DIRECT: have @cb write its bytes of the direct file as one aligned
+ * write from its bounce buffer: the tail the batch before it left, then
+ * its own ranges in file order, up to the last whole block; the rest is
+ * the next tail.  The batch's other ops (pmclog's .periods) stay as they
+ * are.  A copy, as a buffered write makes one into the page cache.
+ */
+static int dio_prepare(struct consumer *c, struct consumer_batch *cb)
+{
+	struct out_batch *b = &cb->b;
+	uint64_t at = c->doff + c->dtail_len;
+	size_t total = c->dtail_len, whole;
+	struct out_op *op, *first = NULL;
+	unsigned int i, k;
+	char *p;
+
+	cb->dop = NULL;
+	out_batch_prepare(b);
+	for (i = 0; i < b->nr_ops; i++)
+		if (b->ops[i].f == c->dfile)
+			total += b->ops[i].len;
+	if (total + CONSUMER_DIO_ALIGN > cb->bounce_size) {
+		size_t sz = (total + 2 * CONSUMER_DIO_ALIGN) &
+			    ~(size_t)(CONSUMER_DIO_ALIGN - 1);
+		void *nb;
+
+		if (posix_memalign(&nb, CONSUMER_DIO_ALIGN, sz))
+			return -ENOMEM;
+		free(cb->bounce);
+		cb->bounce = nb;
+		cb->bounce_size = sz;
+	}
+	memcpy(cb->bounce, c->dtail, c->dtail_len);
+	p = cb->bounce + c->dtail_len;
+	for (i = 0; i < b->nr_ops; i++) {
+		op = &b->ops[i];
+		if (op->f != c->dfile || !op->len)
+			continue;
+		if (op->off != at)	/* appends only (pmclog) */
+			return -EINVAL;
+		for (k = 0; k < op->iov_cnt; k++) {
+			const struct iovec *v = &b->iov[op->iov_first + k];
+
+			memcpy(p, v->iov_base, v->iov_len);
+			p += v->iov_len;
+		}
+		at += op->len;
+		if (!first) {
+			first = op;
+			continue;
+		}
+		op->len = 0;	/* in the first one's write */
+		op->iov_cnt = 0;
+	}
+	if (!first)
+		return 0;	/* nothing for the file in this batch */
+	whole = total & ~(size_t)(CONSUMER_DIO_ALIGN - 1);
+	c->dtail_len = total - whole;
+	memcpy(c->dtail, cb->bounce + whole, c->dtail_len);
+	first->off = c->doff;
+	first->len = whole;
+	first->iov_cnt = whole ? 1 : 0;
+	b->iov[first->iov_first].iov_base = cb->bounce;
+	b->iov[first->iov_first].iov_len = whole;
+	c->doff += whole;
+	cb->dop = first;
+	return 0;
+}
+
+/*
+ * A batch failed with O_DIRECT while later ones may have written past
+ * it: once none is in flight, cut the file back to where the failed write
+ * started (its op's offset moved on with what it wrote).
+ */
+static void dio_cut(struct consumer *c, struct consumer_batch *cb)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nb; i++)
+		uring_io_finish(&c->u, i);	/* errors: the first one's */
+	c->nr_fly = 0;
+	if (cb->dop && ftruncate(c->dfile->fd, (off_t)cb->dop->off))
+		c->abort_err = -errno;
+}
+
+/* Wait for the oldest batch in flight. */
+static int land_one(struct consumer *c)
+{
+	struct consumer_batch *cb = &c->cb[c->fly_first];
 	int err;
 
-	if (!c->fly)
-		return 0;
-	err = uring_io_finish(&c->u);
-	if (err)
-		return write_failed(c, &c->fly->b, err);
-	batch_done(c, c->fly);
-	c->fly = NULL;
+	err = uring_io_finish(&c->u, c->fly_first);
+	if (err) {
+		if (c->dio)
+			dio_cut(c, cb);
+		return write_failed(c, &cb->b, err);
+	}
+	batch_done(c, cb);
+	c->fly_first = (c->fly_first + 1) % c->nb;
+	c->nr_fly--;
 	return 0;
+}
+
+/* Wait for every batch in flight. */
+static int land(struct consumer *c)
+{
+	int err = 0;
+
+	while (c->nr_fly && !err)
+		err = land_one(c);
+	return err;
+}
+
+/* Land the batches in flight that are done, oldest first. */
+static int land_done(struct consumer *c)
+{
+	int err = 0;
+
+	while (c->nr_fly && !err && !uring_io_busy(&c->u, c->fly_first))
+		err = land_one(c);
+	return err;
 }
 
 /*
@@ -193,6 +347,11 @@ static int consumer_run(struct consumer *c, bool wait)
 	if (err)
 		return err;
 	give_back_all(c);	/* before a wait for the disk */
+	if (c->dio) {
+		err = dio_prepare(c, cb);
+		if (err)
+			return write_failed(c, &cb->b, err);
+	}
 	if (!c->use_uring) {
 		err = out_batch_run_sync(&cb->b);
 		if (err)
@@ -200,19 +359,70 @@ static int consumer_run(struct consumer *c, bool wait)
 		batch_done(c, cb);
 		return 0;
 	}
-	err = land(c);
+	/* all slots busy: the oldest first (depth 1: the one in flight) */
+	err = wait ? land(c) : c->nr_fly == c->depth ? land_one(c) : 0;
 	if (err)
 		return err;
 	if (!wait) {
-		uring_io_start(&c->u, &cb->b);
-		c->fly = cb;
-		c->fill = cb == &c->cb[0] ? &c->cb[1] : &c->cb[0];
+		uring_io_start(&c->u, cb_index(c, cb), &cb->b);
+		c->nr_fly++;
+		c->fill = &c->cb[(c->fly_first + c->nr_fly) % c->nb];
 		return 0;
 	}
-	err = uring_io_run(&c->u, &cb->b);
-	if (err)
+	err = uring_io_run(&c->u, cb_index(c, cb), &cb->b);
+	if (err) {
+		if (c->dio && cb->dop &&
+		    ftruncate(c->dfile->fd, (off_t)cb->dop->off))
+			c->abort_err = -errno;
 		return write_failed(c, &cb->b, err);
+	}
 	batch_done(c, cb);
+	return 0;
+}
+
+/*
+ * O_DIRECT from the first batch on (its ranges, the file's header, are
+ * queued, none written): the file is new and empty.
+ */
+static int dio_begin(struct consumer *c)
+{
+	struct stat st;
+	int fl;
+
+	c->dfile = c->direct.f;
+	if (!c->dfile || c->dfile->stream || fstat(c->dfile->fd, &st) ||
+	    st.st_size)
+		return -EINVAL;
+	fl = fcntl(c->dfile->fd, F_GETFL);
+	if (fl < 0 || fcntl(c->dfile->fd, F_SETFL, fl | O_DIRECT))
+		return -EINVAL;	/* the file system takes no O_DIRECT */
+	c->doff = 0;
+	c->dtail_len = 0;
+	return 0;
+}
+
+/* The last partial block, without O_DIRECT, after everything landed. */
+static int dio_end(struct consumer *c)
+{
+	size_t done = 0;
+	ssize_t n;
+	int fl = fcntl(c->dfile->fd, F_GETFL);
+
+	if (fl < 0 || fcntl(c->dfile->fd, F_SETFL, fl & ~O_DIRECT))
+		return -errno;
+	while (done < c->dtail_len) {
+		n = pwrite(c->dfile->fd, c->dtail + done, c->dtail_len - done,
+			   (off_t)(c->doff + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			c->err_path = c->dfile->path;
+			return n ? -errno : -ENOSPC;
+		}
+		done += (size_t)n;
+	}
+	c->doff += done;
+	c->dtail_len = 0;
 	return 0;
 }
 
@@ -224,6 +434,11 @@ int consumer_begin(struct consumer *c)
 		return err;
 	if (!fmt_direct(c->w, &c->direct))
 		c->direct.types = 0;
+	if (c->dio) {
+		err = dio_begin(c);
+		if (err)
+			return err;
+	}
 	return consumer_run(c, true);
 }
 
@@ -348,12 +563,10 @@ int consumer_drain(struct consumer *c, uint64_t max, uint64_t *n)
 	uint64_t taken = 0;
 	int ret = 0, err;
 
-	/* the batch in flight may be done: give its space back first */
-	if (c->fly && !uring_io_busy(&c->u)) {
-		err = land(c);
-		if (err)
-			return err;
-	}
+	/* batches in flight may be done: give their space back first */
+	err = land_done(c);
+	if (err)
+		return err;
 	while (!max || taken < max) {
 		ret = pmcring_merge_next(c->m, &r);
 		if (ret <= 0)
@@ -376,11 +589,12 @@ int consumer_drain(struct consumer *c, uint64_t max, uint64_t *n)
 	if (out_batch_empty(&c->fill->b))
 		return 0;
 	/*
-	 * While a batch is being written this one keeps filling: it goes out
-	 * when that one lands (a completion ends consumer_wait()).  So slow
-	 * writes make larger batches, not more of them.
+	 * While every slot is being written this one keeps filling: it goes
+	 * out when the oldest lands (a completion ends consumer_wait()).  So
+	 * slow writes make larger batches, not more of them.
 	 */
-	if (c->fly && uring_io_busy(&c->u))
+	if (c->nr_fly && c->nr_fly == c->depth &&
+	    uring_io_busy(&c->u, c->fly_first))
 		return 0;
 	return consumer_run(c, false);
 }
@@ -433,7 +647,9 @@ int consumer_end(struct consumer *c, uint64_t ts)
 		if (!err)
 			err = fmt_end(c->w, &c->fill->b, ts);
 	}
-	return err ? err : consumer_run(c, true);
+	if (!err)
+		err = consumer_run(c, true);
+	return err || !c->dio ? err : dio_end(c);
 }
 
 int consumer_sync(struct consumer *c)
@@ -453,8 +669,8 @@ int consumer_wait(struct consumer *c, uint64_t timeout_ns)
 	if (c->use_uring) {
 		/* a write completing ends the wait too */
 		ret = uring_io_wait(&c->u, timeout_ns);
-		if (ret >= 0 && c->fly && !uring_io_busy(&c->u)) {
-			int err = land(c);
+		if (ret >= 0) {
+			int err = land_done(c);
 
 			if (err)
 				return err;

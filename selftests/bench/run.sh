@@ -141,7 +141,8 @@ ext4_rows()
 	if ext4_dev=$(losetup -f --show "$@" "$ext4_img") &&
 	   mkfs.ext4 -q -F "$ext4_dev" && mount "$ext4_dev" "$ext4_mnt"; then
 		log "native: drain bench on ext4 ($ext4_dev $*), buffered"
-		"$DB" "${DRAIN[@]}" -m uring,sync,auto -d "$ext4_mnt" \
+		"$DB" "${DRAIN[@]}" -m uring,sync,auto,uring-dio,sync-dio \
+			-d "$ext4_mnt" \
 			-l "$label" -j "$BDIR/drain.jsonl" | tee -a "$BDIR/drain.txt"
 		log "native: write bench on ext4 ($ext4_dev $*)"
 		"$WB" "${WRITE[@]}" -q 1,2,4,8 -d "$ext4_mnt" -l "$label" \

@@ -129,6 +129,14 @@ void consumer_fini(struct consumer *c)
 			uring_io_finish(&c->u, i);
 		uring_io_exit(&c->u);	/* before the batches it points to */
 	}
+	/*
+	 * O_DIRECT without consumer_end() (an error elsewhere): what the
+	 * batches wrote stays, the size kept ahead of it goes.  The last
+	 * partial block is lost, as the batch being filled is.
+	 */
+	if (c->dio && c->dfile && !c->dio_done && c->dalloc != UINT64_MAX &&
+	    ftruncate(c->dfile->fd, (off_t)c->doff))
+		c->abort_err = -errno;
 	c->use_uring = false;
 	for (i = 0; i < URING_MAX_FLY; i++) {
 		if (c->cb[i].ref_from)
@@ -267,6 +275,16 @@ static int dio_prepare(struct consumer *c, struct consumer_batch *cb)
 	if (!first)
 		return 0;	/* nothing for the file in this batch */
 	whole = total & ~(size_t)(CONSUMER_DIO_ALIGN - 1);
+	/* the size ahead of the write: not an extending write (ext4) */
+	if (c->dalloc != UINT64_MAX && c->doff + whole > c->dalloc) {
+		uint64_t to = c->doff + whole + CONSUMER_DIO_AHEAD;
+
+		if (fallocate(c->dfile->fd, 0, (off_t)c->dalloc,
+			      (off_t)(to - c->dalloc)))
+			c->dalloc = UINT64_MAX;	/* appends, then */
+		else
+			c->dalloc = to;
+	}
 	c->dtail_len = total - whole;
 	memcpy(c->dtail, cb->bounce + whole, c->dtail_len);
 	first->off = c->doff;
@@ -277,6 +295,14 @@ static int dio_prepare(struct consumer *c, struct consumer_batch *cb)
 	c->doff += whole;
 	cb->dop = first;
 	return 0;
+}
+
+/* Cut the file to @to bytes, its last write (an end, or a failure). */
+static void dio_trunc(struct consumer *c, uint64_t to)
+{
+	c->dio_done = true;
+	if (ftruncate(c->dfile->fd, (off_t)to) && !c->abort_err)
+		c->abort_err = -errno;
 }
 
 /*
@@ -291,8 +317,7 @@ static void dio_cut(struct consumer *c, struct consumer_batch *cb)
 	for (i = 0; i < c->nb; i++)
 		uring_io_finish(&c->u, i);	/* errors: the first one's */
 	c->nr_fly = 0;
-	if (cb->dop && ftruncate(c->dfile->fd, (off_t)cb->dop->off))
-		c->abort_err = -errno;
+	dio_trunc(c, cb->dop ? cb->dop->off : c->doff);
 }
 
 /* Wait for the oldest batch in flight. */
@@ -303,9 +328,10 @@ static int land_one(struct consumer *c)
 
 	err = uring_io_finish(&c->u, c->fly_first);
 	if (err) {
-		if (c->dio)
+		err = write_failed(c, &cb->b, err);
+		if (c->dio)	/* after the writer's abort: its error kept */
 			dio_cut(c, cb);
-		return write_failed(c, &cb->b, err);
+		return err;
 	}
 	batch_done(c, cb);
 	c->fly_first = (c->fly_first + 1) % c->nb;
@@ -354,8 +380,12 @@ static int consumer_run(struct consumer *c, bool wait)
 	}
 	if (!c->use_uring) {
 		err = out_batch_run_sync(&cb->b);
-		if (err)
-			return write_failed(c, &cb->b, err);
+		if (err) {
+			err = write_failed(c, &cb->b, err);
+			if (c->dio)
+				dio_trunc(c, cb->dop ? cb->dop->off : c->doff);
+			return err;
+		}
 		batch_done(c, cb);
 		return 0;
 	}
@@ -371,10 +401,10 @@ static int consumer_run(struct consumer *c, bool wait)
 	}
 	err = uring_io_run(&c->u, cb_index(c, cb), &cb->b);
 	if (err) {
-		if (c->dio && cb->dop &&
-		    ftruncate(c->dfile->fd, (off_t)cb->dop->off))
-			c->abort_err = -errno;
-		return write_failed(c, &cb->b, err);
+		err = write_failed(c, &cb->b, err);
+		if (c->dio)
+			dio_trunc(c, cb->dop ? cb->dop->off : c->doff);
+		return err;
 	}
 	batch_done(c, cb);
 	return 0;
@@ -398,6 +428,7 @@ static int dio_begin(struct consumer *c)
 		return -EINVAL;	/* the file system takes no O_DIRECT */
 	c->doff = 0;
 	c->dtail_len = 0;
+	c->dalloc = 0;
 	return 0;
 }
 
@@ -423,6 +454,10 @@ static int dio_end(struct consumer *c)
 	}
 	c->doff += done;
 	c->dtail_len = 0;
+	c->dio_done = true;
+	/* the size kept ahead: back to the bytes written */
+	if (c->dalloc != UINT64_MAX && ftruncate(c->dfile->fd, (off_t)c->doff))
+		return -errno;
 	return 0;
 }
 

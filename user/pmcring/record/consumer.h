@@ -113,6 +113,16 @@ struct consumer {
 	char			*dtail;
 	size_t			dtail_len;
 	uint64_t		doff;
+	/*
+	 * The file's size is kept ahead of the writes (fallocate(),
+	 * CONSUMER_DIO_AHEAD at a time) up to here: ext4 runs an O_DIRECT
+	 * write that extends the file under the inode lock and waits for
+	 * it, so appends would go one at a time whatever is in flight.
+	 * Cut back to the bytes written at the end, on a failed write and
+	 * at consumer_fini().  UINT64_MAX: fallocate() refused, appends.
+	 */
+	uint64_t		dalloc;
+	bool			dio_done;	/* tail written or file cut */
 	uint64_t		*rel;		/* per ring: given back up to here */
 	uint64_t		*taken;		/* per ring: end of the last record
 						 * taken from it
@@ -171,11 +181,16 @@ int consumer_init(struct consumer *c, struct pmcring_merge *m,
  * batches in flight (1 to CONSUMER_MAX_DEPTH).  The last partial block is
  * written at consumer_end(); a failed write cuts the file back to what
  * was written before it.  The file system must take O_DIRECT
- * (consumer_begin(): -EINVAL if not).
+ * (consumer_begin(): -EINVAL if not).  While recording, the file's size
+ * runs up to CONSUMER_DIO_AHEAD bytes ahead of its data (zeros: a
+ * process killed leaves them; every end that runs consumer_end() or
+ * consumer_fini() cuts them).
  */
 #define CONSUMER_DIO_ALIGN	4096u
 /* Batches in flight with O_DIRECT by default: the write bench's best. */
 #define CONSUMER_DIO_DEPTH	8u
+/* How far the file's size is kept ahead of the O_DIRECT writes. */
+#define CONSUMER_DIO_AHEAD	(16u << 20)
 int consumer_set_direct(struct consumer *c, unsigned int depth);
 void consumer_fini(struct consumer *c);
 int consumer_begin(struct consumer *c);

@@ -1130,7 +1130,13 @@ int cmd_record(int argc, char **argv)
 	if (!r->o.quiet && !ret) {
 		double secs = (double)(now_ns(CLOCK_MONOTONIC) - r->t_enable) / 1e9;
 		uint64_t back, lost = total_lost(r->s, &back);
+		char dio[48] = "";
 
+		/* --direct-io: and how many writes the consumer kept in flight */
+		if (r->c.dio)
+			snprintf(dio, sizeof(dio), r->c.use_uring ?
+				 ", O_DIRECT, %u in flight" : ", O_DIRECT",
+				 r->c.depth);
 		fprintf(stderr, "pmcring: %" PRIu64 " records, %" PRIu64
 			" bytes written to %s (%" PRIu64 " in the file) in "
 			"%.3f s (%.0f records/s, %.1f MB/s, %s%s%s); %" PRIu64
@@ -1139,9 +1145,7 @@ int cmd_record(int argc, char **argv)
 			(double)r->c.st.records / secs,
 			(double)r->c.st.bytes / secs / 1e6,
 			r->c.use_uring ? "io_uring" : "read/write",
-			r->io_auto ? ", auto" : "", !r->c.dio ? "" :
-			r->c.use_uring ? ", O_DIRECT, 8 in flight" :
-			", O_DIRECT", lost);
+			r->io_auto ? ", auto" : "", dio, lost);
 		/* what "in the file" counts, when it is not the records */
 		if (r->c.st.items != r->c.st.records)
 			fprintf(stderr, "pmcring: in the file: %s\n",

@@ -21,7 +21,9 @@
  */
 #include <liburing.h>
 #include <signal.h>
+#include <linux/magic.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
 
 #include "libpmcring_test.h"
@@ -357,7 +359,25 @@ static void check_pick(const char *dir)
 	snprintf(path, sizeof(path), "%s/fifo", dir);
 	REQUIRE(!mkfifo(path, 0600), "mkfifo");
 	CHECK(consumer_io_pick(path) == CONSUMER_IO_URING, "pick for a FIFO");
+	CHECK(consumer_io_pick_direct(path) == CONSUMER_IO_URING,
+	      "O_DIRECT pick for a FIFO");
 	unlink(path);
+	/* O_DIRECT: pwritev() on a file system in memory, else io_uring */
+	{
+		struct statfs sf;
+		bool mem;
+
+		REQUIRE(!statfs(dir, &sf), "statfs %s", dir);
+		mem = sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC;
+		snprintf(path, sizeof(path), "%s/not/made/yet.pmclog", dir);
+		CHECK(consumer_io_pick_direct(dir) == consumer_io_pick_direct(path) &&
+		      consumer_io_pick_direct(dir) == (mem ? CONSUMER_IO_SYNC :
+							 CONSUMER_IO_URING),
+		      "O_DIRECT pick for %s (%s)", dir, mem ? "in memory" :
+		      "not in memory");
+		printf("# %s with O_DIRECT: %s\n", dir,
+		       mem ? "in memory: pwritev" : "io_uring");
+	}
 	/* the working directory removed: nothing to probe, io_uring */
 	if (!strcmp(dir, "/dev/shm"))
 		goto said;

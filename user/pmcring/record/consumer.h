@@ -228,5 +228,10 @@ enum consumer_io { CONSUMER_IO_SYNC, CONSUMER_IO_URING };
  * it is to be created in), for when the user did not choose.
  */
 enum consumer_io consumer_io_pick(const char *path);
+/*
+ * The same for O_DIRECT (consumer_set_direct()): io_uring, except on a
+ * file system in memory (tmpfs, ramfs), where no write waits.
+ */
+enum consumer_io consumer_io_pick_direct(const char *path);
 
 #endif /* PMCRING_CONSUMER_H */

@@ -901,13 +901,13 @@ static int record_setup(struct recorder *r)
 		return 1;
 	/*
 	 * neither --uring nor --no-uring: the faster for the file system;
-	 * with --direct-io io_uring, several O_DIRECT writes in flight
-	 * (Documentation/performance.rst: 1.4x to 2x pwritev() on ext4 over
-	 * a disk, the same on tmpfs)
+	 * with --direct-io, io_uring with several O_DIRECT writes in flight
+	 * except on tmpfs (Documentation/performance.rst)
 	 */
 	r->io_auto = !r->o.uring && !r->o.no_uring;
-	use_uring = r->o.uring || (r->io_auto && (r->o.direct_io ||
-		    consumer_io_pick(r->fo.path) == CONSUMER_IO_URING));
+	use_uring = r->o.uring || (r->io_auto &&
+		    (r->o.direct_io ? consumer_io_pick_direct(r->fo.path) :
+		     consumer_io_pick(r->fo.path)) == CONSUMER_IO_URING);
 	err = consumer_init(&r->c, r->m, r->fo.nr_cpus, r->w, use_uring,
 			    pmcring_fd(r->s));
 	if (err && use_uring) {	/* ENOSYS, EPERM, ENOMEM (memlock) */

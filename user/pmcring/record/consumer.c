@@ -13,7 +13,10 @@
  *
  * With io_uring a batch is left in flight while the merge fills the next
  * one; the next one is submitted after the first completed, so the files
- * are always a valid prefix.  Writers never change bytes a queued batch
+ * are always a valid prefix.  With O_DIRECT (consumer_set_direct(), record
+ * --direct-io) up to depth batches are in flight, each one aligned write
+ * from its own bounce buffer; a failed one cuts the file back to where it
+ * started once the others completed.  Writers never change bytes a queued batch
  * points to (the barman header is copied into the batch).  A batch is run
  * when the ring space it keeps (with the one in flight) reaches half of
  * some ring, so producers keep room to write while the consumer writes.

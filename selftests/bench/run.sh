@@ -111,7 +111,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then WRITE=(-t 16777216 -R 1); else WRITE=(-t 26
 make -s -C "$TOP/user" "$WB"
 : >"$BDIR/write.jsonl"
 log "native: write bench on tmpfs"
-"$WB" "${WRITE[@]}" -d /dev/shm -l tmpfs -j "$BDIR/write.jsonl" |
+"$WB" "${WRITE[@]}" -q 1,2,4,8 -d /dev/shm -l tmpfs -j "$BDIR/write.jsonl" |
 	tee "$BDIR/write.txt"
 ext4_img=$BDIR/drain-ext4.img
 ext4_mnt=$BDIR/drain-ext4
@@ -124,25 +124,41 @@ drain_ext4_done()
 	rmdir "$ext4_mnt" 2>/dev/null || true
 	ext4_dev=
 }
+# ext4_rows LABEL [LOSETUP_OPTION]: the drain and write benches on a 2 GiB
+# ext4 on a loop device over a sparse file in build/bench.  ext4-loop: the
+# loop device's own writes go through the host's page cache, so nothing
+# the consumer writes waits for a disk; ext4-dio-loop (--direct-io=on):
+# the loop device writes its backing file with O_DIRECT, so an O_DIRECT
+# write of the consumer waits for this host's disk (/dev/vda here), the
+# case where several io_uring writes in flight can overlap (-q: 1, 2, 4
+# and 8 in flight).
+ext4_rows()
+{
+	label=$1
+	shift
+	mkdir -p "$ext4_mnt"
+	truncate -s 2G "$ext4_img"
+	if ext4_dev=$(losetup -f --show "$@" "$ext4_img") &&
+	   mkfs.ext4 -q -F "$ext4_dev" && mount "$ext4_dev" "$ext4_mnt"; then
+		log "native: drain bench on ext4 ($ext4_dev $*), buffered"
+		"$DB" "${DRAIN[@]}" -m uring,sync,auto,uring-dio,sync-dio \
+			-d "$ext4_mnt" \
+			-l "$label" -j "$BDIR/drain.jsonl" | tee -a "$BDIR/drain.txt"
+		log "native: write bench on ext4 ($ext4_dev $*)"
+		"$WB" "${WRITE[@]}" -q 1,2,4,8 -d "$ext4_mnt" -l "$label" \
+			-j "$BDIR/write.jsonl" | tee -a "$BDIR/write.txt"
+	else
+		log "native: ext4 on a loop device ($*) failed: no $label rows"
+	fi
+	drain_ext4_done
+}
 if [ "$(id -u)" != 0 ] || ! command -v losetup >/dev/null ||
    ! command -v mkfs.ext4 >/dev/null; then
 	log "native: no ext4 rows (needs root, losetup and mkfs.ext4)"
 else
 	trap drain_ext4_done EXIT
-	mkdir -p "$ext4_mnt"
-	truncate -s 2G "$ext4_img"
-	if ext4_dev=$(losetup -f --show "$ext4_img") &&
-	   mkfs.ext4 -q -F "$ext4_dev" && mount "$ext4_dev" "$ext4_mnt"; then
-		log "native: drain bench on ext4 ($ext4_dev), buffered"
-		"$DB" "${DRAIN[@]}" -m uring,sync,auto -d "$ext4_mnt" \
-			-l ext4-loop -j "$BDIR/drain.jsonl" | tee -a "$BDIR/drain.txt"
-		log "native: write bench on ext4 ($ext4_dev)"
-		"$WB" "${WRITE[@]}" -d "$ext4_mnt" -l ext4-loop \
-			-j "$BDIR/write.jsonl" | tee -a "$BDIR/write.txt"
-	else
-		log "native: ext4 on a loop device failed: no ext4 rows"
-	fi
-	drain_ext4_done
+	ext4_rows ext4-loop
+	ext4_rows ext4-dio-loop --direct-io=on
 	trap - EXIT
 fi
 

@@ -91,6 +91,16 @@ int main(void)
 	r = parse(&o, err, "-a", "--uring", "--no-uring", (char *)NULL);
 	CHECK(r == 0 && !o.uring && o.no_uring, "--no-uring after --uring");
 	rec_opts_free(&o);
+	/* O_DIRECT: pmclog files only */
+	r = parse(&o, err, "-a", "--direct-io", (char *)NULL);
+	CHECK(r == 0 && o.direct_io && !o.uring && !o.no_uring,
+	      "--direct-io, io path auto");
+	rec_opts_free(&o);
+	r = parse(&o, err, "-a", "--direct-io", "--format", "barman",
+		  (char *)NULL);
+	CHECK(r == -EINVAL && strstr(err, "--direct-io: pmclog files only"),
+	      "--direct-io refused for barman: %d %s", r, err);
+	rec_opts_free(&o);
 	r = parse(&o, err, "-h", (char *)NULL);
 	CHECK(r == 1, "help");
 	rec_opts_free(&o);

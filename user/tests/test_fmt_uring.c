@@ -11,10 +11,19 @@
  * consumer with either path, and leaves a readable prefix in exact order
  * (pmclog) or whole messages (blob).  consumer_io_pick(): what the probe
  * of the directory says, for a file, a directory not made yet, a FIFO.
+ * Fault injection (uring_io.fault): a completion cut short is written
+ * again from where it stopped, the same bytes; a failed one is the
+ * consumer's error.  O_DIRECT (consumer_set_direct(), pmclog): the same
+ * bytes as pwritev() wrote, with 1 and 8 batches in flight and without
+ * io_uring; short completions; a write failing while later batches are
+ * in flight cuts the file back to a prefix (whole blocks, records in
+ * order, nothing after the failed write); the file size limit.
  */
 #include <liburing.h>
 #include <signal.h>
+#include <linux/magic.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
 
 #include "libpmcring_test.h"
@@ -23,6 +32,52 @@
 
 #define ROUNDS		20
 #define PER_ROUND	100
+
+/*
+ * O_DIRECT with this many batches in flight (0: buffered), and the fault
+ * to inject into io_uring's completions (NULL: none).
+ */
+static unsigned int dio_depth;
+/* end without consumer_end(), as a recording that fails elsewhere does */
+static bool no_end;
+static int (*fault)(void *ctx, unsigned int slot, const struct out_op *op,
+		    int res);
+struct fault_ctx {
+	unsigned int	n;		/* completions seen */
+	unsigned int	at;		/* fail this one (fault_fail) */
+	uint64_t	fail_off;	/* where the failed write started */
+	unsigned int	max_fly;	/* most writes in flight seen */
+	struct uring_io	*u;
+};
+static struct fault_ctx fctx;
+
+/* Every other write completes short: 4 KiB (a whole block). */
+static int fault_short(void *ctx, unsigned int slot, const struct out_op *op,
+		       int res)
+{
+	struct fault_ctx *f = ctx;
+
+	(void)slot;
+	(void)op;
+	if (f->u->inflight + 1 > f->max_fly)
+		f->max_fly = f->u->inflight + 1;
+	return f->n++ % 2 == 0 && res > 4096 ? 4096 : res;
+}
+
+/* The at-th write completes with EIO (its bytes are on disk: cut back). */
+static int fault_fail(void *ctx, unsigned int slot, const struct out_op *op,
+		      int res)
+{
+	struct fault_ctx *f = ctx;
+
+	(void)slot;
+	if (f->u->inflight + 1 > f->max_fly)
+		f->max_fly = f->u->inflight + 1;
+	if (f->n++ != f->at)
+		return res;
+	f->fail_off = op->off;
+	return -EIO;
+}
 
 /* FMT_BENCH=N: N rounds of 1000 records per CPU, timing printed. */
 static unsigned int rounds = ROUNDS, per_round = PER_ROUND;
@@ -115,7 +170,21 @@ static bool record(enum fmt_kind kind, const char *path, bool uring)
 		return false;
 	}
 	REQUIRE(!err, "consumer_init: %s", strerror(-err));
-	REQUIRE(!consumer_begin(&c), "begin");
+	if (dio_depth)
+		REQUIRE(!consumer_set_direct(&c, dio_depth), "O_DIRECT");
+	fctx.u = &c.u;
+	c.u.fault = fault;
+	c.u.fault_ctx = &fctx;
+	err = consumer_begin(&c);
+	if (err == -EINVAL && dio_depth) {
+		printf("# %s takes no O_DIRECT\n", path);
+		consumer_fini(&c);
+		fmt_writer_free(w);
+		pmcring_merge_free(m);
+		pmcring_uprod_free(p);
+		return false;
+	}
+	REQUIRE(!err, "begin: %s", strerror(-err));
 	drain_ns = 0;
 	for (round = 0; round < rounds; round++) {
 		for (i = 0; i < per_round; i++) {
@@ -133,7 +202,8 @@ static bool record(enum fmt_kind kind, const char *path, bool uring)
 	CHECK(total == 2ull * rounds * per_round, "%llu records taken",
 	      (unsigned long long)total);
 	CHECK(c.st.records == total && c.st.drops == 0, "stats");
-	REQUIRE(!consumer_end(&c, ts), "end");
+	if (!no_end)
+		REQUIRE(!consumer_end(&c, ts), "end");
 	if (rounds != ROUNDS)
 		printf("bench %-6s %-8s %8llu records %8.1f ms %10.0f records/s "
 		       "%7.1f MB/s\n", kind == FMT_PMCLOG ? "pmclog" :
@@ -189,6 +259,8 @@ static bool record_short(enum fmt_kind kind, const char *path, bool uring,
 		pmcring_uprod_free(p);
 		return false;
 	}
+	if (dio_depth)
+		REQUIRE(!consumer_set_direct(&c, dio_depth), "O_DIRECT");
 	REQUIRE(!getrlimit(RLIMIT_FSIZE, &old), "getrlimit");
 	lim = old;
 	lim.rlim_cur = limit;
@@ -287,7 +359,25 @@ static void check_pick(const char *dir)
 	snprintf(path, sizeof(path), "%s/fifo", dir);
 	REQUIRE(!mkfifo(path, 0600), "mkfifo");
 	CHECK(consumer_io_pick(path) == CONSUMER_IO_URING, "pick for a FIFO");
+	CHECK(consumer_io_pick_direct(path) == CONSUMER_IO_URING,
+	      "O_DIRECT pick for a FIFO");
 	unlink(path);
+	/* O_DIRECT: pwritev() on a file system in memory, else io_uring */
+	{
+		struct statfs sf;
+		bool mem;
+
+		REQUIRE(!statfs(dir, &sf), "statfs %s", dir);
+		mem = sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC;
+		snprintf(path, sizeof(path), "%s/not/made/yet.pmclog", dir);
+		CHECK(consumer_io_pick_direct(dir) == consumer_io_pick_direct(path) &&
+		      consumer_io_pick_direct(dir) == (mem ? CONSUMER_IO_SYNC :
+							 CONSUMER_IO_URING),
+		      "O_DIRECT pick for %s (%s)", dir, mem ? "in memory" :
+		      "not in memory");
+		printf("# %s with O_DIRECT: %s\n", dir,
+		       mem ? "in memory: pwritev" : "io_uring");
+	}
 	/* the working directory removed: nothing to probe, io_uring */
 	if (!strcmp(dir, "/dev/shm"))
 		goto said;
@@ -317,6 +407,206 @@ static void compare(const char *what, const char *a, const char *b)
 	expect_bytes(what, pa, la, pb, lb);
 	free(pa);
 	free(pb);
+}
+
+/*
+ * Record pmclog into @path with io_uring, O_DIRECT @depth in flight (0:
+ * buffered), the fault_fail injection at the @at-th write (~0u:
+ * none).  @big: rings of 4 MiB filled with 30000 records each before one
+ * drain, so that the batches of that drain go out without a look at the
+ * completions between them (several in flight whatever the disk's speed);
+ * else 20 rounds of 100 records and a drain.  The consumer's error.
+ */
+static int fail_run(const char *path, unsigned int depth, unsigned int at,
+		    bool big)
+{
+	unsigned int rounds_n = big ? 1 : ROUNDS, per = big ? 30000 : PER_ROUND;
+	struct pmcring_uprod *p = pmcring_uprod_new(2, big ? 1024 : 4);
+	struct pmcring_merge_opts mo = { .sz = sizeof(mo) };
+	struct pmcring_cpu_buf *bufs[2];
+	struct pmcring_merge *m;
+	struct fmt_writer *w;
+	struct fmt_opts o;
+	struct consumer c;
+	uint64_t ts = 1000, n;
+	unsigned int round, i;
+	int err = 0;
+
+	REQUIRE(p, "uprod: %s", strerror(errno));
+	bufs[0] = pmcring_uprod_cpu_buf(p, 0);
+	bufs[1] = pmcring_uprod_cpu_buf(p, 1);
+	mo.clock = pmcring_uprod_clock;
+	mo.clock_ctx = p;
+	m = pmcring_merge_new(bufs, 2, &mo);
+	REQUIRE(m, "merge: %s", strerror(errno));
+	test_opts(&o, FMT_PMCLOG, path);
+	o.start_ns = 500;
+	w = fmt_writer_new(&o);
+	REQUIRE(w, "writer");
+	REQUIRE(!consumer_init(&c, m, 2, w, true, -1), "consumer_init");
+	if (depth)
+		REQUIRE(!consumer_set_direct(&c, depth), "O_DIRECT");
+	memset(&fctx, 0, sizeof(fctx));
+	fctx.at = at;
+	fctx.fail_off = UINT64_MAX;
+	fctx.u = &c.u;
+	c.u.fault = fault_fail;
+	c.u.fault_ctx = &fctx;
+	err = consumer_begin(&c);
+	for (round = 0; !err && round < rounds_n; round++) {
+		for (i = 0; i < per; i++) {
+			produce(p, 0, PMCRING_TYPE_USERDATA, 24, ts++, i);
+			produce(p, 1, PMCRING_TYPE_CALLCHAIN, 32 + 8 * (i % 5),
+				ts++, i);
+		}
+		err = consumer_drain(&c, 0, &n);
+	}
+	if (!err)
+		err = consumer_end(&c, ts);
+	consumer_fini(&c);
+	fmt_writer_free(w);
+	pmcring_merge_free(m);
+	pmcring_uprod_free(p);
+	return err;
+}
+
+/*
+ * fail_run() with the @at-th write failing: the consumer fails with EIO,
+ * and the file is a prefix of @full (the same recording without a fault)
+ * that ends where the failed write started (O_DIRECT: cut back, the
+ * writes after it in flight too) or where it ended (buffered).
+ */
+static void check_fail(const char *dir, const char *full, unsigned int depth,
+		       unsigned int at, bool big)
+{
+	struct order ord = { 0 };
+	char path[300];
+	size_t len, flen, bad;
+	uint8_t *f, *ff;
+	int err, rc;
+
+	snprintf(path, sizeof(path), "%s/fail-%u-%u.pmclog", dir, depth, at);
+	err = fail_run(path, depth, at, big);
+	CHECK(err == -EIO && fctx.fail_off != UINT64_MAX,
+	      "depth %u, write %u failing: %s", depth, at,
+	      err ? strerror(-err) : "no error");
+	f = read_file(path, &len);
+	ff = read_file(full, &flen);
+	REQUIRE(f && ff, "read %s, %s", path, full);
+	rc = fmt_pmclog_read(f, len, order_cb, &ord, &bad);
+	/*
+	 * buffered, one batch in flight: nothing after the failed write (its
+	 * own bytes are there: the fault is injected after it wrote them)
+	 */
+	CHECK((depth ? len == fctx.fail_off : len >= fctx.fail_off) &&
+	      len <= flen && !memcmp(f, ff, len) &&
+	      (!depth || len % CONSUMER_DIO_ALIGN == 0) && rc >= 0 &&
+	      !ord.bad,
+	      "depth %u, write %u failed at %llu: a %zu-byte prefix of %zu, "
+	      "rc %d, %llu records in %s order (%u writes in flight at most)",
+	      depth, at, (unsigned long long)fctx.fail_off, len, flen, rc,
+	      (unsigned long long)ord.n, ord.bad ? "bad" : "exact",
+	      fctx.max_fly);
+	if (depth > 1)
+		CHECK(fctx.max_fly > 1, "depth %u: %u writes in flight at most",
+		      depth, fctx.max_fly);
+	printf("# write %u of %u in flight at most failed: a %zu-byte prefix "
+	       "of %zu\n", at + 1, fctx.max_fly, len, flen);
+	free(f);
+	free(ff);
+}
+
+/*
+ * O_DIRECT (pmclog): the bytes of @ref (pwritev, buffered), with pwritev,
+ * with io_uring 1 and 8 batches in flight, with short completions; then
+ * failures and the size limit.  false: the directory takes no O_DIRECT.
+ */
+static bool check_dio(const char *dir, const char *ref)
+{
+	static const unsigned int depths[] = { 1, 8 };
+	struct order ord = { 0 };
+	char path[300];
+	size_t len, bad;
+	unsigned int i;
+	uint8_t *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/dio-sync.pmclog", dir);
+	dio_depth = 1;
+	if (!record(FMT_PMCLOG, path, false)) {
+		dio_depth = 0;
+		return false;
+	}
+	compare("pmclog O_DIRECT pwritev vs buffered", ref, path);
+	for (i = 0; i < 2; i++) {
+		dio_depth = depths[i];
+		snprintf(path, sizeof(path), "%s/dio-%u.pmclog", dir,
+			 depths[i]);
+		record(FMT_PMCLOG, path, true);
+		compare(depths[i] == 1 ? "pmclog O_DIRECT io_uring 1 in flight" :
+			"pmclog O_DIRECT io_uring 8 in flight", ref, path);
+		/* short completions: the rest written again from there */
+		memset(&fctx, 0, sizeof(fctx));
+		fault = fault_short;
+		snprintf(path, sizeof(path), "%s/dio-short-%u.pmclog", dir,
+			 depths[i]);
+		record(FMT_PMCLOG, path, true);
+		fault = NULL;
+		compare("pmclog O_DIRECT io_uring, short completions", ref,
+			path);
+		/* how many in flight depends on the disk: fail_run() checks */
+		CHECK(fctx.n > 2, "depth %u: %u completions", depths[i],
+		      fctx.n);
+		printf("# O_DIRECT, depth %u: %u completions (every other "
+		       "one short), %u writes in flight at most\n", depths[i],
+		       fctx.n, fctx.max_fly);
+	}
+	/*
+	 * No consumer_end(): the whole blocks written, not the size kept
+	 * ahead of them (CONSUMER_DIO_AHEAD of zeros)
+	 */
+	no_end = true;
+	snprintf(path, sizeof(path), "%s/dio-noend.pmclog", dir);
+	record(FMT_PMCLOG, path, true);
+	no_end = false;
+	f = read_file(path, &len);
+	{
+		size_t rlen;
+		uint8_t *r = read_file(ref, &rlen);
+
+		REQUIRE(f && r, "read %s, %s", path, ref);
+		CHECK(len % CONSUMER_DIO_ALIGN == 0 && len > 0 &&
+		      len + CONSUMER_DIO_ALIGN > rlen - 64 && len < rlen &&
+		      !memcmp(f, r, len),
+		      "O_DIRECT, no consumer_end(): %zu bytes, a block prefix of "
+		      "the %zu", len, rlen);
+		free(r);
+	}
+	free(f);
+	dio_depth = 0;
+	/*
+	 * the 2nd and the 4th write fail with later ones in flight; the 3rd
+	 * with one batch in flight (20 small drains, as record() makes)
+	 */
+	snprintf(path, sizeof(path), "%s/big.pmclog", dir);
+	REQUIRE(!fail_run(path, 0, ~0u, true), "big, no fault");
+	check_fail(dir, path, 8, 1, true);
+	check_fail(dir, path, 8, 3, true);
+	check_fail(dir, ref, 1, 2, false);
+	/* the size limit: O_DIRECT writes whole blocks up to it */
+	snprintf(path, sizeof(path), "%s/dio-limit.pmclog", dir);
+	dio_depth = 8;
+	record_short(FMT_PMCLOG, path, true, 16384);
+	dio_depth = 0;
+	f = read_file(path, &len);
+	REQUIRE(f, "read %s", path);
+	rc = fmt_pmclog_read(f, len, order_cb, &ord, &bad);
+	CHECK(len == 16384 && rc >= 0 && !ord.bad && ord.n > 100,
+	      "pmclog O_DIRECT cut at the size limit: %zu bytes, rc %d, "
+	      "%llu records, order %s", len, rc, (unsigned long long)ord.n,
+	      ord.bad ? "bad" : "ok");
+	free(f);
+	return true;
 }
 
 int main(void)
@@ -352,6 +642,15 @@ int main(void)
 		return t_failed ? 1 : 4;
 	}
 	compare("pmclog io_uring vs pwritev", a, b);
+	/* buffered, one batch in flight: short and failed completions */
+	memset(&fctx, 0, sizeof(fctx));
+	fault = fault_short;
+	snprintf(b, sizeof(b), "%s/uring-short.pmclog", dir);
+	record(FMT_PMCLOG, b, true);
+	fault = NULL;
+	compare("pmclog io_uring, short completions", a, b);
+	CHECK(fctx.n > 2, "%u completions", fctx.n);
+	check_fail(dir, a, 0, 3, false);
 
 	/* barman and blob: converted in the staging arena */
 	snprintf(a, sizeof(a), "%s/sync.barman", dir);
@@ -392,6 +691,10 @@ int main(void)
 	signal(SIGXFSZ, SIG_IGN);
 	check_short(dir, false);
 	check_short(dir, true);
+	/* O_DIRECT, against the buffered pmclog of pwritev() */
+	snprintf(a, sizeof(a), "%s/sync.pmclog", dir);
+	if (!check_dio(dir, a))
+		printf("# no O_DIRECT checks: %s takes no O_DIRECT\n", dir);
 	check_pick(dir);
 	if (access("/dev/shm", W_OK) == 0)
 		check_pick("/dev/shm");

@@ -17,8 +17,12 @@
  *   -f LIST     formats: pmclog,barman,blob (default all three)
  *   -r LIST     records: cc64,cc256 (CALLCHAINs of 4 and 28 frames),
  *               gen64 (GENERATED, the old default) (default cc64,cc256)
- *   -m LIST     uring,sync,auto (default uring,sync; auto: what pmcring
- *               record picks for the directory, consumer_io_pick())
+ *   -m LIST     uring,sync,auto,uring-dio,sync-dio (default uring,sync;
+ *               auto: what pmcring record picks for the directory,
+ *               consumer_io_pick(); uring-dio, sync-dio: pmclog with
+ *               O_DIRECT as record --direct-io writes it, io_uring with
+ *               CONSUMER_DIO_DEPTH batches in flight or pwritev(); other
+ *               formats skip them)
  *   -d DIR      directory (DRAIN_BENCH_DIR; default /dev/shm, else
  *               $TMPDIR or /tmp)
  *   -l LABEL    the directory's name in the output (default its fs type)
@@ -44,8 +48,11 @@
 #define NR_CPUS		2u
 #define MAX_RUNS	15u
 
-enum { M_URING, M_SYNC, M_AUTO, M_NR };
-static const char *const mode_names[M_NR] = { "uring", "sync", "auto" };
+enum { M_URING, M_SYNC, M_AUTO, M_UDIO, M_SDIO, M_NR };
+static const char *const mode_names[M_NR] = {
+	"uring", "sync", "auto", "uring-dio", "sync-dio",
+};
+#define M_DIO(mo)	((mo) == M_UDIO || (mo) == M_SDIO)
 
 struct rec_kind {
 	const char	*name;
@@ -187,12 +194,14 @@ static int drain_once(uint64_t n, const struct rec_kind *k, int fmt, int mode,
 	o.streams[0].name = "all";
 	o.streams[0].types = PMCRING_TYPES_ALL;
 	o.nr_streams = 1;
-	uring = mode == M_URING ||
+	uring = mode == M_URING || mode == M_UDIO ||
 		(mode == M_AUTO && consumer_io_pick(path) == CONSUMER_IO_URING);
 	w = m ? fmt_writer_new(&o) : NULL;
 	if (!w || consumer_init(&c, m, NR_CPUS, w, uring, -1))
 		goto out;
 	c_inited = true;
+	if (M_DIO(mode) && consumer_set_direct(&c, CONSUMER_DIO_DEPTH))
+		goto out;
 	c0 = cpu_s();
 	t0 = now_s();
 	if (consumer_begin(&c))
@@ -380,7 +389,7 @@ int main(int argc, char **argv)
 	printf("drain of %llu + %llu records into %s (%s), against raw 1 MiB "
 	       "writes of the same bytes, median of %u\n",
 	       (unsigned long long)n, (unsigned long long)n, dir, label, runs);
-	printf("%-6s %-6s %-6s %12s %9s %9s %7s %8s %7s %7s\n", "format",
+	printf("%-6s %-6s %-9s %12s %9s %9s %7s %8s %7s %7s\n", "format",
 	       "record", "mode", "records/s", "MB/s", "raw MB/s", "of raw",
 	       "/pmclog", "CPU ns", "CPU raw");
 	for (k = 0; k < NR_RECS; k++) {
@@ -395,7 +404,8 @@ int main(int argc, char **argv)
 			/* modes interleaved within each run */
 			for (r = 0; r < runs; r++) {
 				for (mo = 0; mo < M_NR; mo++) {
-					if (!(modes & (1u << mo)))
+					if (!(modes & (1u << mo)) ||
+					    (M_DIO(mo) && f))
 						continue;
 					if (drain_once(n, &rec_kinds[k], (int)f,
 						       (int)mo, path,
@@ -419,7 +429,7 @@ int main(int argc, char **argv)
 				double rel, cns, rc;
 				unsigned int nu = 0;
 
-				if (!(modes & (1u << mo)))
+				if (!(modes & (1u << mo)) || (M_DIO(mo) && f))
 					continue;
 				for (r = 0; r < runs; r++) {
 					d[r] = res[mo][r].secs;
@@ -441,7 +451,7 @@ int main(int argc, char **argv)
 					pmclog_rate[k][mo] = rate;
 				rel = pmclog_rate[k][mo] ?
 				      rate / pmclog_rate[k][mo] : 0;
-				printf("%-6s %-6s %-6s %12.0f %9.1f %9.1f "
+				printf("%-6s %-6s %-9s %12.0f %9.1f %9.1f "
 				       "%6.1f%% %8.2f %7.1f %6.1f%%%s\n",
 				       fmt_names[f],
 				       rec_kinds[k].name, mode_names[mo], rate,
@@ -488,7 +498,7 @@ failed:
 usage:
 	fprintf(help ? stdout : stderr, "usage: pmcring-drain-bench [-n N] "
 		"[-f pmclog,barman,blob] [-r cc64,cc256,gen64] "
-		"[-m uring,sync,auto] [-d DIR] "
+		"[-m uring,sync,auto,uring-dio,sync-dio] [-d DIR] "
 		"[-l LABEL] [-R RUNS] [-j JSON] [-k DIR] [N [MODES]]\n");
 	return help ? 0 : 2;
 }

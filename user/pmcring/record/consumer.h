@@ -16,6 +16,22 @@
 #include "../formats/fmt.h"
 #include "ldms.h"
 
+/*
+ * Batches in flight at most (consumer_set_direct()), and the batches:
+ * those in flight and the one being filled.
+ */
+#define CONSUMER_MAX_DEPTH	8u
+#define URING_MAX_FLY		(CONSUMER_MAX_DEPTH + 1)
+
+/* A batch in flight (one slot per consumer batch). */
+struct uring_fly {
+	struct out_batch *b;		/* NULL: no batch */
+	unsigned int	next;		/* its first op not written yet */
+	unsigned int	inflight;	/* its writes not complete yet */
+	bool		progress;	/* the last chain wrote something */
+	int		err;		/* its first error */
+};
+
 struct uring_io {
 	struct io_uring	ring;
 	bool		inited;
@@ -24,23 +40,27 @@ struct uring_io {
 	bool		poll_armed;
 	bool		ready;		/* poll fired since the last wait */
 	bool		hup;		/* POLLHUP seen */
-	struct out_batch *fly;		/* batch whose writes are in flight */
-	unsigned int	next;		/* its first op not written yet */
-	unsigned int	inflight;	/* its writes not complete yet */
-	bool		progress;	/* the last chain wrote something */
-	int		err;		/* its first error */
+	struct uring_fly fly[URING_MAX_FLY];
+	unsigned int	inflight;	/* writes not complete, all slots */
+	/*
+	 * Host tests: called with each write's result > 0, returns the
+	 * result to act on (shorter, or -errno); NULL: none.
+	 */
+	int		(*fault)(void *ctx, unsigned int slot,
+				 const struct out_op *op, int res);
+	void		*fault_ctx;
 };
 
 int uring_io_init(struct uring_io *u, int poll_fd);
 void uring_io_exit(struct uring_io *u);
-/* Run @b (all its phases) to completion, after the batch in flight. */
-int uring_io_run(struct uring_io *u, struct out_batch *b);
-/* Start writing @b (u->fly) and return; nothing may be in flight. */
-int uring_io_start(struct uring_io *u, struct out_batch *b);
-/* Still writing the batch in flight?  Reaps completions, never waits. */
-bool uring_io_busy(struct uring_io *u);
-/* Wait for the batch in flight: 0 or its first error. */
-int uring_io_finish(struct uring_io *u);
+/* Run @b (all its phases) to completion in @slot, after the one there. */
+int uring_io_run(struct uring_io *u, unsigned int slot, struct out_batch *b);
+/* Start writing @b in @slot (free) and return. */
+int uring_io_start(struct uring_io *u, unsigned int slot, struct out_batch *b);
+/* Still writing @slot's batch?  Reaps completions, never waits. */
+bool uring_io_busy(struct uring_io *u, unsigned int slot);
+/* Wait for @slot's batch: 0 or its first error; frees the slot. */
+int uring_io_finish(struct uring_io *u, unsigned int slot);
 /* 1 if the fd became readable, 0 on timeout, or -errno. */
 int uring_io_wait(struct uring_io *u, uint64_t timeout_ns);
 
@@ -56,6 +76,9 @@ struct consumer_stats {
 /*
  * Batches: with io_uring one is written (in flight) while the merge fills
  * the other; a batch is started only after the one before it completed.
+ * With O_DIRECT (consumer_set_direct()) up to depth batches are in flight,
+ * used in turn (cb[], a ring of depth + 1), each written from its own
+ * bounce buffer.
  */
 struct consumer_batch {
 	struct out_batch	b;
@@ -63,14 +86,43 @@ struct consumer_batch {
 						 * the batch points to in the ring
 						 * starts; UINT64_MAX: none
 						 */
+	char			*bounce;	/* O_DIRECT: the batch's bytes of
+						 * the file, aligned
+						 */
+	size_t			bounce_size;
+	struct out_op		*dop;		/* O_DIRECT: the op writing them */
 };
 
 struct consumer {
 	struct pmcring_merge	*m;
 	unsigned int		nr_bufs;
-	struct consumer_batch	cb[2];
+	struct consumer_batch	cb[URING_MAX_FLY];
+	unsigned int		nb;		/* batches used: depth + 1 */
+	unsigned int		depth;		/* batches in flight at most */
 	struct consumer_batch	*fill;		/* being filled */
-	struct consumer_batch	*fly;		/* in flight, or NULL */
+	unsigned int		fly_first;	/* oldest in flight (cb[]) */
+	unsigned int		nr_fly;		/* in flight */
+	/*
+	 * O_DIRECT (consumer_set_direct()): the writer's direct-path file
+	 * (pmclog's) takes whole blocks only; the bytes after the last
+	 * whole block wait in @dtail, at file offset @doff, for the next
+	 * batch, and go out without O_DIRECT at consumer_end().
+	 */
+	bool			dio;
+	struct out_file		*dfile;
+	char			*dtail;
+	size_t			dtail_len;
+	uint64_t		doff;
+	/*
+	 * The file's size is kept ahead of the writes (fallocate(),
+	 * CONSUMER_DIO_AHEAD at a time) up to here: ext4 runs an O_DIRECT
+	 * write that extends the file under the inode lock and waits for
+	 * it, so appends would go one at a time whatever is in flight.
+	 * Cut back to the bytes written at the end, on a failed write and
+	 * at consumer_fini().  UINT64_MAX: fallocate() refused, appends.
+	 */
+	uint64_t		dalloc;
+	bool			dio_done;	/* tail written or file cut */
 	uint64_t		*rel;		/* per ring: given back up to here */
 	uint64_t		*taken;		/* per ring: end of the last record
 						 * taken from it
@@ -122,6 +174,24 @@ struct consumer {
 int consumer_init(struct consumer *c, struct pmcring_merge *m,
 		  unsigned int nr_bufs, struct fmt_writer *w, bool use_uring,
 		  int poll_fd);
+/*
+ * After consumer_init(), before consumer_begin(): write the writer's
+ * direct-path file (pmclog's; others: -EINVAL at consumer_begin()) with
+ * O_DIRECT, in CONSUMER_DIO_ALIGN blocks, with io_uring up to @depth
+ * batches in flight (1 to CONSUMER_MAX_DEPTH).  The last partial block is
+ * written at consumer_end(); a failed write cuts the file back to what
+ * was written before it.  The file system must take O_DIRECT
+ * (consumer_begin(): -EINVAL if not).  While recording, the file's size
+ * runs up to CONSUMER_DIO_AHEAD bytes ahead of its data (zeros: a
+ * process killed leaves them; every end that runs consumer_end() or
+ * consumer_fini() cuts them).
+ */
+#define CONSUMER_DIO_ALIGN	4096u
+/* Batches in flight with O_DIRECT by default: the write bench's best. */
+#define CONSUMER_DIO_DEPTH	8u
+/* How far the file's size is kept ahead of the O_DIRECT writes. */
+#define CONSUMER_DIO_AHEAD	(16u << 20)
+int consumer_set_direct(struct consumer *c, unsigned int depth);
 void consumer_fini(struct consumer *c);
 int consumer_begin(struct consumer *c);
 /*
@@ -158,5 +228,10 @@ enum consumer_io { CONSUMER_IO_SYNC, CONSUMER_IO_URING };
  * it is to be created in), for when the user did not choose.
  */
 enum consumer_io consumer_io_pick(const char *path);
+/*
+ * The same for O_DIRECT (consumer_set_direct()): io_uring, except on a
+ * file system in memory (tmpfs, ramfs), where no write waits.
+ */
+enum consumer_io consumer_io_pick_direct(const char *path);
 
 #endif /* PMCRING_CONSUMER_H */

@@ -173,6 +173,10 @@ void rec_usage(FILE *f)
 "                          file system takes non-blocking writes, else\n"
 "                          read/write)\n"
 "      --no-uring          plain read/write consumer (baseline)\n"
+"      --direct-io         pmclog: write the file with O_DIRECT, whole 4 KiB\n"
+"                          blocks (the last one at the end), with io_uring\n"
+"                          8 writes in flight (default then: io_uring, but\n"
+"                          read/write on tmpfs)\n"
 "  -q, --quiet             no live status line\n"
 "\n"
 "barman:\n"
@@ -212,7 +216,7 @@ enum {
 	OPT_BM_CHANNEL, OPT_PATH, OPT_CONTAINER, OPT_STREAM, OPT_BLOB_JSON,
 	OPT_TIMING, OPT_ROLL_SIZE, OPT_ROLL_TIME, OPT_GENERATE, OPT_FORMAT,
 	OPT_CALL_GRAPH, OPT_DEPTH, OPT_VERSION, OPT_STAGING_MB, OPT_LDMS,
-	OPT_URING,
+	OPT_URING, OPT_DIRECT_IO,
 };
 
 static const struct option longopts[] = {
@@ -234,6 +238,7 @@ static const struct option longopts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "no-uring", no_argument, NULL, OPT_NO_URING },
 	{ "uring", no_argument, NULL, OPT_URING },
+	{ "direct-io", no_argument, NULL, OPT_DIRECT_IO },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "barman-channel", required_argument, NULL, OPT_BM_CHANNEL },
 	{ "path", required_argument, NULL, OPT_PATH },
@@ -558,6 +563,9 @@ static int parse_one(struct rec_opts *o, int c, const char *arg, char *err,
 		o->uring = true;
 		o->no_uring = false;
 		return 0;
+	case OPT_DIRECT_IO:
+		o->direct_io = true;
+		return 0;
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -671,6 +679,8 @@ int rec_opts_parse(struct rec_opts *o, int argc, char **argv, char *err,
 				    "--format");
 		o->no_file = true;
 	}
+	if (o->direct_io && (o->kind != FMT_PMCLOG || o->no_file))
+		return fail(err, errsz, "--direct-io: pmclog files only");
 	if (o->kind == FMT_BLOB && !o->nr_streams) {
 		o->streams[0].name = strdup("all");
 		if (!o->streams[0].name)

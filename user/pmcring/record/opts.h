@@ -40,6 +40,7 @@ struct rec_opts {
 	uint32_t	callchain_depth;
 	bool		no_uring;	/* --no-uring: read/write */
 	bool		uring;		/* --uring; neither: consumer_io_pick() */
+	bool		direct_io;	/* --direct-io: O_DIRECT (pmclog) */
 	bool		quiet;
 	uint32_t	bm_channel;
 	const char	*container;

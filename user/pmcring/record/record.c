@@ -899,10 +899,15 @@ static int record_setup(struct recorder *r)
 	r->w = fmt_writer_new(&r->fo);
 	if (!r->w)
 		return 1;
-	/* neither --uring nor --no-uring: the faster for the file system */
+	/*
+	 * neither --uring nor --no-uring: the faster for the file system;
+	 * with --direct-io, io_uring with several O_DIRECT writes in flight
+	 * except on tmpfs (Documentation/performance.rst)
+	 */
 	r->io_auto = !r->o.uring && !r->o.no_uring;
 	use_uring = r->o.uring || (r->io_auto &&
-		    consumer_io_pick(r->fo.path) == CONSUMER_IO_URING);
+		    (r->o.direct_io ? consumer_io_pick_direct(r->fo.path) :
+		     consumer_io_pick(r->fo.path)) == CONSUMER_IO_URING);
 	err = consumer_init(&r->c, r->m, r->fo.nr_cpus, r->w, use_uring,
 			    pmcring_fd(r->s));
 	if (err && use_uring) {	/* ENOSYS, EPERM, ENOMEM (memlock) */
@@ -916,6 +921,14 @@ static int record_setup(struct recorder *r)
 		return 1;
 	}
 	r->c_inited = true;
+	if (r->o.direct_io) {
+		err = consumer_set_direct(&r->c, CONSUMER_DIO_DEPTH);
+		if (err) {
+			fprintf(stderr, "pmcring: consumer: %s\n",
+				strerror(-err));
+			return 1;
+		}
+	}
 	r->c.pub = r->pub;
 	/*
 	 * perf's enable on exec: the command's samples from its exec on
@@ -925,6 +938,11 @@ static int record_setup(struct recorder *r)
 			 (so.types & PMCRING_TYPE_BIT(PMCRING_TYPE_PROCEXEC))))
 		r->c.until_exec = (uint32_t)r->ch.pid;
 	err = consumer_begin(&r->c);
+	if (err == -EINVAL && r->c.dio) {
+		fprintf(stderr, "pmcring: --direct-io: %s takes no O_DIRECT\n",
+			r->fo.path);
+		return 1;
+	}
 	if (err) {
 		write_error(&r->fo, &r->c, err);
 		return 1;
@@ -1113,16 +1131,22 @@ int cmd_record(int argc, char **argv)
 	if (!r->o.quiet && !ret) {
 		double secs = (double)(now_ns(CLOCK_MONOTONIC) - r->t_enable) / 1e9;
 		uint64_t back, lost = total_lost(r->s, &back);
+		char dio[48] = "";
 
+		/* --direct-io: and how many writes the consumer kept in flight */
+		if (r->c.dio)
+			snprintf(dio, sizeof(dio), r->c.use_uring ?
+				 ", O_DIRECT, %u in flight" : ", O_DIRECT",
+				 r->c.depth);
 		fprintf(stderr, "pmcring: %" PRIu64 " records, %" PRIu64
 			" bytes written to %s (%" PRIu64 " in the file) in "
-			"%.3f s (%.0f records/s, %.1f MB/s, %s%s); %" PRIu64
+			"%.3f s (%.0f records/s, %.1f MB/s, %s%s%s); %" PRIu64
 			" lost\n", r->c.st.records, r->c.st.bytes, r->fo.path,
 			r->c.st.items, secs,
 			(double)r->c.st.records / secs,
 			(double)r->c.st.bytes / secs / 1e6,
 			r->c.use_uring ? "io_uring" : "read/write",
-			r->io_auto ? ", auto" : "", lost);
+			r->io_auto ? ", auto" : "", dio, lost);
 		/* what "in the file" counts, when it is not the records */
 		if (r->c.st.items != r->c.st.records)
 			fprintf(stderr, "pmcring: in the file: %s\n",

@@ -7,11 +7,15 @@
  * other in the order out_batch_run_sync() runs them (phase, file, offset),
  * linked in the kernel (submit_chain()).
  *
- * One batch at a time is in flight (u->fly): uring_io_start() submits the
- * writes of a batch and returns, so the consumer merges the next
- * batch while this one is written; uring_io_finish() waits for it.  The
- * next batch is submitted only after that, so the file is a valid prefix
- * whenever the process dies.
+ * A batch in flight has a slot (u->fly[], the consumer's batch index):
+ * uring_io_start() submits the writes of a batch and returns, so the
+ * consumer merges the next batch while this one is written;
+ * uring_io_finish() waits for it.  The consumer keeps one batch in flight
+ * (the next is submitted only after it completed, so the file is a valid
+ * prefix whenever the process dies) except with O_DIRECT
+ * (consumer_set_direct()): there each batch is one aligned write, and
+ * several in flight keep the device busy while the next is merged; their
+ * chains are independent, each at its own offsets.
  */
 #include <errno.h>
 #include <poll.h>
@@ -20,6 +24,8 @@
 
 #define URING_ENTRIES	256u
 #define TAG_POLL	(~0ull)
+/* a write's user_data: its slot, and its op in the slot's batch */
+#define TAG(slot, op)	((uint64_t)(slot) << 32 | (op))
 
 int uring_io_init(struct uring_io *u, int poll_fd)
 {
@@ -89,7 +95,7 @@ static void poll_cqe(struct uring_io *u, const struct io_uring_cqe *cqe)
 
 /*
  * Submit the ops of the batch in flight that are not written yet, from
- * u->next on, as one chain of IOSQE_IO_LINK writes: the kernel starts each
+ * its next on, as one chain of IOSQE_IO_LINK writes: the kernel starts each
  * only after the one before it wrote all its bytes, so files grow without
  * holes and phase N is on disk before phase N + 1 is started, without a
  * trip back to this process between them.  A file that cannot take the
@@ -98,15 +104,16 @@ static void poll_cqe(struct uring_io *u, const struct io_uring_cqe *cqe)
  * one hand-off per batch, not one per op or phase.  A chain ends at the
  * ring's free entries; the rest follows when it completed (handle_cqe()).
  */
-static int submit_chain(struct uring_io *u)
+static int submit_chain(struct uring_io *u, unsigned int slot)
 {
-	struct out_batch *b = u->fly;
+	struct uring_fly *fl = &u->fly[slot];
+	struct out_batch *b = fl->b;
 	struct io_uring_sqe *sqe;
 	unsigned int n, k;
 
-	while (u->next < b->nr_ops && !b->ops[u->next].len)
-		u->next++;
-	if (u->next == b->nr_ops)
+	while (fl->next < b->nr_ops && !b->ops[fl->next].len)
+		fl->next++;
+	if (fl->next == b->nr_ops)
 		return 0;
 	n = io_uring_sq_space_left(&u->ring);
 	if (n < URING_ENTRIES / 2) {	/* a poll re-arm is queued */
@@ -115,53 +122,64 @@ static int submit_chain(struct uring_io *u)
 	}
 	if (!n)
 		return -EBUSY;
-	n = n < b->nr_ops - u->next ? n : b->nr_ops - u->next;
+	n = n < b->nr_ops - fl->next ? n : b->nr_ops - fl->next;
 	for (k = 0; k < n; k++) {
-		struct out_op *op = &b->ops[u->next + k];
+		struct out_op *op = &b->ops[fl->next + k];
 
 		sqe = io_uring_get_sqe(&u->ring);
 		io_uring_prep_writev(sqe, op->f->fd, &b->iov[op->iov_first],
 				     op->iov_cnt, op->off);
-		io_uring_sqe_set_data64(sqe, u->next + k);
+		io_uring_sqe_set_data64(sqe, TAG(slot, fl->next + k));
 		/* a short write or an error cancels the rest (-ECANCELED) */
 		if (k + 1 < n)
 			sqe->flags |= IOSQE_IO_LINK;
 	}
-	u->inflight = n;
-	u->progress = false;
+	fl->inflight = n;
+	u->inflight += n;
+	fl->progress = false;
 	return 0;
 }
 
-/* A completion: the poll's, or a write of the batch in flight (u->fly). */
+/* A completion: the poll's, or a write of a batch in flight. */
 static void handle_cqe(struct uring_io *u, const struct io_uring_cqe *cqe)
 {
 	uint64_t tag = io_uring_cqe_get_data64(cqe);
-	struct out_batch *b = u->fly;
+	unsigned int slot = (unsigned int)(tag >> 32), i = (unsigned int)tag;
+	struct uring_fly *fl;
+	struct out_batch *b;
 	int res = cqe->res, ret = 0;
 
 	if (tag == TAG_POLL) {
 		poll_cqe(u, cqe);
 		return;
 	}
-	if (!b || tag >= b->nr_ops || !u->inflight)
+	if (slot >= URING_MAX_FLY)
 		return;		/* cannot happen: nothing else is queued */
+	fl = &u->fly[slot];
+	b = fl->b;
+	if (!b || i >= b->nr_ops || !fl->inflight)
+		return;		/* cannot happen either */
+	fl->inflight--;
 	u->inflight--;
+	/* the host tests' fault injection: a short or failed completion */
+	if (u->fault && res > 0)
+		res = u->fault(u->fault_ctx, slot, &b->ops[i], res);
 	if (res == -ECANCELED) {
 		/* not started: an op before it in the chain fell short */
 	} else if (res <= 0) {
-		if (!u->err)
-			b->err_path = b->ops[tag].f->path;
-		u->err = u->err ? u->err : res ? res : -ENOSPC;
+		if (!fl->err)
+			b->err_path = b->ops[i].f->path;
+		fl->err = fl->err ? fl->err : res ? res : -ENOSPC;
 	} else {
-		out_op_advance(b, &b->ops[tag], (size_t)res);
-		u->progress = true;
+		out_op_advance(b, &b->ops[i], (size_t)res);
+		fl->progress = true;
 	}
-	if (u->inflight || u->err)
+	if (fl->inflight || fl->err)
 		return;		/* let the others land, start nothing new */
 	/* the chain is done: the rest of a short write, or the next chain */
-	ret = u->progress ? submit_chain(u) : -ECANCELED;
+	ret = fl->progress ? submit_chain(u, slot) : -ECANCELED;
 	if (ret)
-		u->err = ret;
+		fl->err = ret;
 }
 
 static void reap(struct uring_io *u)
@@ -174,27 +192,28 @@ static void reap(struct uring_io *u)
 	}
 }
 
-int uring_io_finish(struct uring_io *u)
+int uring_io_finish(struct uring_io *u, unsigned int slot)
 {
+	struct uring_fly *fl = &u->fly[slot];
 	int ret, err;
 
-	while (u->inflight) {
+	while (fl->inflight) {
 		ret = io_uring_submit_and_wait(&u->ring, 1);
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN &&
 		    ret != -EBUSY) {
 			/* the ring itself fails: give up (exit cancels) */
-			u->err = u->err ? u->err : ret;
-			return u->err;
+			fl->err = fl->err ? fl->err : ret;
+			return fl->err;
 		}
 		reap(u);
 	}
-	err = u->err;
-	u->fly = NULL;
-	u->err = 0;
+	err = fl->err;
+	fl->b = NULL;
+	fl->err = 0;
 	return err;
 }
 
-bool uring_io_busy(struct uring_io *u)
+bool uring_io_busy(struct uring_io *u, unsigned int slot)
 {
 	if (u->inflight)
 		reap(u);
@@ -203,40 +222,41 @@ bool uring_io_busy(struct uring_io *u)
 		io_uring_get_events(&u->ring);
 		reap(u);
 	}
-	/* the rest of the batch was queued by reap(): send it off */
+	/* the rest of a batch was queued by reap(): send it off */
 	if (u->inflight && io_uring_sq_ready(&u->ring))
 		io_uring_submit(&u->ring);
-	return u->inflight != 0;
+	return u->fly[slot].inflight != 0;
 }
 
-int uring_io_start(struct uring_io *u, struct out_batch *b)
+int uring_io_start(struct uring_io *u, unsigned int slot, struct out_batch *b)
 {
+	struct uring_fly *fl = &u->fly[slot];
 	int err;
 
-	if (u->fly)
+	if (fl->b)
 		return -EBUSY;
 	out_batch_prepare(b);
-	u->fly = b;
-	u->err = 0;
-	u->next = 0;
-	err = submit_chain(u);
+	fl->b = b;
+	fl->err = 0;
+	fl->next = 0;
+	err = submit_chain(u, slot);
 	if (!err) {
 		err = io_uring_submit(&u->ring);
 		err = err < 0 ? err : 0;
 	}
 	if (err)
-		u->err = u->err ? u->err : err;
+		fl->err = fl->err ? fl->err : err;
 	return 0;	/* errors come from uring_io_finish() */
 }
 
-int uring_io_run(struct uring_io *u, struct out_batch *b)
+int uring_io_run(struct uring_io *u, unsigned int slot, struct out_batch *b)
 {
-	int err = uring_io_finish(u);
+	int err = uring_io_finish(u, slot);
 
 	if (err)
 		return err;
-	uring_io_start(u, b);
-	return uring_io_finish(u);
+	uring_io_start(u, slot, b);
+	return uring_io_finish(u, slot);
 }
 
 int uring_io_wait(struct uring_io *u, uint64_t timeout_ns)

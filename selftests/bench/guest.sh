@@ -374,12 +374,13 @@ perf_events()
 }
 
 # B3_HZ: the sampling rates; B3_VARIANTS: more tools (b3_one), e.g.
-# "pmcring-nocsw pmcring-nosample pmcring-nocc perf-nocc perf-floor"
+# "pmcring-nocsw pmcring-nosample pmcring-nocc perf-nocc perf-floor", and
+# alt:TOOL, TOOL with the other module (b3_alt)
 : "${B3_HZ:=1000 10000}" "${B3_VARIANTS:=}"
 B3_NOCSW=closelog,dropnotify,initialize,pmcallocate,pmcattach,pmcdetach,procexec,procexit,procfork,sysexit,userdata,map_in,map_out,callchain,pmcallocatedyn,thr_create,thr_exit,proc_create,period
 b3_one()
 {
-	tool=$1 hz=$2 wl=$3 n=$4 rep=$5
+	tool=$1 hz=$2 wl=$3 n=$4 rep=$5 name=${6:-$1}
 	rm -f $T/b3.out
 	case $tool in
 	bare)
@@ -401,6 +402,12 @@ b3_one()
 	pmcring-idle)	# a session and its consumer, no record from a probe
 		pmcring record -q -e none --types closelog -o $T/b3.out -- \
 			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	pmcring-bin)	# DIR/pmcring-alt (run.sh: B3_ALT_PMCRING), another build
+		"$D/pmcring-alt" record -q -e cpu-clock -F "$hz" -o $T/b3.out -- \
+			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	pmcring-sync)	# the plain read/write consumer, no io_uring
+		pmcring record -q -e cpu-clock -F "$hz" --no-uring \
+			-o $T/b3.out -- $B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
 	pmcring-nocc)	# the sampled PC only, no call chain
 		pmcring record -q -e cpu-clock -F "$hz" --call-graph none \
 			-o $T/b3.out -- $B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
@@ -422,7 +429,23 @@ b3_one()
 	bytes=0
 	[ -f $T/b3.out ] && bytes=$(wc -c <$T/b3.out)
 	sed "s/}\$/, \"bytes\": $bytes}/" $T/b3.json |
-		emit b3 tool=$tool hz=$hz rep=$rep
+		emit b3 tool=$name hz=$hz rep=$rep
+}
+
+# b3_alt TOOL ...: b3_one with DIR/pmcring-alt.ko (run.sh: B3_ALT_MODULE)
+# loaded instead of the module under test, as TOOL-alt: two builds of the
+# module measured in the same VM, their runs interleaved
+b3_alt()
+{
+	[ -e "$D/pmcring-alt.ko" ] || return 0
+	if ! rmmod pmcring || ! insmod "$D/pmcring-alt.ko"; then
+		echo "# bench: B3 cannot load pmcring-alt.ko" >&2
+		fail=1
+	else
+		b3_one "$@" "$1-alt"
+		rmmod pmcring
+	fi
+	insmod /lib/vmrun/pmcring.ko || fail=1
 }
 
 b3()
@@ -440,6 +463,9 @@ b3()
 				for v in $B3_VARIANTS; do
 					case $v in
 					perf*) [ -n "$PERF" ] || continue ;;
+					alt:*)
+						b3_alt ${v#alt:} $hz $wl $n $rep
+						continue ;;
 					esac
 					b3_one $v $hz $wl $n $rep
 				done
@@ -449,10 +475,64 @@ b3()
 	done
 	[ "${B3_PROFILE:-0}" = 1 ] && [ -n "$PERF" ] && b3_profile
 }
-# B3_PROFILE=1: where a recorded pipe ping-pong's time goes at 10 kHz, the
-# whole guest (perf cpu-clock -a): by command, and by symbol
+# b3_cpu TOOL HZ: the recorder's own CPU time while it records the pipe
+# workload: the sum of /proc/PID/task/*/schedstat (ns on a CPU) of the
+# recorder (the workload's parent) before and after the workload, and the
+# records it wrote
+b3_cpu()
+{
+	cat >$T/b3cpu.sh <<'EOS'
+cpu() { awk '{ s += $1 } END { printf "%d", s }' /proc/$PPID/task/*/schedstat; }
+a=$(cpu)
+"$@" >/dev/null
+b=$(cpu)
+echo "$a $b" >"$B3CPU_OUT"
+EOS
+	case $1 in
+	pmcring)
+		B3CPU_OUT=$T/b3cpu.txt pmcring record -e cpu-clock -F "$2" \
+			-o $T/b3.out -- sh $T/b3cpu.sh $B csw pipe "$B3_PIPE" \
+			2>$T/b3.err ;;
+	pmcring-bin)
+		B3CPU_OUT=$T/b3cpu.txt "$D/pmcring-alt" record -e cpu-clock -F "$2" \
+			-o $T/b3.out -- sh $T/b3cpu.sh $B csw pipe "$B3_PIPE" \
+			2>$T/b3.err ;;
+	pmcring-idle)
+		B3CPU_OUT=$T/b3cpu.txt pmcring record -e none --types closelog \
+			-o $T/b3.out -- sh $T/b3cpu.sh $B csw pipe "$B3_PIPE" \
+			2>$T/b3.err ;;
+	pmcring-nosample)
+		B3CPU_OUT=$T/b3cpu.txt pmcring record -e none \
+			-o $T/b3.out -- sh $T/b3cpu.sh $B csw pipe "$B3_PIPE" \
+			2>$T/b3.err ;;
+	perf)
+		# shellcheck disable=SC2046
+		B3CPU_OUT=$T/b3cpu.txt $PERF record -q -N -g $(perf_events "$2") \
+			-o $T/b3.out -- sh $T/b3cpu.sh $B csw pipe "$B3_PIPE" \
+			2>$T/b3.err ;;
+	esac
+	read -r a b <$T/b3cpu.txt
+	recs=$(sed -n 's/^pmcring: \([0-9][0-9]*\) records,.*/\1/p' $T/b3.err | head -n 1)
+	grep '^pmcring: [0-9]* records,' $T/b3.err >&2
+	echo "{\"tool\": \"$1\", \"hz\": $2, \"recorder_cpu_ns\": $((b - a)), \"records\": ${recs:-0}, \"bytes\": $(wc -c <$T/b3.out)}" |
+		emit b3_cpu
+	echo "B3 recorder CPU: $1 $2 Hz: $(((b - a) / 1000)) us, ${recs:-?} records" >&2
+	rm -f $T/b3.out $T/b3cpu.txt
+}
+
+# B3_PROFILE=1: the recorders' CPU time (b3_cpu), and where a recorded
+# pipe ping-pong's time goes at 10 kHz, the whole guest (perf cpu-clock
+# -a): by command, and by symbol
 b3_profile()
 {
+	for t in ${B3_CPU_TOOLS:-pmcring-nosample pmcring perf}; do
+		case $t in
+		pmcring-bin) [ -x "$D/pmcring-alt" ] || continue ;;
+		esac
+		for hz in $B3_HZ; do
+			b3_cpu $t $hz
+		done
+	done
 	step "B3 profile: pmcring record -F 10000 of pipe $B3_PIPE (perf cpu-clock -a)"
 	$PERF record -q -N -a -e cpu-clock -F 4000 -o $T/prof.data -- \
 		pmcring record -q -e cpu-clock -F 10000 -o $T/b3.out -- \

@@ -17,7 +17,8 @@
 # BENCH_ONLY=b2|b5|tp|b3 (B2's drain rows alone; B5 alone; the tracepoint
 # peers of B1/B2 alone; B3 alone, without the native benchmarks, B3_REPS
 # repetitions, default 3, B3_PROFILE=1 adds its profiles, B3_HZ and
-# B3_VARIANTS as guest.sh says),
+# B3_VARIANTS as guest.sh says, B3_ALT_MODULE another pmcring.ko for its
+# alt:TOOL variants),
 # BENCH_APPEND (guest kernel parameters, default tsc=reliable), PROFILE=0
 # (no perf profiles), VM_TCG_THREAD (default from selftests/lib/tcg_thread:
 # multi on QEMU >= 8.1, single on 7.2; see below).
@@ -60,6 +61,10 @@ rm -rf "$SHARE"
 mkdir -p "$SHARE" "$OUT"
 cp "$BDIR/pmcbench" "$BDIR/tpbench" "$TOP/selftests/bench/guest.sh" "$SHARE/"
 cp "$TOP/kmod/bench/pmcring_ftrace_bench.ko" "$SHARE/"
+# B3_ALT_MODULE=PATH: another build of pmcring.ko, B3's alt:TOOL variants
+[ -n "${B3_ALT_MODULE:-}" ] && cp "$B3_ALT_MODULE" "$SHARE/pmcring-alt.ko"
+# B3_ALT_PMCRING=PATH: another build of the static pmcring, B3's pmcring-bin
+[ -n "${B3_ALT_PMCRING:-}" ] && cp "$B3_ALT_PMCRING" "$SHARE/pmcring-alt"
 
 # perf (B3's reference, the perf peer of B1/B2) and trace-cmd (B2's ftrace
 # peer): the host's binaries with their ldd closure and loader, run in the
@@ -164,7 +169,7 @@ if [ "${BENCH_NO_VM:-0}" != 1 ]; then
 	for kv in "${SIZES[@]}"; do envs+=(--env "$kv"); done
 	[ -n "${PROFILE:-}" ] && envs+=(--env "PROFILE=$PROFILE")
 	[ -n "${BENCH_ONLY:-}" ] && envs+=(--env "ONLY=$BENCH_ONLY")
-	for kv in B3_PROFILE B3_HZ B3_VARIANTS; do
+	for kv in B3_PROFILE B3_HZ B3_VARIANTS B3_CPU_TOOLS; do
 		[ -n "${!kv:-}" ] && envs+=(--env "$kv=${!kv}")
 	done
 	# Trust the TSC as real hardware does: without it a TCG guest keeps
@@ -185,7 +190,7 @@ if [ "${BENCH_NO_VM:-0}" != 1 ]; then
 	"$TOP/selftests/vmrun" --kernel "$KVER" --cpus "$CPUS" --mem "$MEM" \
 		--share "$SHARE" --timeout "${BENCH_TIMEOUT:-1800}" "${envs[@]}" -- \
 		sh "$SHARE/guest.sh" "$SHARE" 2>&1 | tee "$BDIR/vm.log" |
-		grep -E '^(# bench|B1|B2|B4|  size| size| +[0-9]+ +(1|all|task|irq) |tp )' >&2
+		grep -E '^(# bench|B1|B2|B3|B4|  size| size| +[0-9]+ +(1|all|task|irq) |tp )' >&2
 	vm_rc=${PIPESTATUS[0]}
 	set -e
 	[ "$vm_rc" = 0 ] || log "VM run failed (exit $vm_rc), see $BDIR/vm.log"

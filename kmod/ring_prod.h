@@ -2,9 +2,10 @@
 /*
  * The producer of the per-CPU rings, inline: ring.c exports it as
  * pmcring_ring_reserve() and pmcring_ring_commit(); a source on the hot path
- * of a tracepoint (src_emit.c) includes this header to write a record
- * without two calls (perf_output_begin() and perf_output_end() are calls,
- * but the tracepoint path has no other: B1 measured each call, see
+ * of a tracepoint (src_emit.c, the sched_switch probe of src_sched.c)
+ * includes this header to write a record without two calls
+ * (perf_output_begin() and perf_output_end() are calls, but the tracepoint
+ * path has no other: B1 measured each call, see
  * Documentation/performance.rst).  Nothing else uses struct pmcring_ring.
  * See ring.c for the layout of a ring.
  */

@@ -39,6 +39,7 @@
 #include <linux/spinlock.h>
 #include <trace/events/sched.h>
 #include "src.h"
+#include "ring_prod.h"
 
 /* The outgoing thread's runtime when it was switched in, per CPU. */
 struct pmcring_src_csw {
@@ -68,9 +69,11 @@ static void pmcring_src_probe_switch(void *data, bool preempt,
 				     unsigned int prev_state)
 {
 	struct pmcring_src_csw *csw = this_cpu_ptr(&pmcring_src_csw);
-	u64 now = prev->se.sum_exec_runtime, since;
-	struct pmcring_rec_proccsw rec = { };
+	u64 now = prev->se.sum_exec_runtime, since, value;
+	struct pmcring_rec_proccsw *rec;
 	struct pmcring_session *s;
+	struct pmcring_ring *rb;
+	struct pmcring_wr wr;
 
 	/* Not switched in while we watched: since it was last picked. */
 	since = prev->se.prev_sum_exec_runtime;
@@ -81,18 +84,33 @@ static void pmcring_src_probe_switch(void *data, bool preempt,
 	if (!pmcring_src_wanted(PMCRING_TYPE_PROCCSW) || is_idle_task(prev))
 		return;
 
-	rec.pl_value = now >= since ? now - since : 0;
+	value = now >= since ? now - since : 0;
+	/*
+	 * Every switch of a followed task comes here, twice a round trip
+	 * of a pipe ping-pong: the record is written in place in the ring
+	 * with the inline producer (ring_prod.h), as pmcring_emit_generated()
+	 * does, not built on the stack and copied by pmcring_src_emit()
+	 * through two calls.  Every byte after the header is stored.
+	 */
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &pmcring_active, active_node) {
 		if (!pmcring_session_wants(s, PMCRING_TYPE_PROCCSW) ||
 		    !pmcring_src_follows(s, prev) ||
 		    !pmcring_src_records_here(s, prev))
 			continue;
-		rec.pl_pmcid = s->src->pmcid;
-		rec.pl_pid = pmcring_src_pid(s, prev);
-		rec.pl_tid = pmcring_src_tid(s, prev);
-		pmcring_src_emit(s, PMCRING_TYPE_PROCCSW,
-				 PMCRING_SIZE_PROCCSW, &rec);
+		rb = pmcring_session_ring(s);
+		if (!rb)
+			continue;
+		rec = pmcring_ring_reserve_inline(rb, PMCRING_TYPE_PROCCSW,
+						  PMCRING_SIZE_PROCCSW, &wr);
+		if (!rec)
+			continue;
+		rec->pl_value = value;
+		rec->pl_pmcid = s->src->pmcid;
+		rec->pl_pid = pmcring_src_pid(s, prev);
+		rec->pl_tid = pmcring_src_tid(s, prev);
+		rec->pl_pad = 0;
+		pmcring_ring_commit_inline(&wr);
 	}
 	rcu_read_unlock();
 }

@@ -14,7 +14,7 @@
 # trace-cmd); ONLY=b5 runs B5 alone, ONLY=b2 the B2
 # drain rows alone (pmcring record against a raw write, the consumer
 # alone, their profiles), ONLY=tp the tracepoint peers alone (B1 and B2
-# rows of tpbench), ONLY=arm64 B1 and the tracepoint peers (run_arm64.sh)
+# rows of tpbench), ONLY=b3 B3 alone, ONLY=arm64 B1 and the tracepoint peers (run_arm64.sh)
 set -u
 
 D=$1
@@ -363,6 +363,198 @@ if [ "${ONLY:-}" = b2 ]; then
 	exit $fail
 fi
 
+# -- B3 overhead on a workload --
+SCHED_TP="sched:sched_switch sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit"
+perf_events()
+{
+	echo "-e cpu-clock/freq=$1/"
+	for tp in $SCHED_TP; do
+		echo "-e $tp/call-graph=no/"
+	done
+}
+
+# B3_HZ: the sampling rates; B3_VARIANTS: more tools (b3_one), e.g.
+# "pmcring-nocsw pmcring-nosample pmcring-nocc perf-nocc perf-floor", and
+# alt:TOOL, TOOL with the other module (b3_alt)
+: "${B3_HZ:=1000 10000}" "${B3_VARIANTS:=}"
+B3_NOCSW=closelog,dropnotify,initialize,pmcallocate,pmcattach,pmcdetach,procexec,procexit,procfork,sysexit,userdata,map_in,map_out,callchain,pmcallocatedyn,thr_create,thr_exit,proc_create,period
+b3_one()
+{
+	tool=$1 hz=$2 wl=$3 n=$4 rep=$5 name=${6:-$1}
+	rm -f $T/b3.out
+	case $tool in
+	bare)
+		$B csw "$wl" "$n" >$T/b3.json ;;
+	pmcring)
+		pmcring record -q -e cpu-clock -F "$hz" -o $T/b3.out -- \
+			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	perf)
+		# shellcheck disable=SC2046
+		$PERF record -q -N -g $(perf_events "$hz") -o $T/b3.out -- \
+			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	# B3_VARIANTS: the parts of each tool's cost, one left out at a time
+	pmcring-nocsw)	# no PROCCSW records (the sched_switch probe idles)
+		pmcring record -q -e cpu-clock -F "$hz" --types "$B3_NOCSW" \
+			-o $T/b3.out -- $B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	pmcring-nosample)	# scheduler records only, no counter
+		pmcring record -q -e none -o $T/b3.out -- \
+			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	pmcring-idle)	# a session and its consumer, no record from a probe
+		pmcring record -q -e none --types closelog -o $T/b3.out -- \
+			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	pmcring-bin)	# DIR/pmcring-alt (run.sh: B3_ALT_PMCRING), another build
+		"$D/pmcring-alt" record -q -e cpu-clock -F "$hz" -o $T/b3.out -- \
+			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	pmcring-sync)	# the plain read/write consumer, no io_uring
+		pmcring record -q -e cpu-clock -F "$hz" --no-uring \
+			-o $T/b3.out -- $B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	pmcring-nocc)	# the sampled PC only, no call chain
+		pmcring record -q -e cpu-clock -F "$hz" --call-graph none \
+			-o $T/b3.out -- $B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	perf-nocc)	# perf without -g
+		# shellcheck disable=SC2046
+		$PERF record -q -N $(perf_events "$hz") -o $T/b3.out -- \
+			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	perf-floor)	# the cpu-clock event alone, no call chain, no tracepoint
+		$PERF record -q -N -e "cpu-clock/freq=$hz/" -o $T/b3.out -- \
+			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
+	esac
+	rc=$?
+	if [ $rc != 0 ] || ! grep -q seconds $T/b3.json; then
+		echo "# bench: B3 $tool $hz $wl failed (exit $rc)" >&2
+		cat $T/b3.err >&2 2>/dev/null
+		fail=1
+		return
+	fi
+	bytes=0
+	[ -f $T/b3.out ] && bytes=$(wc -c <$T/b3.out)
+	sed "s/}\$/, \"bytes\": $bytes}/" $T/b3.json |
+		emit b3 tool=$name hz=$hz rep=$rep
+}
+
+# b3_alt TOOL ...: b3_one with DIR/pmcring-alt.ko (run.sh: B3_ALT_MODULE)
+# loaded instead of the module under test, as TOOL-alt: two builds of the
+# module measured in the same VM, their runs interleaved
+b3_alt()
+{
+	[ -e "$D/pmcring-alt.ko" ] || return 0
+	if ! rmmod pmcring || ! insmod "$D/pmcring-alt.ko"; then
+		echo "# bench: B3 cannot load pmcring-alt.ko" >&2
+		fail=1
+	else
+		b3_one "$@" "$1-alt"
+		rmmod pmcring
+	fi
+	insmod /lib/vmrun/pmcring.ko || fail=1
+}
+
+b3()
+{
+	step "B3 overhead: pipe $B3_PIPE, fork $B3_FORK, $B3_REPS reps${PERF:+ (with perf)}"
+	rep=0
+	while [ $rep -lt "$B3_REPS" ]; do
+		for wl in pipe fork; do
+			n=$B3_PIPE
+			[ $wl = fork ] && n=$B3_FORK
+			b3_one bare 0 $wl $n $rep
+			for hz in $B3_HZ; do
+				b3_one pmcring $hz $wl $n $rep
+				[ -n "$PERF" ] && b3_one perf $hz $wl $n $rep
+				for v in $B3_VARIANTS; do
+					case $v in
+					perf*) [ -n "$PERF" ] || continue ;;
+					alt:*)
+						b3_alt ${v#alt:} $hz $wl $n $rep
+						continue ;;
+					esac
+					b3_one $v $hz $wl $n $rep
+				done
+			done
+		done
+		rep=$((rep + 1))
+	done
+	[ "${B3_PROFILE:-0}" = 1 ] && [ -n "$PERF" ] && b3_profile
+}
+# b3_cpu TOOL HZ: the recorder's own CPU time while it records the pipe
+# workload: the sum of /proc/PID/task/*/schedstat (ns on a CPU) of the
+# recorder (the workload's parent) before and after the workload, and the
+# records it wrote
+b3_cpu()
+{
+	cat >$T/b3cpu.sh <<'EOS'
+cpu() { awk '{ s += $1 } END { printf "%d", s }' /proc/$PPID/task/*/schedstat; }
+a=$(cpu)
+"$@" >/dev/null
+b=$(cpu)
+echo "$a $b" >"$B3CPU_OUT"
+EOS
+	case $1 in
+	pmcring)
+		B3CPU_OUT=$T/b3cpu.txt pmcring record -e cpu-clock -F "$2" \
+			-o $T/b3.out -- sh $T/b3cpu.sh $B csw pipe "$B3_PIPE" \
+			2>$T/b3.err ;;
+	pmcring-bin)
+		B3CPU_OUT=$T/b3cpu.txt "$D/pmcring-alt" record -e cpu-clock -F "$2" \
+			-o $T/b3.out -- sh $T/b3cpu.sh $B csw pipe "$B3_PIPE" \
+			2>$T/b3.err ;;
+	pmcring-idle)
+		B3CPU_OUT=$T/b3cpu.txt pmcring record -e none --types closelog \
+			-o $T/b3.out -- sh $T/b3cpu.sh $B csw pipe "$B3_PIPE" \
+			2>$T/b3.err ;;
+	pmcring-nosample)
+		B3CPU_OUT=$T/b3cpu.txt pmcring record -e none \
+			-o $T/b3.out -- sh $T/b3cpu.sh $B csw pipe "$B3_PIPE" \
+			2>$T/b3.err ;;
+	perf)
+		# shellcheck disable=SC2046
+		B3CPU_OUT=$T/b3cpu.txt $PERF record -q -N -g $(perf_events "$2") \
+			-o $T/b3.out -- sh $T/b3cpu.sh $B csw pipe "$B3_PIPE" \
+			2>$T/b3.err ;;
+	esac
+	read -r a b <$T/b3cpu.txt
+	recs=$(sed -n 's/^pmcring: \([0-9][0-9]*\) records,.*/\1/p' $T/b3.err | head -n 1)
+	grep '^pmcring: [0-9]* records,' $T/b3.err >&2
+	echo "{\"tool\": \"$1\", \"hz\": $2, \"recorder_cpu_ns\": $((b - a)), \"records\": ${recs:-0}, \"bytes\": $(wc -c <$T/b3.out)}" |
+		emit b3_cpu
+	echo "B3 recorder CPU: $1 $2 Hz: $(((b - a) / 1000)) us, ${recs:-?} records" >&2
+	rm -f $T/b3.out $T/b3cpu.txt
+}
+
+# B3_PROFILE=1: the recorders' CPU time (b3_cpu), and where a recorded
+# pipe ping-pong's time goes at 10 kHz, the whole guest (perf cpu-clock
+# -a): by command, and by symbol
+b3_profile()
+{
+	for t in ${B3_CPU_TOOLS:-pmcring-nosample pmcring perf}; do
+		case $t in
+		pmcring-bin) [ -x "$D/pmcring-alt" ] || continue ;;
+		esac
+		for hz in $B3_HZ; do
+			b3_cpu $t $hz
+		done
+	done
+	step "B3 profile: pmcring record -F 10000 of pipe $B3_PIPE (perf cpu-clock -a)"
+	$PERF record -q -N -a -e cpu-clock -F 4000 -o $T/prof.data -- \
+		pmcring record -q -e cpu-clock -F 10000 -o $T/b3.out -- \
+		$B csw pipe "$B3_PIPE" >$T/b3.json 2>$T/prof.err || cat $T/prof.err >&2
+	cat $T/b3.json >&2
+	{
+		$PERF report -i $T/prof.data --stdio --no-children \
+			--sort comm --percent-limit 0.5 2>/dev/null |
+			grep -v '^#' | grep -v '^$'
+		echo
+		$PERF report -i $T/prof.data --stdio --no-children \
+			--sort comm,symbol --percent-limit 0.3 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -n 70
+	} >"$D/profile_b3.txt"
+	rm -f $T/prof.data $T/b3.out
+}
+if [ "${ONLY:-}" = b3 ]; then
+	b3
+	rm -rf $T
+	exit $fail
+fi
+
 # -- B1 producer cost --
 step "B1 producer cost (pages $B1_PAGES, max $B1_MAX records, $B1_REPS reps)"
 $B b1 -p "$B1_PAGES" -n "$B1_MAX" -r "$B1_REPS" -s "$B1_SIZES" >$T/b1.json || fail=1
@@ -410,59 +602,7 @@ step "B4 with a 5 ms poll period"
 $B lat -n "$B4_N" -b 1 -w 5 -o $T/lat.pmclog | emit lat_w5 || fail=1
 rm -f $T/lat.pmclog
 
-# -- B3 overhead on a workload --
-SCHED_TP="sched:sched_switch sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit"
-perf_events()
-{
-	echo "-e cpu-clock/freq=$1/"
-	for tp in $SCHED_TP; do
-		echo "-e $tp/call-graph=no/"
-	done
-}
-
-b3_one()
-{
-	tool=$1 hz=$2 wl=$3 n=$4 rep=$5
-	rm -f $T/b3.out
-	case $tool in
-	bare)
-		$B csw "$wl" "$n" >$T/b3.json ;;
-	pmcring)
-		pmcring record -q -e cpu-clock -F "$hz" -o $T/b3.out -- \
-			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
-	perf)
-		# shellcheck disable=SC2046
-		$PERF record -q -N -g $(perf_events "$hz") -o $T/b3.out -- \
-			$B csw "$wl" "$n" >$T/b3.json 2>$T/b3.err ;;
-	esac
-	rc=$?
-	if [ $rc != 0 ] || ! grep -q seconds $T/b3.json; then
-		echo "# bench: B3 $tool $hz $wl failed (exit $rc)" >&2
-		cat $T/b3.err >&2 2>/dev/null
-		fail=1
-		return
-	fi
-	bytes=0
-	[ -f $T/b3.out ] && bytes=$(wc -c <$T/b3.out)
-	sed "s/}\$/, \"bytes\": $bytes}/" $T/b3.json |
-		emit b3 tool=$tool hz=$hz rep=$rep
-}
-
-step "B3 overhead: pipe $B3_PIPE, fork $B3_FORK, $B3_REPS reps${PERF:+ (with perf)}"
-rep=0
-while [ $rep -lt "$B3_REPS" ]; do
-	for wl in pipe fork; do
-		n=$B3_PIPE
-		[ $wl = fork ] && n=$B3_FORK
-		b3_one bare 0 $wl $n $rep
-		for hz in 1000 10000; do
-			b3_one pmcring $hz $wl $n $rep
-			[ -n "$PERF" ] && b3_one perf $hz $wl $n $rep
-		done
-	done
-	rep=$((rep + 1))
-done
-
+b3
 b5
 
 grep -q '^pmcring_ftrace_bench ' /proc/modules && rmmod pmcring_ftrace_bench

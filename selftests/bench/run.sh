@@ -14,8 +14,11 @@
 # Environment: KVER (kernel series, default 6.1), BENCH_QUICK=1 (tiny sizes,
 # a minute), BENCH_CPUS / BENCH_MEM (VM, default 2 / 2048), BENCH_NO_PERF=1
 # (skip perf in B3), BENCH_NO_VM=1 (native only), BENCH_TIMEOUT (VM seconds),
-# BENCH_ONLY=b2|b5|tp (B2's drain rows alone; B5 alone; the tracepoint
-# peers of B1/B2 alone),
+# BENCH_ONLY=b2|b5|tp|b3 (B2's drain rows alone; B5 alone; the tracepoint
+# peers of B1/B2 alone; B3 alone, without the native benchmarks, B3_REPS
+# repetitions, default 3, B3_PROFILE=1 adds its profiles, B3_HZ and
+# B3_VARIANTS as guest.sh says, B3_ALT_MODULE another pmcring.ko for its
+# alt:TOOL variants),
 # BENCH_APPEND (guest kernel parameters, default tsc=reliable), PROFILE=0
 # (no perf profiles), VM_TCG_THREAD (default from selftests/lib/tcg_thread:
 # multi on QEMU >= 8.1, single on 7.2; see below).
@@ -39,7 +42,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	       TP_N=2000 TP_PAGES=256 TP_REPS=1 "TP2_RATES=10000 40000")
 else
 	SIZES=(B1_PAGES=4096 B1_MAX=100000 B1_REPS=9 B2_N=200000 B2_REPS=3
-	       B3_PIPE=3000 B3_FORK=100 B3_REPS=3 B4_N=20000
+	       B3_PIPE=3000 B3_FORK=100 "B3_REPS=${B3_REPS:-3}" B4_N=20000
 	       "SWEEP=1 2 4 8 16" TP_N=20000 TP_PAGES=2048 TP_REPS=3
 	       TP2_PAGES=256 TP2_SECS=1
 	       "TP2_RATES=10000 20000 40000 80000 160000 320000 640000")
@@ -58,6 +61,10 @@ rm -rf "$SHARE"
 mkdir -p "$SHARE" "$OUT"
 cp "$BDIR/pmcbench" "$BDIR/tpbench" "$TOP/selftests/bench/guest.sh" "$SHARE/"
 cp "$TOP/kmod/bench/pmcring_ftrace_bench.ko" "$SHARE/"
+# B3_ALT_MODULE=PATH: another build of pmcring.ko, B3's alt:TOOL variants
+[ -n "${B3_ALT_MODULE:-}" ] && cp "$B3_ALT_MODULE" "$SHARE/pmcring-alt.ko"
+# B3_ALT_PMCRING=PATH: another build of the static pmcring, B3's pmcring-bin
+[ -n "${B3_ALT_PMCRING:-}" ] && cp "$B3_ALT_PMCRING" "$SHARE/pmcring-alt"
 
 # perf (B3's reference, the perf peer of B1/B2) and trace-cmd (B2's ftrace
 # peer): the host's binaries with their ldd closure and loader, run in the
@@ -89,6 +96,13 @@ else
 fi
 
 # -- native -------------------------------------------------------------------
+if [ "${BENCH_ONLY:-}" = b3 ]; then
+	BENCH_NO_NATIVE=1
+	: >"$BDIR/native.json"
+	: >"$BDIR/drain.jsonl"
+	: >"$BDIR/write.jsonl"
+fi
+if [ "${BENCH_NO_NATIVE:-0}" != 1 ]; then
 log "native: make -C user bench"
 make -s -C "$TOP/user" bench BENCH_JSON="$BDIR/native.json" | tee "$BDIR/native.txt"
 
@@ -161,6 +175,7 @@ else
 	ext4_rows ext4-dio-loop --direct-io=on
 	trap - EXIT
 fi
+fi
 
 # -- VM -----------------------------------------------------------------------
 : >"$SHARE/results.jsonl"
@@ -170,6 +185,9 @@ if [ "${BENCH_NO_VM:-0}" != 1 ]; then
 	for kv in "${SIZES[@]}"; do envs+=(--env "$kv"); done
 	[ -n "${PROFILE:-}" ] && envs+=(--env "PROFILE=$PROFILE")
 	[ -n "${BENCH_ONLY:-}" ] && envs+=(--env "ONLY=$BENCH_ONLY")
+	for kv in B3_PROFILE B3_HZ B3_VARIANTS B3_CPU_TOOLS; do
+		[ -n "${!kv:-}" ] && envs+=(--env "$kv=${!kv}")
+	done
 	# Trust the TSC as real hardware does: without it a TCG guest keeps
 	# time with the HPET and every clock read is an emulated MMIO access.
 	# B1 also runs once with the hpet clocksource to show that cost.
@@ -188,13 +206,13 @@ if [ "${BENCH_NO_VM:-0}" != 1 ]; then
 	"$TOP/selftests/vmrun" --kernel "$KVER" --cpus "$CPUS" --mem "$MEM" \
 		--share "$SHARE" --timeout "${BENCH_TIMEOUT:-1800}" "${envs[@]}" -- \
 		sh "$SHARE/guest.sh" "$SHARE" 2>&1 | tee "$BDIR/vm.log" |
-		grep -E '^(# bench|B1|B2|B4|  size| size| +[0-9]+ +(1|all|task|irq) |tp )' >&2
+		grep -E '^(# bench|B1|B2|B3|B4|  size| size| +[0-9]+ +(1|all|task|irq) |tp )' >&2
 	vm_rc=${PIPESTATUS[0]}
 	set -e
 	[ "$vm_rc" = 0 ] || log "VM run failed (exit $vm_rc), see $BDIR/vm.log"
 fi
 cp "$SHARE/results.jsonl" "$BDIR/results.jsonl"
-for side in pmcring ftrace b2 b2c tp_pmcring tp_minring; do
+for side in pmcring ftrace b2 b2c tp_pmcring tp_minring b3; do
 	f=$SHARE/profile_$side.txt
 	[ -s "$f" ] || continue
 	cp "$f" "$OUT/bench-profile-$side.txt"
@@ -202,6 +220,7 @@ for side in pmcring ftrace b2 b2c tp_pmcring tp_minring; do
 	case $side in
 	b2) echo "B2 profile, pmcring record (io_uring) with the generator (perf cpu-clock, -a):" ;;
 	b2c) echo "B2 profile, the consumer alone (pmcbench lat -F: merge + writev), its process only:" ;;
+	b3) echo "B3 profile, pmcring record -F 10000 of the pipe workload (perf cpu-clock, -a), by command, then by command and symbol:" ;;
 	tp_*) echo "B1 tracepoint profile, ${side#tp_} probe alone, 64-byte events (perf cpu-clock, CPU 0, idle left out):" ;;
 	*) echo "B1 profile, $side side alone, 64-byte records (perf cpu-clock, -a):" ;;
 	esac

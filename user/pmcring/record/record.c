@@ -33,18 +33,9 @@
 /*
  * The merge's promise (max_delay_ns): a record is written at most this long
  * after its commit.  The waits between drains are derived from it
- * (consumer_timeout_ns()).  WAIT_MS for live recordings (--ldms
- * subscribers, -p/-t/-a, --generate); WAIT_CMD_MS for `record -- COMMAND`
- * into a file, where nobody reads the records before the end: the consumer
- * wakes 10 times less often below the rings' watermark (the kernel wakes it
- * at the watermark whatever the wait), as perf record sleeps until its
- * wakeup watermark.  Each timed wake-up of an otherwise idle CPU costs the
- * recorded command (B3 in Documentation/performance.rst).  SIGCHLD ends a
- * wait, so the command's exit is seen at once (but for a SIGCHLD that
- * lands between the check of child_signal and the wait: one wait late).
+ * (consumer_timeout_ns()).
  */
 #define WAIT_MS		10u
-#define WAIT_CMD_MS	100u
 /* Status line period: at most 4 times a second. */
 #define STATUS_NS	250000000ull
 
@@ -54,8 +45,6 @@
 #define CHILD_GRACE_MS	10000u
 
 static volatile sig_atomic_t stop_signal, nr_signals, signal_from_tty;
-/* SIGCHLD came: a child may have exited, look before waiting again */
-static volatile sig_atomic_t child_signal;
 /* SIGHUP is ours: it was not ignored when we started (nohup) */
 static bool catch_hup;
 
@@ -699,12 +688,6 @@ static bool shares_terminal(pid_t pid)
 	return false;
 }
 
-static void on_child(int sig)
-{
-	(void)sig;
-	child_signal = 1;
-}
-
 /*
  * The live status line, as perf does it: only where nobody else writes.
  * A recorded command shares our terminal, so it gets none (perf record
@@ -728,7 +711,7 @@ static bool status_wanted(const struct recorder *r)
 static int record_loop(struct recorder *r, int *child_sig)
 {
 	struct status st = { 0 };
-	uint64_t n = 0, end_at = 0, idle = 0, tmo, left;
+	uint64_t n = 0, end_at = 0, idle = 0;
 	enum stop_why why = STOP_NONE;
 	sig_atomic_t sigs;
 	int err = 0, ret;
@@ -747,21 +730,7 @@ static int record_loop(struct recorder *r, int *child_sig)
 			break;
 		if (n == DRAIN_MAX)
 			continue;	/* more is ready: no wait */
-		if (child_signal) {
-			/* the next stop_check() looks at the command */
-			child_signal = 0;
-			continue;
-		}
-		tmo = consumer_timeout_ns(&r->c);
-		/* --duration: not a wait past its end */
-		if (end_at) {
-			uint64_t now = now_ns(CLOCK_MONOTONIC);
-
-			left = end_at > now ? end_at - now : 0;
-			if (tmo > left)
-				tmo = left;
-		}
-		ret = consumer_wait(&r->c, tmo);
+		ret = consumer_wait(&r->c, consumer_timeout_ns(&r->c));
 		if (ret < 0) {
 			err = ret;
 			break;
@@ -878,8 +847,7 @@ static int record_setup(struct recorder *r)
 	clock_gettime(CLOCK_REALTIME, &r->fo.start_rt);
 	if (!add_counters(r->s, &r->o, &r->fo))
 		return 1;
-	mo.max_delay_ns = (r->o.cmd && !r->o.ldms_given && !r->o.gen_count ?
-			   WAIT_CMD_MS : WAIT_MS) * 1000000ull;
+	mo.max_delay_ns = WAIT_MS * 1000000ull;
 	/* a CPU bursting while another is slow: user memory, not drops */
 	if (r->o.staging_given && !r->o.staging_mb)
 		mo.flags |= PMCRING_MERGE_F_NO_STAGING;
@@ -1139,14 +1107,6 @@ int cmd_record(int argc, char **argv)
 		sigaction(SIGHUP, &sa, NULL);
 	}
 	signal(SIGPIPE, SIG_IGN);
-	if (r->o.cmd) {
-		/* ends a wait when the command exits (WAIT_CMD_MS) */
-		struct sigaction chld = { .sa_handler = on_child,
-					  .sa_flags = SA_RESTART |
-						      SA_NOCLDSTOP };
-
-		sigaction(SIGCHLD, &chld, NULL);
-	}
 	/*
 	 * Past RLIMIT_FSIZE a write gets EFBIG instead of the default
 	 * SIGXFSZ, which would kill us before the files are cut back to

@@ -167,4 +167,29 @@ TEST_F(status, pid_elsewhere_shows_it)
 	EXPECT_NE(NULL, strstr(self->out, STATUS_MARK));
 }
 
+/*
+ * After the stop the rings and the staging are still written out; on a slow
+ * sink (here a pipe read 128 KiB every 0.1 s) that takes a while, and the
+ * line says so and how to cut it short.  The generator ends the recording
+ * while the consumer is still blocked on the pipe, so most of its 2 MB (in
+ * a ring that holds them all: nothing dropped) are written after the stop.
+ */
+TEST_F(status, drain_after_stop_says_so)
+{
+	int rc = run_on_pty("set -o pipefail; pmcring record --buffer-pages 1024 "
+			    "--generate 8000,256 "
+			    "-o /dev/stdout | { sleep 1; while [ \"$(head -c "
+			    "131072 | wc -c)\" -gt 0 ]; do sleep 0.1; done; }",
+			    self->out, sizeof(self->out));
+
+	ASSERT_NE(-1, rc) TH_LOG("no pseudo-terminal");
+	TH_LOG("terminal: %s", self->out);
+	EXPECT_EQ(0, rc);
+	EXPECT_NE(NULL, strstr(self->out, "stopping: draining the rings "
+				     "(signal again: stop at once)"));
+	EXPECT_NE(NULL, strstr(self->out, "written to /dev/stdout"));
+	EXPECT_NE(NULL, strstr(self->out, "drops 0"));
+	EXPECT_EQ(NULL, strstr(self->out, "stopped at once"));
+}
+
 TEST_HARNESS_MAIN

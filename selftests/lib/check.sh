@@ -4,8 +4,9 @@
 # The test half of "make check" (the Makefile builds first): host unit
 # tests, the LDMS cluster on loopback (ldms_cluster.sh), the DKMS build
 # and install for 6.1 and 6.12 (dkms_check.sh), the VM harness' own
-# checks, and the kselftest suite in one VM boot through the installed
-# run_kselftest.sh.  Prints KTAP as it goes and ends
+# checks, the kselftest suite in one VM boot through the installed
+# run_kselftest.sh, and `pmcring record --ldms` into ldmsd daemons in a VM
+# (user/tests/ldms_vm.sh).  Prints KTAP as it goes and ends
 # with exactly one line "N passed, N failed, N skipped" (top-level results
 # of every stage); exits non-zero on any failure.
 #
@@ -309,11 +310,25 @@ else
 		took "permission tests on $other"
 	fi
 
-	# -- 6. LDMS: a recording of the module, published -----------------------
-	# `pmcring record -a` under load in the VM (its pmcring is static and
-	# cannot load LDMS), then replayed through record's consumer into the
-	# host's ldmsd pair and compared (Documentation/ldms.rst).
-	if [ -x "${LDMS_PREFIX:-$BUILD/ldms}/sbin/ldmsd" ]; then
+	# -- 6. LDMS: pmcring record --ldms in the VM, and a replay --------------
+	# user/tests/ldms_vm.sh: the dynamically linked `pmcring record -a
+	# --ldms` under load in the VM, publishing to a node ldmsd and an
+	# aggregator on the VM's loopback (stop matrix, -o none), checked here
+	# on the aggregator's files.  The same boot leaves a recording of the
+	# static pmcring, which ldms_cluster.sh vm replays through record's
+	# consumer into the host's daemons (Documentation/ldms.rst).
+	echo "# vm: pmcring record -a --ldms into ldmsd in the VM (user/tests/ldms_vm.sh)"
+	KVER=$KVER "$TOP/user/tests/ldms_vm.sh" 2>&1 | tee "$LOG/ldms-vm-live.log"
+	rc=${PIPESTATUS[0]}
+	count "$LOG/ldms-vm-live.log"
+	if [ "$rc" != 0 ] && [ "$rc" != 4 ] && ! grep -q '^not ok' "$LOG/ldms-vm-live.log"; then
+		echo "not ok - vm: ldms_vm.sh exit=$rc"
+		failed=$((failed + 1))
+	fi
+	rec=$BUILD/ldms-vm/out/vm.pmclog
+	# skipped for another architecture's VM (ARCH=arm64 here): a
+	# recording for the replay only
+	if [ "$rc" = 4 ] && [ -x "${LDMS_PREFIX:-$BUILD/ldms}/sbin/ldmsd" ]; then
 		d=$BUILD/check/ldms-vm
 		rm -rf "$d" && mkdir -p "$d"
 		echo "# vm: pmcring record -a under load, for ldms_cluster.sh vm"
@@ -321,12 +336,10 @@ else
 			"cd $d && { pmcring-workload -d 4 >/dev/null & } && pmcring record -a -q --duration 3 -o $d/vm.pmclog" \
 			>"$LOG/vm-ldms.log" 2>&1 || sed 's/^/# /' "$LOG/vm-ldms.log"
 		rec=$d/vm.pmclog
-	else
-		rec=none
 	fi
 	"$TOP/user/tests/ldms_cluster.sh" vm "$rec" 2>&1 | tee "$LOG/ldms-vm.log"
 	count "$LOG/ldms-vm.log"
-	took "LDMS VM recording"
+	took "LDMS in the VM"
 	# Name the test during which each kernel splat was printed.
 	awk '/^# selftests: / { t = substr($0, 3) }
 	     /^# kernel: / { print "# splat during " (t ? t : "boot") ": " substr($0, 11) }' \

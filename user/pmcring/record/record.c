@@ -522,6 +522,7 @@ struct status {
 	bool		on;
 	uint64_t	start, last, last_records, last_bytes;
 	bool		shown;
+	bool		stopping;	/* draining after the stop */
 };
 
 static void status_update(struct status *st, const struct consumer *c,
@@ -533,11 +534,13 @@ static void status_update(struct status *st, const struct consumer *c,
 	if (!st->on || (!force && dt < STATUS_NS))
 		return;
 	fprintf(stderr, "\r\033[K[pmcring] %.1f s  %.0f records/s  "
-		"%.2f MB/s  drops %" PRIu64,
+		"%.2f MB/s  drops %" PRIu64 "%s",
 		(double)(now - st->start) / 1e9,
 		secs > 0 ? (double)(c->st.records - st->last_records) / secs : 0,
 		secs > 0 ? (double)(c->st.bytes - st->last_bytes) / secs / 1e6 : 0,
-		lost);	/* records the kernel dropped */
+		lost,	/* records the kernel dropped */
+		st->stopping ? "  stopping: draining the rings "
+			       "(signal again: stop at once)" : "");
 	st->shown = true;
 	st->last = now;
 	st->last_records = c->st.records;
@@ -739,9 +742,16 @@ static int record_loop(struct recorder *r, int *child_sig)
 	sigs = nr_signals;
 	*child_sig = stop_child(r, why);
 	pmcring_disable(r->s);
-	/* an interrupted writer may publish a little late: two empty rounds */
+	/*
+	 * An interrupted writer may publish a little late: two empty rounds.
+	 * What the rings and the staging hold can take a while to write (a
+	 * slow disk, an ldmsd publishing at its own pace): the status line
+	 * says so, and how to cut it short.
+	 */
+	st.stopping = true;
 	while (!err && idle < 2 && nr_signals == sigs) {
 		err = consumer_drain(&r->c, DRAIN_MAX, &n);
+		status_update(&st, &r->c, total_lost(r->s, NULL), false);
 		idle = n ? 0 : idle + 1;
 		if (!n)
 			consumer_wait(&r->c, 1000000);
@@ -762,6 +772,7 @@ static int record_loop(struct recorder *r, int *child_sig)
 		if (!err)
 			err = consumer_end(&r->c, end_ts);
 	}
+	st.stopping = false;	/* drained: the last line is the total */
 	status_update(&st, &r->c, total_lost(r->s, NULL), true);
 	if (st.shown)
 		fputc('\n', stderr);

@@ -101,7 +101,7 @@ echo "# $(du -sh "$V" | cut -f1) shared with the VM: $(ls "$V/lib" | tr '\n' ' '
 echo "1..8"
 # -- the VM ------------------------------------------------------------------
 t0=$(date +%s)
-"$TOP/selftests/vmrun" --kernel "$KVER" --mem 2048 --timeout 300 --share "$V" -- \
+"$TOP/selftests/vmrun" --kernel "$KVER" --mem 2048 --timeout 600 --share "$V" -- \
 	sh "$V/guest.sh" "$OUT" >"$V/vm.log" 2>&1
 rc=$?
 sed -n 's/^# guest: /# /p; /^vmrun: /s/^/# /p; /Out of memory/s/^/# /p' "$V/vm.log"

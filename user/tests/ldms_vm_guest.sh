@@ -106,13 +106,13 @@ until [ "$(echo stream_client_dump | "$V/ldms/sbin/ldmsctl" -x sock \
 done
 log "node and aggregator up in $(( $(date +%s) - t0 )) s"
 
-SPEC="host=127.0.0.1,port=$NODE,timeout=60000"
+SPEC="host=127.0.0.1,port=$NODE,timeout=180000"
 # rec NAME ARGS...: `pmcring record -a` in the background
 rec()
 {
 	n=$1
 	shift
-	"$PMC" record -a --staging-mb 4 "$@" >"$W/rec-$n.out" 2>"$W/rec-$n.err" &
+	"$PMC" record -a --buffer-pages 16 --staging-mb 0 "$@" >"$W/rec-$n.out" 2>"$W/rec-$n.err" &
 	echo $! >"$W/rec-$n.pid"
 }
 # The stream channel's sessions (one JSON message per record, each
@@ -127,7 +127,7 @@ rec()
 # the aggregator's memory grows with the number of JSON messages; with
 # context switches it filled the VM's 2 GB.  The message channel's
 # batched sessions record everything.
-JTYPES="-F 500 --types callchain,procexec,procexit,procfork,map_in,map_out,thr_create,thr_exit,proc_create"
+JTYPES="-F 50 --types callchain,procexec,procexit,procfork,map_in,map_out,thr_create,thr_exit,proc_create"
 # One stop at a time, each on both channels at once, under the workload.
 # (All nine recordings at once starved the VM's two vCPUs: every message
 # wakes ldmsd, every wakeup is a context switch every session records
@@ -198,12 +198,12 @@ flushed()
 {
 	# (its exit status only says whether it saw every acknowledgement
 	# within timeout=; the store's file is what tells)
-	"$FEED" -q -n 200 -j --ldms "host=127.0.0.1,port=$NODE,stream=$2,type=json,timeout=60000$3" ||
+	"$FEED" -q -n 200 -j --ldms "host=127.0.0.1,port=$NODE,stream=$2,type=json,timeout=180000$3" ||
 		log "$1: the flush feed exited $?"
 	i=0
 	until [ "$(stat -c %s "$W/$1/blobs/$2".DAT.* 2>/dev/null || echo 0)" -ge 8192 ]; do
 		i=$((i + 1))
-		[ $i -ge 600 ] && { log "$1: the store did not catch up in 60 s"; return 1; }
+		[ $i -ge 1800 ] && { log "$1: the store did not catch up in 180 s"; return 1; }
 		sleep 0.1
 	done
 }

@@ -17,7 +17,6 @@
 #define K_SYSCALL	0xffffffff81200000ull	/* do_syscall_64 */
 #define K_ETEXT		0xffffffff82000000ull	/* _etext */
 #define K_MOD		0xffffffffc0001000ull	/* fakemod_fn [fakemod] */
-#define K_MOD2		0xffffffffc0001800ull	/* fakemod_end [fakemod] */
 /* where another boot's KASLR put the same kernel */
 #define K_FOREIGN	0x1e000000ull
 

@@ -278,9 +278,14 @@ const char *kallsyms_default(const char *rec, char *buf, size_t sz,
 	 * A scan error is the real read's to tell; what it counted counts.
 	 */
 	report_scan_kernel(rec, &fit);
-	if (fit.err || (fit.n >= KALLSYMS_FIT_MIN &&
-			fit.outside * 100 <= fit.n * (100 - KALLSYMS_FIT_PCT))) {
+	if (fit.err) {
 		/* a load error (kptr_restrict's zeros) is the load's to say */
+		snprintf(note, sizeof(note), "no %s: kernel symbols from this "
+			 "machine's %s (%s was written since this boot)", buf,
+			 kallsyms_proc, rec);
+		sym_set_kallsyms_lazy(sym, kallsyms_proc, note);
+	} else if (fit.n >= KALLSYMS_FIT_MIN &&
+		   fit.outside * 100 <= fit.n * (100 - KALLSYMS_FIT_PCT)) {
 		snprintf(note, sizeof(note), "no %s: kernel symbols from this "
 			 "machine's %s (%s was written since this boot, and %"
 			 PRIu64 " of its %" PRIu64 " kernel addresses are in "
@@ -290,10 +295,10 @@ const char *kallsyms_default(const char *rec, char *buf, size_t sz,
 	} else if (fit.n >= KALLSYMS_FIT_MIN) {
 		snprintf(note, sizeof(note), "no %s: %" PRIu64 " of %" PRIu64
 			 " kernel addresses are outside this kernel's text: %s "
-			 "was recorded on another kernel or boot; kernel frames "
-			 "stay unnamed (give --kallsyms FILE, the recording "
-			 "machine's /proc/kallsyms of that boot)", buf,
-			 fit.outside, fit.n, rec);
+			 "was recorded on another kernel or boot; kernel "
+			 "frames stay unnamed (give --kallsyms FILE, the "
+			 "recording machine's /proc/kallsyms of that boot)",
+			 buf, fit.outside, fit.n, rec);
 		sym_set_kallsyms_lazy(sym, NULL, note);
 	} else {
 		/* none (then none is said), or too few to tell */

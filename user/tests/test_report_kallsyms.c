@@ -4,7 +4,8 @@
  * `record`'s end writes FILE.kallsyms and FILE.modules (DIR/kallsyms in a
  * blob directory) from /proc, and report names kernel frames from it with
  * no option; without one, report falls back to this machine's
- * /proc/kallsyms for a recording written since this boot and says so, and
+ * /proc/kallsyms for a recording written since this boot whose kernel
+ * addresses fit this kernel (test_report_kallsyms_fit) and says so, and
  * for an older one says that --kallsyms is the way.
  */
 #include "test_report_common.h"
@@ -51,6 +52,7 @@ int main(void)
 	static struct plog p;
 	struct self_map m;
 	struct stat st;
+	unsigned int i;
 	char *out;
 	int rc;
 
@@ -74,13 +76,15 @@ int main(void)
 	plog_pmc(&p, 1, "cpu-clock");
 	plog_proc_create(&p, 100, "ksproc");
 	plog_map_in(&p, 100, m.exec_start, m.path);
-	plog_callchain(&p, 100, 100, 0, pc, 2);
+	/* KALLSYMS_FIT_MIN kernel addresses: enough to tell they fit */
+	for (i = 0; i < KALLSYMS_FIT_MIN; i++)
+		plog_callchain(&p, 100, 100, 0, pc, 2);
 	plog_closelog(&p);
 	write_file(log, p.b, p.len);
 
 	/* 1. no sidecar, written since this boot: /proc/kallsyms, said */
 	out = run_report(&rc, "--folded", log, NULL);
-	CHECK(rc == 0 && !strcmp(out, "ksproc;ks_user;schedule 1\n") &&
+	CHECK(rc == 0 && !strcmp(out, "ksproc;ks_user;schedule 4\n") &&
 	      strstr(t_stderr, "kernel symbols from this machine's "
 		     "/proc/kallsyms"), "fallback rc %d:\n%s%s", rc, out,
 	      t_stderr);
@@ -105,7 +109,7 @@ int main(void)
 	snprintf(buf, sizeof(buf), "%s.modules", log);
 	CHECK(!stat(buf, &st) || errno == ENOENT, "%s", buf);
 	out = run_report(&rc, "--folded", log, NULL);
-	CHECK(rc == 0 && !strcmp(out, "ksproc;ks_user;schedule 1\n") &&
+	CHECK(rc == 0 && !strcmp(out, "ksproc;ks_user;schedule 4\n") &&
 	      !strstr(t_stderr, "/proc/kallsyms"), "sidecar rc %d:\n%s%s", rc,
 	      out, t_stderr);
 	free(out);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <linux/pmcring.h>
 
+#include "kallsyms.h"
 #include "report.h"
 
 #define REPORT_NAME_LEN		64
@@ -207,6 +208,8 @@ struct report {
 	struct report_hooks hooks;
 	struct report_frame *frames;	/* the sample being added, hooks set */
 	uint64_t	cur_ts;		/* of the record being taken in */
+	/* report_set_scan(): samples only count kernel addresses there */
+	struct kallsyms_fit *scan;
 };
 
 struct report *report_new(const struct report_opts *o)
@@ -294,6 +297,11 @@ static void report_hook(struct report *r, const char *type, uint32_t pid,
 
 	if (r->hooks.rec)
 		r->hooks.rec(r->hooks.ctx, &rec);
+}
+
+void report_set_scan(struct report *r, struct kallsyms_fit *fit)
+{
+	r->scan = fit;
 }
 
 void report_set_time_range(struct report *r, uint64_t from, uint64_t to)
@@ -417,6 +425,8 @@ void report_exec(struct report *r, uint64_t ts, uint32_t pid,
 	const char *b = path ? strrchr(path, '/') : NULL;
 
 	(void)ts;
+	if (r->scan)
+		return;
 	report_hook(r, "exec", pid, pid, dynaddr, 0, path);
 	if (p && path && *path)
 		report_name_set(p->comm, b && b[1] ? b + 1 : path);
@@ -426,12 +436,16 @@ void report_exec(struct report *r, uint64_t ts, uint32_t pid,
 void report_map_in(struct report *r, uint32_t pid, uint64_t start,
 		   const char *path)
 {
+	if (r->scan)
+		return;	/* no image to read */
 	report_hook(r, "mmap", pid, pid, start, 0, path);
 	sym_map_in(r->sym, pid, start, path);
 }
 
 void report_map_out(struct report *r, uint32_t pid, uint64_t start)
 {
+	if (r->scan)
+		return;
 	report_hook(r, "munmap", pid, pid, start, 0, NULL);
 	sym_map_out(r->sym, pid, start);
 }
@@ -441,6 +455,8 @@ void report_fork(struct report *r, uint32_t parent, uint32_t child)
 	struct report_proc *pp = report_proc(r, parent, false), *c;
 	char comm[REPORT_NAME_LEN];
 
+	if (r->scan)
+		return;
 	report_hook(r, "fork", parent, parent, 0, child, NULL);
 	if (pp && pp->comm[0]) {
 		memcpy(comm, pp->comm, sizeof(comm));
@@ -1019,6 +1035,12 @@ int report_sample(struct report *r, uint64_t ts, int32_t cpu, uint32_t pid,
 
 	r->next_period = 0;
 	r->samples_seen++;
+	if (r->scan) {
+		for (i = 0; i < n && i < PMCRING_CALLCHAIN_DEPTH_MAX; i++)
+			if (pc[i] >= SYM_KERNEL_MIN && pc[i] < REPORT_PC_MARKER)
+				kallsyms_fit_add(r->scan, pc[i]);
+		return 0;
+	}
 	if (!report_want(r, ts, cpu, pid, tid))
 		return 0;
 	if (n > PMCRING_CALLCHAIN_DEPTH_MAX)

@@ -198,6 +198,18 @@ int report_read(struct report *r, const char *path, const char *who,
 		bool best_effort);
 
 /*
+ * A scan of @r, a report of its own: its samples count their kernel
+ * addresses into @fit and are not kept; mappings are not read.
+ */
+struct kallsyms_fit;
+void report_set_scan(struct report *r, struct kallsyms_fit *fit);
+/*
+ * The kernel addresses of the samples of @path into @fit, quietly (the
+ * read that follows tells what is wrong with @path).  0 or -errno.
+ */
+int report_scan_kernel(const char *path, struct kallsyms_fit *fit);
+
+/*
  * The recording of `report`/`script`: -i PATH (*path already set), one
  * PATH left after the options, or perf's default, pmcring.pmclog.  More
  * than one is an error said on stderr: -EINVAL.

@@ -56,13 +56,15 @@ struct report_cmd {
 	bool		damaged;	/* damage told: exit 1 */
 	bool		pdamaged;	/* FILE.periods damaged (told) */
 	bool		dir;		/* path is a blob directory */
+	bool		quiet;		/* report_scan_kernel(): says nothing */
 };
 
 /* Damage at @off of @path: told, and exit 1 unless --best-effort. */
 static void report_cmd_damage(struct report_cmd *c, const char *path,
 			      uint64_t off, const char *why, uint64_t nread)
 {
-	if (fmt_say_damage(c->who, path, off, why, nread, c->best_effort))
+	if (!c->quiet &&
+	    fmt_say_damage(c->who, path, off, why, nread, c->best_effort))
 		c->damaged = true;
 }
 
@@ -125,6 +127,8 @@ static void report_cmd_periods_map(struct report_cmd *c)
 {
 	char *path;
 
+	if (c->quiet)	/* no sample is weighed */
+		return;
 	if (asprintf(&path, "%s" FMT_PERIODS_SUFFIX, c->path) < 0)
 		return;
 	if (!access(path, F_OK) && fmt_map_file(path, &c->pmap, &c->plen, c->who))
@@ -139,6 +143,8 @@ static int report_cmd_ev(struct report_cmd *c, const struct pmcring_log_ev *ev,
 	struct report *r = c->r;
 
 	c->nread++;
+	if (c->quiet && ev->pl_type != PMCRING_TYPE_CALLCHAIN)
+		return 0;
 	report_seen(r, ev->pl_ts);
 	switch (ev->pl_type) {
 	case PMCRING_TYPE_CALLCHAIN: {
@@ -271,7 +277,7 @@ static int report_cmd_pmclog(struct report_cmd *c, const void *img,
 	fmt_unmap_file(c->pmap, c->plen);
 	c->pmap = NULL;
 	c->periods = NULL;
-	if (!err && !closed)
+	if (!err && !closed && !c->quiet)
 		fprintf(stderr, "%s: %s: no CLOSELOG (the recording "
 			"was cut short); reporting what is there\n", c->who,
 			c->path);
@@ -369,7 +375,7 @@ static int report_cmd_end(struct report_cmd *c, const char *path, int rc,
 {
 	if (rc == -EINVAL)
 		report_cmd_damage(c, path, bad, fmt_bad_reason(), c->nread);
-	if (rc == FMT_END_TRUNCATED)
+	if (rc == FMT_END_TRUNCATED && !c->quiet)
 		fprintf(stderr, "%s: %s: ends in a partial record "
 			"(the recording was cut short)\n", c->who, path);
 	return rc == -EINVAL || rc == FMT_END_TRUNCATED ? 0 : rc;
@@ -387,7 +393,8 @@ static int report_cmd_barman(struct report_cmd *c, const void *img,
 				  "(version, sizes)", 0);
 		return 0;
 	}
-	report_cmd_bm_tables(c);
+	if (!c->quiet)
+		report_cmd_bm_tables(c);
 	report_set_space_fallback(c->r, REPORT_BM_ALL);
 	rc = fmt_barman_read(img, len, report_cmd_item, c, &bad);
 	return report_cmd_end(c, c->path, rc, bad);
@@ -491,9 +498,10 @@ static int report_blob_find(struct report_cmd *c, struct report_blob *b)
 		globfree(&g);
 	}
 	if (i == 2) {
-		fprintf(stderr, "%s: %s: a directory without blob files "
-			"(STREAM.DAT.T, or CONTAINER/STREAM.DAT.T)\n", c->who,
-			c->path);
+		if (!c->quiet)
+			fprintf(stderr, "%s: %s: a directory without blob "
+				"files (STREAM.DAT.T, or "
+				"CONTAINER/STREAM.DAT.T)\n", c->who, c->path);
 		return -ENOENT;
 	}
 	b->paths = calloc(g.gl_pathc, sizeof(*b->paths));
@@ -513,9 +521,10 @@ static int report_cmd_blob(struct report_cmd *c)
 	int rc;
 
 	if (fmt_is_stream(c->path) && !c->dir) {
-		fprintf(stderr, "%s: %s: a blob set is several files: name one "
-			"of them or its directory, not a pipe\n", c->who,
-			c->path);
+		if (!c->quiet)
+			fprintf(stderr, "%s: %s: a blob set is several "
+				"files: name one of them or its directory, "
+				"not a pipe\n", c->who, c->path);
 		return -EINVAL;
 	}
 	rc = report_blob_find(c, &b);
@@ -529,16 +538,14 @@ static int report_cmd_blob(struct report_cmd *c)
 	}
 	for (i = 0; i < b.n; i++) {
 		rc = fmt_blob_map(b.paths[i], &b.sets[i], which, sizeof(which));
-		if (rc == -EINVAL) {
+		if (rc == -EINVAL && !c->quiet)
 			fprintf(stderr, "%s: %s: not a blob file name "
 				"(STREAM.DAT.T)\n", c->who, b.paths[i]);
-			goto out;
-		}
-		if (rc) {
+		else if (rc && !c->quiet)
 			fprintf(stderr, "%s: %s: %s\n", c->who, which,
 				strerror(-rc));
+		if (rc)
 			goto out;
-		}
 		b.mems[i] = pmcring_log_open(PMCRING_LOG_FD_NONE);
 		if (!b.mems[i]) {
 			rc = -ENOMEM;
@@ -602,18 +609,22 @@ static int report_cmd_read(struct report_cmd *c)
 	if (c->dir) {
 		c->kind = FMT_BLOB;
 	} else {
-		if (fmt_map_file(c->path, &im.p, &im.len, c->who))
+		if (fmt_map_file(c->path, &im.p, &im.len,
+				 c->quiet ? NULL : c->who))
 			return -ENOENT;
 		c->kind = im.p ? fmt_detect(im.p, im.len) : -1;
 		if (c->kind < 0) {
-			fprintf(stderr, "%s: %s: %s\n", c->who, c->path,
-				im.p ? "not a pmclog, barman or blob file" :
-				"empty, not a recording");
+			if (!c->quiet)
+				fprintf(stderr, "%s: %s: %s\n", c->who,
+					c->path, im.p ? "not a pmclog, barman "
+					"or blob file" : "empty, not a "
+					"recording");
 			fmt_unmap_file(im.p, im.len);
 			return -EINVAL;
 		}
 	}
-	sym_load_build_ids_of(report_sym(c->r), c->path, c->who);
+	if (!c->quiet)
+		sym_load_build_ids_of(report_sym(c->r), c->path, c->who);
 	if (c->kind == FMT_PMCLOG)
 		err = report_cmd_pmclog(c, im.p, im.len);
 	else if (c->kind == FMT_BARMAN)
@@ -635,6 +646,22 @@ int report_read(struct report *r, const char *path, const char *who,
 	int err = report_cmd_read(&c);
 
 	return err ? err : c.damaged;
+}
+
+int report_scan_kernel(const char *path, struct kallsyms_fit *fit)
+{
+	struct report_opts o = { .pid = -1, .cpu = -1, .time_to = UINT64_MAX };
+	struct report_cmd c = { .path = path, .o = &o, .who = "pmcring",
+				.quiet = true };
+	int err;
+
+	c.r = report_new(&o);
+	if (!c.r)
+		return -ENOMEM;
+	report_set_scan(c.r, fit);
+	err = report_cmd_read(&c);
+	report_free(c.r);
+	return err;
 }
 
 /* ---- options ---- */

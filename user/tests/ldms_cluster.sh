@@ -29,6 +29,8 @@
 #     the daemon received, a whole prefix of the stream;
 #   - the counts outlive the run: DIR.ldms next to the own set, shown by
 #     `pmcring stat DIR` (published, undelivered, quota waits, ...);
+#   - the node has `default_quota` (as Documentation/ldms.rst's cluster);
+#     a daemon with a small one caps batch= at half of it, nothing lost;
 #   - reconnect=: the daemon stopped and another started on its port:
 #     the publisher connects again, counts what it could not deliver,
 #     and the two daemons' sets are runs of pmcring's own stream.
@@ -370,8 +372,10 @@ config name=blob_msg_writer path=$W/onem container=blobs message_tag=pmcmsg mess
 fi
 
 echo "KTAP version 1"
-echo "1..26"
+echo "1..27"
 N=20000
+# the node with the receive quota Documentation/ldms.rst's cluster sets
+QUOTA=4194304
 # the binary set into one ldmsd that stores it itself: LDMS's stream
 # forwarding (prdcr_subscribe) cuts string messages at their first NUL,
 # so binary records do not cross an aggregator; JSON ones do.
@@ -638,6 +642,29 @@ for s in int term dur kill; do
 		ok $bad "stop by $s:$msg the stored DAT pmcring's own, in order"
 	fi
 done
+
+# -- batch= under a daemon's default_quota: at most half of it ----------------
+# (ldms_msg_publish() refuses a message larger than the whole quota every
+# time: a larger batch would wait for quota for ever, through SIGTERM too,
+# hence the KILL)
+capp=$(port)
+ldmsd_start cap "$capp" "stream_enable
+msg_enable
+default_quota quota=262144
+load name=blob_msg_writer
+config name=blob_msg_writer path=$W/cap container=blobs message_tag=pmccap timing=1 types=1" || exit 1
+mkdir -p "$W/owncap"
+timeout -s KILL 60 "$FEED" -n $N -o "$W/owncap" \
+	--ldms "host=127.0.0.1,port=$capp,stream=pmccap,channel=msg,batch=1048576" \
+	>"$W/cap.out" 2>"$W/cap.err"
+rc=$?
+ldmsd_stop cap
+sed 's/^/# quota: /' "$W/cap.out" "$W/cap.err"
+pubc=$(field "$W/cap.out" published)
+grep -q " batch=126976\$" "$W/cap.err" &&
+	cmp -s "$W"/owncap/blobs/pmcring.DAT.* "$W"/cap/blobs/pmccap.DAT.*
+ok $(( rc != 0 || $? != 0 || pubc != 2 * N + 1 )) \
+	"default_quota 262144: batch=1048576 capped at 126976, all $pubc records published and stored, the DAT pmcring's own"
 
 # -- faults: no daemon; the daemon killed mid-run ------------------------------
 gone=$(port)

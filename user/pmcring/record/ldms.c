@@ -120,6 +120,8 @@ struct ldms_api {
 			       size_t len);
 	/* the largest message the transport takes; NULL: not known */
 	size_t	(*msg_max)(ldms_t x);
+	/* the daemon's receive quota (default_quota); NULL: not known */
+	int	(*send_quota_get)(ldms_t x, uint64_t *quotas, int n);
 	struct attr_value_list *(*av_new)(size_t size);
 	int	(*av_add)(struct attr_value_list *av, const char *name,
 			  const char *value);
@@ -384,6 +386,8 @@ static int pub_load(struct ldms_pub *p)
 #undef SYM
 	*(void **)&p->api.msg_publish = dlsym(p->api.dl, "ldms_msg_publish");
 	*(void **)&p->api.msg_max = dlsym(p->api.dl, "ldms_xprt_msg_max");
+	*(void **)&p->api.send_quota_get =
+		dlsym(p->api.dl, "ldms_xprt_rail_send_quota_get");
 	if (p->o.msg && !p->api.msg_publish) {
 		fprintf(stderr, "pmcring: --ldms channel=msg: %s has no "
 			"ldms_msg_publish (an LDMS older than the message "
@@ -493,10 +497,23 @@ struct ldms_pub *ldms_pub_open(const struct ldms_pub_opts *o,
 	if (o->batch) {
 		size_t max = p->api.msg_max ? p->api.msg_max(p->x) : 0;
 
+		uint64_t q[16];
+
 		p->batch = o->batch;
 		if (max > LDMS_PUB_BATCH_MARGIN &&
 		    p->batch > max - LDMS_PUB_BATCH_MARGIN)
 			p->batch = max - LDMS_PUB_BATCH_MARGIN;
+		/*
+		 * and at half the daemon's receive quota (its default_quota,
+		 * LDMS_UNLIMITED: none): a message larger than the quota
+		 * would wait for it for ever; half lets one be packed while
+		 * another is in flight
+		 */
+		if (p->api.send_quota_get &&
+		    !p->api.send_quota_get(p->x, q, 16) &&
+		    q[0] != (uint64_t)-1 && q[0] / 2 > LDMS_PUB_BATCH_MARGIN &&
+		    p->batch > q[0] / 2 - LDMS_PUB_BATCH_MARGIN)
+			p->batch = q[0] / 2 - LDMS_PUB_BATCH_MARGIN;
 		p->buf = malloc(p->batch);
 		if (!p->buf)
 			goto err;

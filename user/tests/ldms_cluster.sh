@@ -33,7 +33,10 @@
 #     a daemon with a small one caps batch= at half of it, nothing lost;
 #   - reconnect=: the daemon stopped and another started on its port:
 #     the publisher connects again, counts what it could not deliver,
-#     and the two daemons' sets are runs of pmcring's own stream.
+#     and the two daemons' sets are runs of pmcring's own stream;
+#   - a daemon that stops reading (SIGSTOP) with the connection up: the
+#     first SIGINT's stop waits for it and says so, the second ends the
+#     waits on both channels at once, what was not published counted.
 #
 # Usage: ldms_cluster.sh          the test, KTAP; exit 0, 1, or 4 (skip)
 #        ldms_cluster.sh vm PMCLOG   a recording of the module (the VM's)
@@ -372,7 +375,7 @@ config name=blob_msg_writer path=$W/onem container=blobs message_tag=pmcmsg mess
 fi
 
 echo "KTAP version 1"
-echo "1..27"
+echo "1..28"
 N=20000
 # the node with the receive quota Documentation/ldms.rst's cluster sets
 QUOTA=4194304
@@ -785,6 +788,70 @@ r1=$?
 grep -q "connected again" "$W/recon.err" && grep -q " reconnects 1 " "$W/recon.out"
 ok $(( rc != 1 || r1 != 0 || $? != 0 || undr == 0 || pubr + undr + nomr != taken )) \
 	"reconnect=200: the daemon stopped and started again: connected again, exit 1, $pubr published + $undr undelivered (+ $nomr PERIODs) = $taken taken, the two daemons' sets runs of the own stream holding every acknowledged record"
+
+# -- a daemon that stops reading, the connection up: two signals stop ------
+# ldmsd SIGSTOPped under a paced load: the stream channel's publisher
+# waits at window=, the message channel's for send quota (default_quota
+# 262144: batch= is capped at half of it); neither wait ends by itself.
+# The first SIGINT asks for the stop, which would drain into the daemon:
+# both say the stop waits for it; the second stops at once, what was not
+# published counted undelivered, the own file whole.
+stp=$(port)
+ldmsd_start stall "$stp" "stream_enable
+msg_enable
+default_quota quota=262144
+load name=blob_stream_writer
+config name=blob_stream_writer path=$W/stall container=blobs stream=pmcstall timing=1 types=1
+load name=blob_msg_writer
+config name=blob_msg_writer path=$W/stallm container=blobs message_tag=pmcstallm timing=1 types=1" || exit 1
+mkdir -p "$W/ownst" "$W/ownstm"
+"$FEED" -n 200000 -r 20000 -p 8 -o "$W/ownst" \
+	--ldms "host=127.0.0.1,port=$stp,stream=pmcstall,type=json,window=64" -j \
+	>"$W/stall.out" 2>"$W/stall.err" &
+f1=$!
+"$FEED" -n 200000 -r 20000 -p 8 -o "$W/ownstm" \
+	--ldms "host=127.0.0.1,port=$stp,stream=pmcstallm,channel=msg,batch=65536" \
+	>"$W/stallm.out" 2>"$W/stallm.err" &
+f2=$!
+sleep 0.5
+kill -STOP "$(cat "$W/stall.pid")"
+sleep 1
+kill -INT $f1 $f2
+sleep 2
+alive=0
+kill -0 $f1 2>/dev/null && kill -0 $f2 2>/dev/null && alive=1
+t0=$(date +%s%N)
+kill -INT $f1 $f2
+# (a publisher that still waits gets the daemon back after 10 s, and fails)
+for i in $(seq 100); do
+	kill -0 $f1 2>/dev/null || kill -0 $f2 2>/dev/null || break
+	sleep 0.1
+done
+took=$(( ($(date +%s%N) - t0) / 1000000 ))
+kill -CONT "$(cat "$W/stall.pid")"
+wait $f1
+r1=$?
+wait $f2
+r2=$?
+ldmsd_stop stall
+bad=0
+for f in stall stallm; do
+	sed "s/^/# $f: /" "$W/$f.out" "$W/$f.err"
+	taken=$(field "$W/$f.out" records)
+	pubs=$(field "$W/$f.out" published)
+	unds=$(field "$W/$f.out" undelivered)
+	noms=$(field "$W/$f.out" no_msg)
+	grep -q "the stop waits for the daemon (signal again: stop at once)" "$W/$f.err" &&
+		grep -q "stopped at once: what was not yet published is counted undelivered" "$W/$f.err" &&
+		[ -n "$taken" ] && [ "${unds:-0}" -gt 0 ] &&
+		[ $((pubs + unds + ${noms:-0})) = "$taken" ] || { echo "# $f: counts or messages wrong"; bad=1; }
+	case $f in stall) own=$(ls "$W"/ownst/blobs/pmcring.DAT.*) ;;
+	*) own=$(ls "$W"/ownstm/blobs/pmcring.DAT.*) ;; esac
+	"$PMCRING" stat "$own" >"$W/$f.stat" 2>&1 ||
+		{ sed "s/^/# $f: /" "$W/$f.stat"; bad=1; }
+done
+ok $(( alive != 1 || r1 != 1 || r2 != 1 || took > 5000 || bad != 0 )) \
+	"daemon stopped (SIGSTOP), connection up: the first SIGINT waits and says so, the second stops both channels at once ($took ms, exit $r1 $r2), published + undelivered = taken, own files whole"
 
 [ $fail = 0 ] || { echo "# logs:"; tail -n 5 "$W"/*.log "$W"/*.err 2>/dev/null | sed 's/^/# /'; }
 exit $fail

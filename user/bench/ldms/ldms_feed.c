@@ -49,13 +49,17 @@
 #define NR_PCS		4u
 #define PMCID		1u
 
-/* set by SIGINT/SIGTERM or -d: the producers stop, the rest is drained */
-static volatile sig_atomic_t stop_sig;
+/*
+ * set by SIGINT/SIGTERM or -d: the producers stop, the rest is drained;
+ * the second signal ends the publisher's waits (ldms_pub_stop_on())
+ */
+static volatile sig_atomic_t stop_sig, nr_stops;
 static int stop_req;
 
 static void on_stop(int sig)
 {
 	stop_sig = sig;
+	nr_stops++;
 }
 
 struct prod {
@@ -323,6 +327,7 @@ int main(int argc, char **argv)
 		if (!pub)
 			return 1;
 		c.pub = pub;
+		ldms_pub_stop_on(pub, &nr_stops, 2);
 		if (!quiet)
 			fprintf(stderr, "pmcring-ldms-feed: publishing to "
 				"%s\n", ldms_pub_name(pub));

@@ -293,6 +293,16 @@ struct ldms_pub {
 	size_t			blen;	/* bytes in it */
 	uint64_t		bn;	/* records in it */
 	char			*json;	/* FMT_JSON_MAX */
+	/*
+	 * ldms_pub_stop_on(): the caller's signal count, and at which count
+	 * every wait ends (cut: from then on nothing is published; the
+	 * consumer's thread alone reads and writes these).
+	 */
+	const volatile sig_atomic_t *stop_count;
+	int			stop_at;
+	bool			cut;
+	bool			cut_said;
+	bool			wait_said;
 	char			name[256];
 };
 
@@ -408,6 +418,72 @@ static void deadline(struct timespec *ts, uint32_t ms)
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000;
 	}
+}
+
+/* Is @a before @b? */
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec ||
+	       (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+void ldms_pub_stop_on(struct ldms_pub *p, const volatile sig_atomic_t *count,
+		      int at)
+{
+	p->stop_count = count;
+	p->stop_at = at;
+}
+
+/* Has the signal that stops at once come?  (Sets cut; prints nothing.) */
+static bool pub_cut(struct ldms_pub *p)
+{
+	if (!p->cut && p->stop_count && *p->stop_count >= p->stop_at)
+		p->cut = true;
+	return p->cut;
+}
+
+/* Say, once, that the publisher was cut short (never under p->lock). */
+static void pub_say_cut(struct ldms_pub *p)
+{
+	if (!p->cut || p->cut_said)
+		return;
+	p->cut_said = true;
+	fprintf(stderr, "pmcring: --ldms: %s: stopped at once: what was not "
+		"yet published is counted undelivered, what was not yet "
+		"acknowledged not acknowledged\n", p->name);
+}
+
+/*
+ * A wait for the daemon that began at @since (CLOCK_MONOTONIC, ns): with a
+ * stop asked and over a second gone, say what holds the stop, once (never
+ * under p->lock).
+ */
+static uint64_t pub_now_ns(void);
+static void pub_waiting(struct ldms_pub *p, uint64_t since)
+{
+	if (p->wait_said || !p->stop_count || *p->stop_count < 1 ||
+	    pub_now_ns() - since < 1000000000ull)
+		return;
+	p->wait_said = true;
+	fprintf(stderr, "pmcring: --ldms: %s: the stop waits for the daemon "
+		"(signal again: stop at once)\n", p->name);
+}
+
+/*
+ * pthread_cond_timedwait() on p->cond (p->lock held) until @until, but at
+ * most 100 ms, so that the signal which stops at once is seen.  False once
+ * @until has passed or that signal came.
+ */
+static bool pub_wait(struct ldms_pub *p, const struct timespec *until)
+{
+	struct timespec slice, now;
+
+	deadline(&slice, 100);
+	if (ts_before(until, &slice))
+		slice = *until;
+	pthread_cond_timedwait(&p->cond, &p->lock, &slice);
+	clock_gettime(CLOCK_REALTIME, &now);
+	return ts_before(&now, until) && !pub_cut(p);
 }
 
 static const char *event_name(int type)
@@ -621,6 +697,7 @@ static bool pub_reconnect(struct ldms_pub *p)
  */
 static int pub_msg(struct ldms_pub *p, const void *msg, size_t len)
 {
+	uint64_t since = pub_now_ns();
 	struct timespec until;
 	int rc;
 
@@ -631,6 +708,9 @@ static int pub_msg(struct ldms_pub *p, const void *msg, size_t len)
 					NULL, 0444, msg, len);
 		if (rc != EAGAIN && rc != ENOBUFS)
 			return rc;
+		pub_waiting(p, since);
+		if (pub_cut(p))
+			return ECANCELED;
 		p->st.quota_waits++;
 		deadline(&until, 10);
 		pthread_mutex_lock(&p->lock);
@@ -660,17 +740,30 @@ static int pub_send(struct ldms_pub *p, const void *msg, size_t len,
 	 * acquires pair with the releases in pub_event(); a stale value only
 	 * sends us to the locked check.
 	 */
+	if (pub_cut(p))
+		goto cut;
 	rc = __atomic_load_n(&p->gone_fast, __ATOMIC_ACQUIRE);
 	if (!rc && !p->o.msg && p->st.messages - p->lost_unanswered -
 	    __atomic_load_n(&p->acked, __ATOMIC_ACQUIRE) >= p->o.window) {
+		uint64_t since = pub_now_ns();
+		struct timespec never;
+
+		/* a deadline pub_wait() never reaches: 100 ms slices */
+		deadline(&never, 0);
+		never.tv_sec += 1000000000;
 		pthread_mutex_lock(&p->lock);
 		p->waiters++;
 		while (!p->gone && p->st.messages - p->lost_unanswered -
-		       p->acked >= p->o.window)
-			pthread_cond_wait(&p->cond, &p->lock);
+		       p->acked >= p->o.window && pub_wait(p, &never)) {
+			pthread_mutex_unlock(&p->lock);
+			pub_waiting(p, since);
+			pthread_mutex_lock(&p->lock);
+		}
 		p->waiters--;
 		rc = p->gone;
 		pthread_mutex_unlock(&p->lock);
+		if (!rc && p->cut)
+			goto cut;
 	}
 	if (!rc && p->o.msg)
 		rc = pub_msg(p, msg, len);
@@ -679,6 +772,8 @@ static int pub_send(struct ldms_pub *p, const void *msg, size_t len,
 					   p->json ? LDMSD_STREAM_JSON :
 						     LDMSD_STREAM_STRING,
 					   msg, len);
+	if (rc == ECANCELED)	/* pub_msg(): cut while out of quota */
+		goto cut;
 	if (rc) {
 		pthread_mutex_lock(&p->lock);
 		p->gone = true;
@@ -692,6 +787,10 @@ static int pub_send(struct ldms_pub *p, const void *msg, size_t len,
 	p->st.published += nrec;
 	p->st.messages++;
 	return 0;
+cut:
+	pub_say_cut(p);
+	p->st.undelivered += nrec;
+	return -ECANCELED;
 }
 
 void ldms_pub_flush(struct ldms_pub *p)
@@ -716,6 +815,11 @@ int ldms_pub_record(struct ldms_pub *p, const struct fmt_rec *r)
 	if (!len) {
 		p->st.no_msg++;
 		return 0;
+	}
+	if (pub_cut(p)) {
+		pub_say_cut(p);
+		p->st.undelivered++;
+		return -ECANCELED;
 	}
 	/* pairs with the releases in pub_event(), pub_send() */
 	if (__atomic_load_n(&p->gone_fast, __ATOMIC_ACQUIRE) &&
@@ -766,14 +870,13 @@ static void pub_msg_sync(struct ldms_pub *p, const struct timespec *until)
 	pthread_mutex_lock(&p->lock);
 	before = p->acked;
 	pthread_mutex_unlock(&p->lock);
-	if (p->gone_fast || p->api.stream_publish(p->x, "pmcring-sync",
-						  LDMSD_STREAM_STRING, sync,
-						  sizeof(sync)))
+	if (p->gone_fast || pub_cut(p) ||
+	    p->api.stream_publish(p->x, "pmcring-sync", LDMSD_STREAM_STRING,
+				  sync, sizeof(sync)))
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->waiters++;
-	while (!p->gone && p->acked == before &&
-	       !pthread_cond_timedwait(&p->cond, &p->lock, until))
+	while (!p->gone && p->acked == before && pub_wait(p, until))
 		;
 	p->waiters--;
 	p->sync_acked = p->acked != before;
@@ -799,15 +902,16 @@ void ldms_pub_close(struct ldms_pub *p)
 	deadline(&until, p->o.timeout_ms);
 	if (p->o.msg)
 		pub_msg_sync(p, &until);
-	/* every ACK, or the loss, or timeout= */
+	/* every ACK, or the loss, or timeout=, or the signal that cuts */
 	pthread_mutex_lock(&p->lock);
 	p->waiters++;
-	while (!p->o.msg && !p->gone &&
+	while (!p->o.msg && !p->gone && !p->cut &&
 	       p->acked + p->lost_unanswered < p->st.messages &&
-	       !pthread_cond_timedwait(&p->cond, &p->lock, &until))
+	       pub_wait(p, &until))
 		;
 	p->lost = p->gone;
 	pthread_mutex_unlock(&p->lock);
+	pub_say_cut(p);
 	p->api.xprt_close(p->x);
 	/* the DISCONNECTED of our own close ends the connection's events */
 	deadline(&until, 1000);

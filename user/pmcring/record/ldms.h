@@ -13,6 +13,7 @@
 #ifndef PMCRING_LDMS_H
 #define PMCRING_LDMS_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -93,6 +94,17 @@ void ldms_pub_flush(struct ldms_pub *p);
  * records taken meanwhile are counted undelivered.
  */
 bool ldms_pub_gone(struct ldms_pub *p);
+/*
+ * Signals, as the caller counts them (@count, incremented by its handler):
+ * once *@count reaches @at, every wait for the daemon (window=, send quota,
+ * the acknowledgements at close) ends within 100 ms, and what is not yet
+ * published is counted undelivered ("stopped at once").  While a stop is
+ * asked (*@count >= 1) and a wait lasts over a second, stderr says so, once.
+ * A daemon that stops reading with the connection up would otherwise hold
+ * the recording for as long, signals or not.
+ */
+void ldms_pub_stop_on(struct ldms_pub *p, const volatile sig_atomic_t *count,
+		      int at);
 /* Wait (up to timeout=) for the acknowledgements, then disconnect. */
 void ldms_pub_close(struct ldms_pub *p);
 void ldms_pub_get_stats(const struct ldms_pub *p, struct ldms_pub_stats *st);

@@ -806,6 +806,11 @@ static int record_setup(struct recorder *r)
 		r->pub = ldms_pub_open(&r->o.ldms, &r->fo);
 		if (!r->pub)
 			return 1;
+		/*
+		 * A stop drains everything into the daemon, at its pace; the
+		 * second signal ends every wait for it, as it ends the drain.
+		 */
+		ldms_pub_stop_on(r->pub, &nr_signals, 2);
 	}
 	so.data_pages = r->o.buffer_pages;
 	so.types = r->o.types;

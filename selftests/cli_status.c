@@ -170,14 +170,15 @@ TEST_F(status, pid_elsewhere_shows_it)
 /*
  * After the stop the rings and the staging are still written out; on a slow
  * sink (here a pipe read 128 KiB every 0.1 s) that takes a while, and the
- * line says so and how to cut it short.  The generator ends the recording
- * while the consumer is still blocked on the pipe, so most of its 2 MB (in
- * a ring that holds them all: nothing dropped) are written after the stop.
+ * line says so, as soon as the stop begins, and how to cut it short.  The
+ * generator ends the recording while the consumer is still blocked on the
+ * pipe, so most of its 2 MB (in rings that hold them all: nothing dropped)
+ * are written after the stop.
  */
 TEST_F(status, drain_after_stop_says_so)
 {
 	int rc = run_on_pty("set -o pipefail; pmcring record --buffer-pages 1024 "
-			    "--generate 8000,256 "
+			    "--generate 4000,256 "
 			    "-o /dev/stdout | { sleep 1; while [ \"$(head -c "
 			    "131072 | wc -c)\" -gt 0 ]; do sleep 0.1; done; }",
 			    self->out, sizeof(self->out));

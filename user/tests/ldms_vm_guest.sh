@@ -80,8 +80,11 @@ for s in $TAGS; do subs="$subs
 prdcr_subscribe regex=.* message_tag=$s"; done
 
 t0=$(date +%s)
+# the node with the send quota a site gives it (Documentation/ldms.rst,
+# A cluster): a publisher has at most 4 MiB in flight on the message channel
 ldmsd_start node $NODE "stream_enable
-msg_enable" || exit 1
+msg_enable
+default_quota quota=4194304" || exit 1
 ldmsd_start agg $AGG "stream_enable
 msg_enable
 load name=blob_stream_writer

@@ -749,6 +749,8 @@ static int record_loop(struct recorder *r, int *child_sig)
 	 * says so, and how to cut it short.
 	 */
 	st.stopping = true;
+	/* at once: a write to a slow sink may block for seconds */
+	status_update(&st, &r->c, total_lost(r->s, NULL), true);
 	while (!err && idle < 2 && nr_signals == sigs) {
 		err = consumer_drain(&r->c, DRAIN_MAX, &n);
 		status_update(&st, &r->c, total_lost(r->s, NULL), false);

@@ -18,6 +18,9 @@
  * io_uring; short completions; a write failing while later batches are
  * in flight cuts the file back to a prefix (whole blocks, records in
  * order, nothing after the failed write); the file size limit.
+ * consumer_set_idle() (io_uring while a CPU is idle, else pwritev()),
+ * its choice made by the test batch by batch: the same pmclog, barman
+ * and blob bytes, with short completions too; a failed write its error.
  */
 #include <liburing.h>
 #include <signal.h>
@@ -77,6 +80,30 @@ static int fault_fail(void *ctx, unsigned int slot, const struct out_op *op,
 		return res;
 	f->fail_off = op->off;
 	return -EIO;
+}
+
+/*
+ * consumer_set_idle() with its choice made here, batch by batch: io_uring
+ * for one, pwritev() for the next two (a batch in flight when it turns),
+ * and how many batches each wrote.
+ */
+static bool idle_alt;
+static unsigned int idle_calls;
+static uint64_t idle_batches, idle_uring;
+
+static bool idle_hook(void *ctx)
+{
+	(void)ctx;
+	return idle_calls++ % 3 == 0;
+}
+
+static void set_idle(struct consumer *c)
+{
+	if (!idle_alt)
+		return;
+	REQUIRE(!consumer_set_idle(c), "consumer_set_idle");
+	idle_calls = 0;
+	c->idle_hook = idle_hook;
 }
 
 /* FMT_BENCH=N: N rounds of 1000 records per CPU, timing printed. */
@@ -172,6 +199,7 @@ static bool record(enum fmt_kind kind, const char *path, bool uring)
 	REQUIRE(!err, "consumer_init: %s", strerror(-err));
 	if (dio_depth)
 		REQUIRE(!consumer_set_direct(&c, dio_depth), "O_DIRECT");
+	set_idle(&c);
 	fctx.u = &c.u;
 	c.u.fault = fault;
 	c.u.fault_ctx = &fctx;
@@ -204,6 +232,8 @@ static bool record(enum fmt_kind kind, const char *path, bool uring)
 	CHECK(c.st.records == total && c.st.drops == 0, "stats");
 	if (!no_end)
 		REQUIRE(!consumer_end(&c, ts), "end");
+	idle_batches = c.st.batches;
+	idle_uring = c.st.uring_batches;
 	if (rounds != ROUNDS)
 		printf("bench %-6s %-8s %8llu records %8.1f ms %10.0f records/s "
 		       "%7.1f MB/s\n", kind == FMT_PMCLOG ? "pmclog" :
@@ -336,8 +366,10 @@ static enum consumer_io probe(const char *dir)
 		return CONSUMER_IO_URING;
 	n = pwritev2(fd, &iov, 1, 0, RWF_NOWAIT);
 	close(fd);
-	return n < 0 && errno == EOPNOTSUPP ? CONSUMER_IO_SYNC :
-					      CONSUMER_IO_URING;
+	if (n < 0 && errno == EOPNOTSUPP)
+		return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? CONSUMER_IO_IDLE :
+							   CONSUMER_IO_SYNC;
+	return CONSUMER_IO_URING;
 }
 
 static void check_pick(const char *dir)
@@ -395,7 +427,9 @@ static void check_pick(const char *dir)
 	}
 said:
 	printf("# %s: %s\n", dir, want == CONSUMER_IO_URING ?
-	       "takes RWF_NOWAIT writes: io_uring" : "no RWF_NOWAIT: pwritev");
+	       "takes RWF_NOWAIT writes: io_uring" : want == CONSUMER_IO_IDLE ?
+	       "no RWF_NOWAIT: io_uring while a CPU is idle, else pwritev" :
+	       "no RWF_NOWAIT, one CPU: pwritev");
 }
 
 static void compare(const char *what, const char *a, const char *b)
@@ -446,6 +480,7 @@ static int fail_run(const char *path, unsigned int depth, unsigned int at,
 	REQUIRE(!consumer_init(&c, m, 2, w, true, -1), "consumer_init");
 	if (depth)
 		REQUIRE(!consumer_set_direct(&c, depth), "O_DIRECT");
+	set_idle(&c);
 	memset(&fctx, 0, sizeof(fctx));
 	fctx.at = at;
 	fctx.fail_off = UINT64_MAX;
@@ -651,6 +686,40 @@ int main(void)
 	compare("pmclog io_uring, short completions", a, b);
 	CHECK(fctx.n > 2, "%u completions", fctx.n);
 	check_fail(dir, a, 0, 3, false);
+	/*
+	 * consumer_set_idle(): io_uring and pwritev() in turn, the same
+	 * bytes; short completions; a failed write the consumer's error
+	 */
+	idle_alt = true;
+	snprintf(b, sizeof(b), "%s/idle.pmclog", dir);
+	record(FMT_PMCLOG, b, true);
+	compare("pmclog io_uring and pwritev in turn vs pwritev", a, b);
+	CHECK(idle_uring > 2 && idle_uring < idle_batches - 2,
+	      "%llu of %llu batches with io_uring",
+	      (unsigned long long)idle_uring,
+	      (unsigned long long)idle_batches);
+	printf("# io_uring and pwritev in turn: %llu of %llu batches with "
+	       "io_uring\n", (unsigned long long)idle_uring,
+	       (unsigned long long)idle_batches);
+	memset(&fctx, 0, sizeof(fctx));
+	fault = fault_short;
+	snprintf(b, sizeof(b), "%s/idle-short.pmclog", dir);
+	record(FMT_PMCLOG, b, true);
+	fault = NULL;
+	compare("pmclog io_uring and pwritev in turn, short completions", a,
+		b);
+	CHECK(fctx.n > 2, "%u completions", fctx.n);
+	check_fail(dir, a, 0, 3, false);
+	idle_alt = false;
+	{
+		struct consumer c;
+
+		/* no idle choice without io_uring */
+		memset(&c, 0, sizeof(c));
+		c.load_fd = -1;
+		CHECK(consumer_set_idle(&c) == -EINVAL,
+		      "consumer_set_idle() without io_uring");
+	}
 
 	/* barman and blob: converted in the staging arena */
 	snprintf(a, sizeof(a), "%s/sync.barman", dir);
@@ -658,6 +727,11 @@ int main(void)
 	record(FMT_BARMAN, a, false);
 	record(FMT_BARMAN, b, true);
 	compare("barman io_uring vs pwritev", a, b);
+	idle_alt = true;
+	snprintf(b, sizeof(b), "%s/idle.barman", dir);
+	record(FMT_BARMAN, b, true);
+	idle_alt = false;
+	compare("barman io_uring and pwritev in turn vs pwritev", a, b);
 	snprintf(a, sizeof(a), "%s/sync", dir);
 	snprintf(b, sizeof(b), "%s/uring", dir);
 	record(FMT_BLOB, a, false);
@@ -668,6 +742,13 @@ int main(void)
 	snprintf(a, sizeof(a), "%s/sync/c/all.OFFSET.1700000000", dir);
 	snprintf(b, sizeof(b), "%s/uring/c/all.OFFSET.1700000000", dir);
 	compare("blob OFFSET io_uring vs pwritev", a, b);
+	idle_alt = true;
+	snprintf(b, sizeof(b), "%s/idle", dir);
+	record(FMT_BLOB, b, true);
+	idle_alt = false;
+	snprintf(a, sizeof(a), "%s/sync/c/all.DAT.1700000000", dir);
+	snprintf(b, sizeof(b), "%s/idle/c/all.DAT.1700000000", dir);
+	compare("blob DAT io_uring and pwritev in turn vs pwritev", a, b);
 	/*
 	 * Without TIMING the records take blob's direct path (fmt_direct()'s
 	 * put; the first of each batch its ops): the same DAT, OFFSET and

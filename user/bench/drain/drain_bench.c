@@ -450,7 +450,7 @@ int main(int argc, char **argv)
 						 ub ? "io_uring" : "pwritev");
 				else
 					snprintf(ran, sizeof(ran),
-						 "io_uring %.0f%%",
+						 "io_uring %.1f%%",
 						 100.0 * (double)ub / (double)tb);
 				qsort(d, runs, sizeof(d[0]), cmp_double);
 				qsort(cp, runs, sizeof(cp[0]), cmp_double);

@@ -142,12 +142,13 @@ int consumer_set_idle(struct consumer *c)
 
 /*
  * Is a CPU idle for io_uring's worker?  /proc/loadavg's runnable tasks
- * ("R/T"), this thread among them, looked at between batches, when the
- * worker has finished the one before (the consumer keeps one in flight
- * and waited for it): the rest plus this thread plus the worker must fit
- * the CPUs.  One look sees an instant, so the answer is the recent looks'
- * (a score that decays by a quarter a look), with hysteresis: io_uring
- * from 5/8 of them up, pwritev() below 3/8.
+ * ("R/T"), this thread among them, looked at between batches.  At the
+ * first look and while writing with pwritev(), the others plus this
+ * thread plus a worker must fit the CPUs; while writing with io_uring
+ * the worker may be among them (finishing the batch before, or queued),
+ * so the others plus this thread must.  One look sees an instant, so the
+ * answer is the recent looks' (a score that decays by a quarter a look),
+ * with hysteresis: io_uring from 5/8 of them up, pwritev() below 3/8.
  */
 static bool idle_cpu(struct consumer *c)
 {
@@ -169,7 +170,7 @@ static bool idle_cpu(struct consumer *c)
 	if (!p)
 		return !c->idle_sync;
 	run = strtoul(p, NULL, 10);
-	fits = run + 1 <= c->idle_cpus;
+	fits = run + (c->idle_ns && !c->idle_sync ? 0 : 1) <= c->idle_cpus;
 	if (!c->idle_ns)	/* the first look decides alone */
 		c->idle_score = fits ? 256 : 0;
 	else
@@ -834,8 +835,10 @@ bool consumer_hup(const struct consumer *c)
  * takes none (tmpfs, and ext4's buffered writes, up to at least Linux
  * 6.18), io_uring hands every write to an io-wq worker: the same copy as
  * pwritev(), plus the hand-off and the worker's wake-up, a gain only
- * while a CPU is idle for the worker, so pwritev() it is
- * (Documentation/performance.rst, "Native drain against a raw write").
+ * while a CPU is idle for the worker, so both are kept and the batch
+ * picks (CONSUMER_IO_IDLE, consumer_set_idle(); Documentation/
+ * performance.rst, "Buffered io_uring and an idle CPU"); pwritev() with
+ * one CPU.
  * The probe writes one byte with RWF_NOWAIT to an unnamed file (O_TMPFILE) in the
  * directory @path is or would be in; what cannot be probed keeps the
  * default, io_uring.

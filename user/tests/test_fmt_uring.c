@@ -97,13 +97,53 @@ static bool idle_hook(void *ctx)
 	return idle_calls++ % 3 == 0;
 }
 
+/*
+ * Or, with idle_load set, the consumer's own choice from this file in
+ * place of /proc/loadavg.
+ */
+static const char *idle_load;
+static bool record(enum fmt_kind kind, const char *path, bool uring);
+static void compare(const char *what, const char *a, const char *b);
+
 static void set_idle(struct consumer *c)
 {
-	if (!idle_alt)
+	if (!idle_alt && !idle_load)
 		return;
 	REQUIRE(!consumer_set_idle(c), "consumer_set_idle");
 	idle_calls = 0;
-	c->idle_hook = idle_hook;
+	if (!idle_load) {
+		c->idle_hook = idle_hook;
+		return;
+	}
+	close(c->load_fd);
+	c->load_fd = open(idle_load, O_RDONLY);
+	REQUIRE(c->load_fd >= 0, "open %s", idle_load);
+}
+
+/*
+ * consumer_set_idle()'s look at the runnable tasks: @line as
+ * /proc/loadavg; the same bytes as @ref, and io_uring for @want_uring
+ * batches: all (true) or none.
+ */
+static void check_idle_load(const char *dir, const char *ref,
+			    const char *line, bool want_uring)
+{
+	char path[300], load[300];
+	FILE *f;
+
+	snprintf(load, sizeof(load), "%s/loadavg", dir);
+	f = fopen(load, "w");
+	REQUIRE(f && fputs(line, f) >= 0 && !fclose(f), "write %s", load);
+	snprintf(path, sizeof(path), "%s/idle-load.pmclog", dir);
+	idle_load = load;
+	record(FMT_PMCLOG, path, true);
+	idle_load = NULL;
+	compare("pmclog, the choice from the runnable tasks", ref, path);
+	CHECK(idle_batches > 2 && idle_uring == (want_uring ? idle_batches : 0),
+	      "runnable \"%.*s\": %llu of %llu batches with io_uring, want %s",
+	      (int)strcspn(line, "\n"), line, (unsigned long long)idle_uring,
+	      (unsigned long long)idle_batches, want_uring ? "all" : "none");
+	unlink(load);
 }
 
 /* FMT_BENCH=N: N rounds of 1000 records per CPU, timing printed. */
@@ -711,6 +751,20 @@ int main(void)
 	CHECK(fctx.n > 2, "%u completions", fctx.n);
 	check_fail(dir, a, 0, 3, false);
 	idle_alt = false;
+	/*
+	 * The consumer's own choice: one task runnable (this thread), a
+	 * CPU is idle: io_uring; as many as there are CPUs: pwritev()
+	 */
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+		char line[64];
+
+		check_idle_load(dir, a, "0.50 0.40 0.30 1/100 4242\n", true);
+		snprintf(line, sizeof(line), "4.00 4.00 4.00 %ld/100 4242\n",
+			 sysconf(_SC_NPROCESSORS_ONLN));
+		check_idle_load(dir, a, line, false);
+	} else {
+		printf("# one CPU online: no choice from the runnable tasks\n");
+	}
 	{
 		struct consumer c;
 

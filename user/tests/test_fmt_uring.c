@@ -23,6 +23,7 @@
  * and blob bytes, with short completions too; a failed write its error.
  */
 #include <liburing.h>
+#include <sched.h>
 #include <signal.h>
 #include <linux/magic.h>
 #include <sys/resource.h>
@@ -102,6 +103,17 @@ static bool idle_hook(void *ctx)
  * place of /proc/loadavg.
  */
 static const char *idle_load;
+
+/* CPUs this process may run on: consumer_set_idle() wants two. */
+static int check_pick_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) ||
+	    sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return 1;
+	return CPU_COUNT(&set);
+}
 static bool record(enum fmt_kind kind, const char *path, bool uring);
 static void compare(const char *what, const char *a, const char *b);
 
@@ -406,9 +418,13 @@ static enum consumer_io probe(const char *dir)
 		return CONSUMER_IO_URING;
 	n = pwritev2(fd, &iov, 1, 0, RWF_NOWAIT);
 	close(fd);
-	if (n < 0 && errno == EOPNOTSUPP)
-		return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? CONSUMER_IO_IDLE :
-							   CONSUMER_IO_SYNC;
+	if (n < 0 && errno == EOPNOTSUPP) {
+		cpu_set_t set;
+
+		return !sched_getaffinity(0, sizeof(set), &set) &&
+		       CPU_COUNT(&set) > 1 ? CONSUMER_IO_IDLE :
+					     CONSUMER_IO_SYNC;
+	}
 	return CONSUMER_IO_URING;
 }
 
@@ -684,6 +700,43 @@ static bool check_dio(const char *dir, const char *ref)
 	return true;
 }
 
+/*
+ * consumer_set_idle() against @ref (pmclog, pwritev): io_uring and
+ * pwritev() in turn, the same bytes; short completions; a failed write
+ * the consumer's error; then its own choice from the runnable tasks: one
+ * (this thread), a CPU is idle: io_uring; as many as CPUs: pwritev().
+ */
+static void check_idle(const char *dir, const char *ref)
+{
+	char path[300], line[64];
+
+	idle_alt = true;
+	snprintf(path, sizeof(path), "%s/idle.pmclog", dir);
+	record(FMT_PMCLOG, path, true);
+	compare("pmclog io_uring and pwritev in turn vs pwritev", ref, path);
+	CHECK(idle_uring > 2 && idle_uring < idle_batches - 2,
+	      "%llu of %llu batches with io_uring",
+	      (unsigned long long)idle_uring,
+	      (unsigned long long)idle_batches);
+	printf("# io_uring and pwritev in turn: %llu of %llu batches with "
+	       "io_uring\n", (unsigned long long)idle_uring,
+	       (unsigned long long)idle_batches);
+	memset(&fctx, 0, sizeof(fctx));
+	fault = fault_short;
+	snprintf(path, sizeof(path), "%s/idle-short.pmclog", dir);
+	record(FMT_PMCLOG, path, true);
+	fault = NULL;
+	compare("pmclog io_uring and pwritev in turn, short completions", ref,
+		path);
+	CHECK(fctx.n > 2, "%u completions", fctx.n);
+	check_fail(dir, ref, 0, 3, false);
+	idle_alt = false;
+	check_idle_load(dir, ref, "0.50 0.40 0.30 1/100 4242\n", true);
+	snprintf(line, sizeof(line), "4.00 4.00 4.00 %ld/100 4242\n",
+		 sysconf(_SC_NPROCESSORS_ONLN));
+	check_idle_load(dir, ref, line, false);
+}
+
 int main(void)
 {
 	char *dir, a[256], b[256];
@@ -726,45 +779,10 @@ int main(void)
 	compare("pmclog io_uring, short completions", a, b);
 	CHECK(fctx.n > 2, "%u completions", fctx.n);
 	check_fail(dir, a, 0, 3, false);
-	/*
-	 * consumer_set_idle(): io_uring and pwritev() in turn, the same
-	 * bytes; short completions; a failed write the consumer's error
-	 */
-	idle_alt = true;
-	snprintf(b, sizeof(b), "%s/idle.pmclog", dir);
-	record(FMT_PMCLOG, b, true);
-	compare("pmclog io_uring and pwritev in turn vs pwritev", a, b);
-	CHECK(idle_uring > 2 && idle_uring < idle_batches - 2,
-	      "%llu of %llu batches with io_uring",
-	      (unsigned long long)idle_uring,
-	      (unsigned long long)idle_batches);
-	printf("# io_uring and pwritev in turn: %llu of %llu batches with "
-	       "io_uring\n", (unsigned long long)idle_uring,
-	       (unsigned long long)idle_batches);
-	memset(&fctx, 0, sizeof(fctx));
-	fault = fault_short;
-	snprintf(b, sizeof(b), "%s/idle-short.pmclog", dir);
-	record(FMT_PMCLOG, b, true);
-	fault = NULL;
-	compare("pmclog io_uring and pwritev in turn, short completions", a,
-		b);
-	CHECK(fctx.n > 2, "%u completions", fctx.n);
-	check_fail(dir, a, 0, 3, false);
-	idle_alt = false;
-	/*
-	 * The consumer's own choice: one task runnable (this thread), a
-	 * CPU is idle: io_uring; as many as there are CPUs: pwritev()
-	 */
-	if (sysconf(_SC_NPROCESSORS_ONLN) > 1) {
-		char line[64];
-
-		check_idle_load(dir, a, "0.50 0.40 0.30 1/100 4242\n", true);
-		snprintf(line, sizeof(line), "4.00 4.00 4.00 %ld/100 4242\n",
-			 sysconf(_SC_NPROCESSORS_ONLN));
-		check_idle_load(dir, a, line, false);
-	} else {
-		printf("# one CPU online: no choice from the runnable tasks\n");
-	}
+	if (check_pick_cpus() > 1)
+		check_idle(dir, a);
+	else
+		printf("# one CPU: no consumer_set_idle() checks\n");
 	{
 		struct consumer c;
 
@@ -781,11 +799,13 @@ int main(void)
 	record(FMT_BARMAN, a, false);
 	record(FMT_BARMAN, b, true);
 	compare("barman io_uring vs pwritev", a, b);
-	idle_alt = true;
-	snprintf(b, sizeof(b), "%s/idle.barman", dir);
-	record(FMT_BARMAN, b, true);
-	idle_alt = false;
-	compare("barman io_uring and pwritev in turn vs pwritev", a, b);
+	if (check_pick_cpus() > 1) {
+		idle_alt = true;
+		snprintf(b, sizeof(b), "%s/idle.barman", dir);
+		record(FMT_BARMAN, b, true);
+		idle_alt = false;
+		compare("barman io_uring and pwritev in turn vs pwritev", a, b);
+	}
 	snprintf(a, sizeof(a), "%s/sync", dir);
 	snprintf(b, sizeof(b), "%s/uring", dir);
 	record(FMT_BLOB, a, false);
@@ -796,13 +816,16 @@ int main(void)
 	snprintf(a, sizeof(a), "%s/sync/c/all.OFFSET.1700000000", dir);
 	snprintf(b, sizeof(b), "%s/uring/c/all.OFFSET.1700000000", dir);
 	compare("blob OFFSET io_uring vs pwritev", a, b);
-	idle_alt = true;
-	snprintf(b, sizeof(b), "%s/idle", dir);
-	record(FMT_BLOB, b, true);
-	idle_alt = false;
-	snprintf(a, sizeof(a), "%s/sync/c/all.DAT.1700000000", dir);
-	snprintf(b, sizeof(b), "%s/idle/c/all.DAT.1700000000", dir);
-	compare("blob DAT io_uring and pwritev in turn vs pwritev", a, b);
+	if (check_pick_cpus() > 1) {
+		idle_alt = true;
+		snprintf(b, sizeof(b), "%s/idle", dir);
+		record(FMT_BLOB, b, true);
+		idle_alt = false;
+		snprintf(a, sizeof(a), "%s/sync/c/all.DAT.1700000000", dir);
+		snprintf(b, sizeof(b), "%s/idle/c/all.DAT.1700000000", dir);
+		compare("blob DAT io_uring and pwritev in turn vs pwritev", a,
+			b);
+	}
 	/*
 	 * Without TIMING the records take blob's direct path (fmt_direct()'s
 	 * put; the first of each batch its ops): the same DAT, OFFSET and

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -126,11 +127,21 @@ int consumer_set_direct(struct consumer *c, unsigned int depth)
 	return 0;
 }
 
+/* CPUs this process may run on (its io-wq workers inherit them). */
+static unsigned int cpus_usable(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	return (unsigned int)CPU_COUNT(&set);
+}
+
 int consumer_set_idle(struct consumer *c)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (!c->use_uring || c->dio || c->idle || n < 2)
+	if (!c->use_uring || c->dio || c->idle || n < 2 || cpus_usable() < 2)
 		return -EINVAL;
 	/* none to look at: pwritev() (idle_cpu()) */
 	c->load_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
@@ -173,9 +184,10 @@ static bool idle_cpu(struct consumer *c)
 	fits = run + (c->idle_ns && !c->idle_sync ? 0 : 1) <= c->idle_cpus;
 	if (!c->idle_ns)	/* the first look decides alone */
 		c->idle_score = fits ? 256 : 0;
+	else if (fits)
+		c->idle_score += (256 - c->idle_score) / 4;
 	else
-		c->idle_score += fits ? (256 - c->idle_score) / 4 :
-			      -(c->idle_score / 4);
+		c->idle_score -= c->idle_score / 4;
 	if (c->idle_score >= 160)
 		return true;
 	if (c->idle_score < 96)
@@ -895,8 +907,7 @@ enum consumer_io consumer_io_pick(const char *path)
 	n = pwritev2(fd, &iov, 1, 0, RWF_NOWAIT);
 	close(fd);
 	if (n < 0 && errno == EOPNOTSUPP)
-		return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? CONSUMER_IO_IDLE :
-							   CONSUMER_IO_SYNC;
+		return cpus_usable() > 1 ? CONSUMER_IO_IDLE : CONSUMER_IO_SYNC;
 	return CONSUMER_IO_URING;	/* written, or EAGAIN: it would block */
 }
 

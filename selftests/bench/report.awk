@@ -499,6 +499,11 @@ function native_drain(    line, n, i, k, fs, f, r, m, sep, nfs, fsl, seen,
 			cup = div(cpu[fsl[i] SUBSEP "pmclog" SUBSEP dr_r[r] SUBSEP "uring"], cpu[k])
 			printf "%s %s: pmclog (pwritev) %.1f%% of raw, %.1f%% in CPU time (goal >= 50%%); io_uring / pwritev %.2fx in records/s (goal >= 1.3), %.2fx the CPU per record\n",
 			       fsl[i], dr_r[r], 100 * ofr[k], 100 * cofr[k], up, cup
+			# the automatic choice (buffered: io_uring while a CPU is idle)
+			ka = fsl[i] SUBSEP "pmclog" SUBSEP dr_r[r] SUBSEP "auto"
+			if (ka in rate)
+				printf "%s %s: pmclog auto (%s) / pwritev %.2fx in records/s, %.1f%% of raw\n",
+				       fsl[i], dr_r[r], ran[ka], div(rate[ka], rate[k]), 100 * ofr[ka]
 			# O_DIRECT (record --direct-io): io_uring, 8 in flight
 			if ((fsl[i] SUBSEP "pmclog" SUBSEP dr_r[r] SUBSEP "uring-dio") in rate)
 				printf "%s %s: pmclog O_DIRECT io_uring (8 in flight) / pwritev O_DIRECT %.2fx, / pwritev buffered %.2fx in records/s (goal >= 1.3)\n",

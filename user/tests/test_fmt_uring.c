@@ -18,8 +18,12 @@
  * io_uring; short completions; a write failing while later batches are
  * in flight cuts the file back to a prefix (whole blocks, records in
  * order, nothing after the failed write); the file size limit.
+ * consumer_set_idle() (io_uring while a CPU is idle, else pwritev()),
+ * its choice made by the test batch by batch: the same pmclog, barman
+ * and blob bytes, with short completions too; a failed write its error.
  */
 #include <liburing.h>
+#include <sched.h>
 #include <signal.h>
 #include <linux/magic.h>
 #include <sys/resource.h>
@@ -77,6 +81,81 @@ static int fault_fail(void *ctx, unsigned int slot, const struct out_op *op,
 		return res;
 	f->fail_off = op->off;
 	return -EIO;
+}
+
+/*
+ * consumer_set_idle() with its choice made here, batch by batch: io_uring
+ * for one, pwritev() for the next two (a batch in flight when it turns),
+ * and how many batches each wrote.
+ */
+static bool idle_alt;
+static unsigned int idle_calls;
+static uint64_t idle_batches, idle_uring;
+
+static bool idle_hook(void *ctx)
+{
+	(void)ctx;
+	return idle_calls++ % 3 == 0;
+}
+
+/*
+ * Or, with idle_load set, the consumer's own choice from this file in
+ * place of /proc/loadavg.
+ */
+static const char *idle_load;
+
+/* CPUs this process may run on: consumer_set_idle() wants two. */
+static int check_pick_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) ||
+	    sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return 1;
+	return CPU_COUNT(&set);
+}
+static bool record(enum fmt_kind kind, const char *path, bool uring);
+static void compare(const char *what, const char *a, const char *b);
+
+static void set_idle(struct consumer *c)
+{
+	if (!idle_alt && !idle_load)
+		return;
+	REQUIRE(!consumer_set_idle(c), "consumer_set_idle");
+	idle_calls = 0;
+	if (!idle_load) {
+		c->idle_hook = idle_hook;
+		return;
+	}
+	close(c->load_fd);
+	c->load_fd = open(idle_load, O_RDONLY);
+	REQUIRE(c->load_fd >= 0, "open %s", idle_load);
+}
+
+/*
+ * consumer_set_idle()'s look at the runnable tasks: @line as
+ * /proc/loadavg; the same bytes as @ref, and io_uring for @want_uring
+ * batches: all (true) or none.
+ */
+static void check_idle_load(const char *dir, const char *ref,
+			    const char *line, bool want_uring)
+{
+	char path[300], load[300];
+	FILE *f;
+
+	snprintf(load, sizeof(load), "%s/loadavg", dir);
+	f = fopen(load, "w");
+	REQUIRE(f && fputs(line, f) >= 0 && !fclose(f), "write %s", load);
+	snprintf(path, sizeof(path), "%s/idle-load.pmclog", dir);
+	idle_load = load;
+	record(FMT_PMCLOG, path, true);
+	idle_load = NULL;
+	compare("pmclog, the choice from the runnable tasks", ref, path);
+	CHECK(idle_batches > 2 && idle_uring == (want_uring ? idle_batches : 0),
+	      "runnable \"%.*s\": %llu of %llu batches with io_uring, want %s",
+	      (int)strcspn(line, "\n"), line, (unsigned long long)idle_uring,
+	      (unsigned long long)idle_batches, want_uring ? "all" : "none");
+	unlink(load);
 }
 
 /* FMT_BENCH=N: N rounds of 1000 records per CPU, timing printed. */
@@ -172,6 +251,7 @@ static bool record(enum fmt_kind kind, const char *path, bool uring)
 	REQUIRE(!err, "consumer_init: %s", strerror(-err));
 	if (dio_depth)
 		REQUIRE(!consumer_set_direct(&c, dio_depth), "O_DIRECT");
+	set_idle(&c);
 	fctx.u = &c.u;
 	c.u.fault = fault;
 	c.u.fault_ctx = &fctx;
@@ -204,6 +284,8 @@ static bool record(enum fmt_kind kind, const char *path, bool uring)
 	CHECK(c.st.records == total && c.st.drops == 0, "stats");
 	if (!no_end)
 		REQUIRE(!consumer_end(&c, ts), "end");
+	idle_batches = c.st.batches;
+	idle_uring = c.st.uring_batches;
 	if (rounds != ROUNDS)
 		printf("bench %-6s %-8s %8llu records %8.1f ms %10.0f records/s "
 		       "%7.1f MB/s\n", kind == FMT_PMCLOG ? "pmclog" :
@@ -336,8 +418,14 @@ static enum consumer_io probe(const char *dir)
 		return CONSUMER_IO_URING;
 	n = pwritev2(fd, &iov, 1, 0, RWF_NOWAIT);
 	close(fd);
-	return n < 0 && errno == EOPNOTSUPP ? CONSUMER_IO_SYNC :
-					      CONSUMER_IO_URING;
+	if (n < 0 && errno == EOPNOTSUPP) {
+		cpu_set_t set;
+
+		return !sched_getaffinity(0, sizeof(set), &set) &&
+		       CPU_COUNT(&set) > 1 ? CONSUMER_IO_IDLE :
+					     CONSUMER_IO_SYNC;
+	}
+	return CONSUMER_IO_URING;
 }
 
 static void check_pick(const char *dir)
@@ -395,7 +483,9 @@ static void check_pick(const char *dir)
 	}
 said:
 	printf("# %s: %s\n", dir, want == CONSUMER_IO_URING ?
-	       "takes RWF_NOWAIT writes: io_uring" : "no RWF_NOWAIT: pwritev");
+	       "takes RWF_NOWAIT writes: io_uring" : want == CONSUMER_IO_IDLE ?
+	       "no RWF_NOWAIT: io_uring while a CPU is idle, else pwritev" :
+	       "no RWF_NOWAIT, one CPU: pwritev");
 }
 
 static void compare(const char *what, const char *a, const char *b)
@@ -446,6 +536,7 @@ static int fail_run(const char *path, unsigned int depth, unsigned int at,
 	REQUIRE(!consumer_init(&c, m, 2, w, true, -1), "consumer_init");
 	if (depth)
 		REQUIRE(!consumer_set_direct(&c, depth), "O_DIRECT");
+	set_idle(&c);
 	memset(&fctx, 0, sizeof(fctx));
 	fctx.at = at;
 	fctx.fail_off = UINT64_MAX;
@@ -609,6 +700,43 @@ static bool check_dio(const char *dir, const char *ref)
 	return true;
 }
 
+/*
+ * consumer_set_idle() against @ref (pmclog, pwritev): io_uring and
+ * pwritev() in turn, the same bytes; short completions; a failed write
+ * the consumer's error; then its own choice from the runnable tasks: one
+ * (this thread), a CPU is idle: io_uring; as many as CPUs: pwritev().
+ */
+static void check_idle(const char *dir, const char *ref)
+{
+	char path[300], line[64];
+
+	idle_alt = true;
+	snprintf(path, sizeof(path), "%s/idle.pmclog", dir);
+	record(FMT_PMCLOG, path, true);
+	compare("pmclog io_uring and pwritev in turn vs pwritev", ref, path);
+	CHECK(idle_uring > 2 && idle_uring < idle_batches - 2,
+	      "%llu of %llu batches with io_uring",
+	      (unsigned long long)idle_uring,
+	      (unsigned long long)idle_batches);
+	printf("# io_uring and pwritev in turn: %llu of %llu batches with "
+	       "io_uring\n", (unsigned long long)idle_uring,
+	       (unsigned long long)idle_batches);
+	memset(&fctx, 0, sizeof(fctx));
+	fault = fault_short;
+	snprintf(path, sizeof(path), "%s/idle-short.pmclog", dir);
+	record(FMT_PMCLOG, path, true);
+	fault = NULL;
+	compare("pmclog io_uring and pwritev in turn, short completions", ref,
+		path);
+	CHECK(fctx.n > 2, "%u completions", fctx.n);
+	check_fail(dir, ref, 0, 3, false);
+	idle_alt = false;
+	check_idle_load(dir, ref, "0.50 0.40 0.30 1/100 4242\n", true);
+	snprintf(line, sizeof(line), "4.00 4.00 4.00 %ld/100 4242\n",
+		 sysconf(_SC_NPROCESSORS_ONLN));
+	check_idle_load(dir, ref, line, false);
+}
+
 int main(void)
 {
 	char *dir, a[256], b[256];
@@ -651,6 +779,19 @@ int main(void)
 	compare("pmclog io_uring, short completions", a, b);
 	CHECK(fctx.n > 2, "%u completions", fctx.n);
 	check_fail(dir, a, 0, 3, false);
+	if (check_pick_cpus() > 1)
+		check_idle(dir, a);
+	else
+		printf("# one CPU: no consumer_set_idle() checks\n");
+	{
+		struct consumer c;
+
+		/* no idle choice without io_uring */
+		memset(&c, 0, sizeof(c));
+		c.load_fd = -1;
+		CHECK(consumer_set_idle(&c) == -EINVAL,
+		      "consumer_set_idle() without io_uring");
+	}
 
 	/* barman and blob: converted in the staging arena */
 	snprintf(a, sizeof(a), "%s/sync.barman", dir);
@@ -658,6 +799,13 @@ int main(void)
 	record(FMT_BARMAN, a, false);
 	record(FMT_BARMAN, b, true);
 	compare("barman io_uring vs pwritev", a, b);
+	if (check_pick_cpus() > 1) {
+		idle_alt = true;
+		snprintf(b, sizeof(b), "%s/idle.barman", dir);
+		record(FMT_BARMAN, b, true);
+		idle_alt = false;
+		compare("barman io_uring and pwritev in turn vs pwritev", a, b);
+	}
 	snprintf(a, sizeof(a), "%s/sync", dir);
 	snprintf(b, sizeof(b), "%s/uring", dir);
 	record(FMT_BLOB, a, false);
@@ -668,6 +816,16 @@ int main(void)
 	snprintf(a, sizeof(a), "%s/sync/c/all.OFFSET.1700000000", dir);
 	snprintf(b, sizeof(b), "%s/uring/c/all.OFFSET.1700000000", dir);
 	compare("blob OFFSET io_uring vs pwritev", a, b);
+	if (check_pick_cpus() > 1) {
+		idle_alt = true;
+		snprintf(b, sizeof(b), "%s/idle", dir);
+		record(FMT_BLOB, b, true);
+		idle_alt = false;
+		snprintf(a, sizeof(a), "%s/sync/c/all.DAT.1700000000", dir);
+		snprintf(b, sizeof(b), "%s/idle/c/all.DAT.1700000000", dir);
+		compare("blob DAT io_uring and pwritev in turn vs pwritev", a,
+			b);
+	}
 	/*
 	 * Without TIMING the records take blob's direct path (fmt_direct()'s
 	 * put; the first of each batch its ops): the same DAT, OFFSET and

@@ -144,6 +144,7 @@ struct result {
 	double		cpu;		/* CPU seconds, io-wq workers too */
 	uint64_t	bytes;		/* written to the files */
 	bool		uring;		/* what the consumer ran */
+	uint64_t	batches, uring_batches;	/* of them, io_uring's */
 };
 
 /* Drain @n records per CPU of @k into @path as @fmt; 0 or -1. */
@@ -161,6 +162,7 @@ static int drain_once(uint64_t n, const struct rec_kind *k, int fmt, int mode,
 	uint64_t i, got = 0, nk;
 	double t0, c0;
 	unsigned int cpu;
+	enum consumer_io pick;
 	bool c_inited = false, uring;
 	int ret = -1;
 
@@ -194,12 +196,14 @@ static int drain_once(uint64_t n, const struct rec_kind *k, int fmt, int mode,
 	o.streams[0].name = "all";
 	o.streams[0].types = PMCRING_TYPES_ALL;
 	o.nr_streams = 1;
-	uring = mode == M_URING || mode == M_UDIO ||
-		(mode == M_AUTO && consumer_io_pick(path) == CONSUMER_IO_URING);
+	pick = mode == M_AUTO ? consumer_io_pick(path) : CONSUMER_IO_SYNC;
+	uring = mode == M_URING || mode == M_UDIO || pick != CONSUMER_IO_SYNC;
 	w = m ? fmt_writer_new(&o) : NULL;
 	if (!w || consumer_init(&c, m, NR_CPUS, w, uring, -1))
 		goto out;
 	c_inited = true;
+	if (pick == CONSUMER_IO_IDLE && consumer_set_idle(&c))
+		goto out;
 	if (M_DIO(mode) && consumer_set_direct(&c, CONSUMER_DIO_DEPTH))
 		goto out;
 	c0 = cpu_s();
@@ -219,6 +223,8 @@ static int drain_once(uint64_t n, const struct rec_kind *k, int fmt, int mode,
 	res->cpu = cpu_s() - c0;
 	res->bytes = c.st.bytes;
 	res->uring = c.use_uring;
+	res->batches = c.st.batches;
+	res->uring_batches = c.use_uring ? c.st.uring_batches : 0;
 	ret = 0;
 out:
 	if (c_inited)
@@ -427,15 +433,25 @@ int main(int argc, char **argv)
 			for (mo = 0; mo < M_NR; mo++) {
 				double d[MAX_RUNS], cp[MAX_RUNS], dm, rm, rate;
 				double rel, cns, rc;
-				unsigned int nu = 0;
+				uint64_t ub = 0, tb = 0;
+				char ran[32];
 
 				if (!(modes & (1u << mo)) || (M_DIO(mo) && f))
 					continue;
 				for (r = 0; r < runs; r++) {
 					d[r] = res[mo][r].secs;
 					cp[r] = res[mo][r].cpu;
-					nu += res[mo][r].uring;
+					ub += res[mo][r].uring_batches;
+					tb += res[mo][r].batches;
 				}
+				/* auto: the share of io_uring's batches */
+				if (!ub || ub >= tb)
+					snprintf(ran, sizeof(ran), "%s",
+						 ub ? "io_uring" : "pwritev");
+				else
+					snprintf(ran, sizeof(ran),
+						 "io_uring %.1f%%",
+						 100.0 * (double)ub / (double)tb);
 				qsort(d, runs, sizeof(d[0]), cmp_double);
 				qsort(cp, runs, sizeof(cp[0]), cmp_double);
 				qsort(rawc[mo], runs, sizeof(rawc[mo][0]),
@@ -452,14 +468,15 @@ int main(int argc, char **argv)
 				rel = pmclog_rate[k][mo] ?
 				      rate / pmclog_rate[k][mo] : 0;
 				printf("%-6s %-6s %-9s %12.0f %9.1f %9.1f "
-				       "%6.1f%% %8.2f %7.1f %6.1f%%%s\n",
+				       "%6.1f%% %8.2f %7.1f %6.1f%%%s%s%s\n",
 				       fmt_names[f],
 				       rec_kinds[k].name, mode_names[mo], rate,
 				       res[mo][0].bytes / dm / 1e6,
 				       res[mo][0].bytes / rm / 1e6,
 				       100 * rm / dm, rel, cns, 100 * rc,
-				       mo != M_AUTO ? "" : nu ? " (io_uring)" :
-				       " (pwritev)");
+				       mo != M_AUTO ? "" : " (",
+				       mo != M_AUTO ? "" : ran,
+				       mo != M_AUTO ? "" : ")");
 				if (!j)
 					continue;
 				fprintf(j, "{\"dir\": \"%s\", \"fs\": \"%s\", "
@@ -477,7 +494,7 @@ int main(int argc, char **argv)
 					fs_name(dir), fmt_names[f],
 					rec_kinds[k].name, rec_kinds[k].len,
 					mode_names[mo],
-					nu ? "io_uring" : "pwritev",
+					ran,
 					(unsigned long long)(NR_CPUS * n),
 					runs, rate,
 					res[mo][0].bytes / dm / 1e6,

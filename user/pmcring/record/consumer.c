@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +59,7 @@ int consumer_init(struct consumer *c, struct pmcring_merge *m,
 	c->fill = &c->cb[0];
 	c->nb = 2;
 	c->depth = 1;
+	c->load_fd = -1;
 	c->rel = calloc(n, sizeof(*c->rel));
 	c->taken = calloc(n, sizeof(*c->taken));
 	c->hold = calloc(n, sizeof(*c->hold));
@@ -125,6 +127,101 @@ int consumer_set_direct(struct consumer *c, unsigned int depth)
 	return 0;
 }
 
+/* CPUs this process may run on (its io-wq workers inherit them). */
+static unsigned int cpus_usable(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	return (unsigned int)CPU_COUNT(&set);
+}
+
+int consumer_set_idle(struct consumer *c)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!c->use_uring || c->dio || c->idle || n < 2 || cpus_usable() < 2)
+		return -EINVAL;
+	/* none to look at: pwritev() (idle_cpu()) */
+	c->load_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	c->idle = true;
+	c->idle_cpus = (unsigned int)n;
+	c->idle_ns = 0;
+	return 0;
+}
+
+/*
+ * Is a CPU idle for io_uring's worker?  /proc/loadavg's runnable tasks
+ * ("R/T"), this thread among them, looked at between batches.  At the
+ * first look and while writing with pwritev(), the others plus this
+ * thread plus a worker must fit the CPUs; while writing with io_uring
+ * the worker may be among them (finishing the batch before, or queued),
+ * so the others plus this thread must.  One look sees an instant, so the
+ * answer is the recent looks' (a score that decays by a quarter a look),
+ * with hysteresis: io_uring from 5/8 of them up, pwritev() below 3/8.
+ */
+static bool idle_cpu(struct consumer *c)
+{
+	char buf[128], *p;
+	unsigned long run;
+	ssize_t n;
+	bool fits;
+
+	if (c->load_fd < 0)
+		return false;
+	n = pread(c->load_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return !c->idle_sync;	/* as it was */
+	buf[n] = '\0';
+	/* "0.52 0.58 0.59 2/154 4321": the 4th field */
+	p = strchr(buf, '/');
+	while (p && p > buf && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (!p)
+		return !c->idle_sync;
+	run = strtoul(p, NULL, 10);
+	fits = run + (c->idle_ns && !c->idle_sync ? 0 : 1) <= c->idle_cpus;
+	if (!c->idle_ns)	/* the first look decides alone */
+		c->idle_score = fits ? 256 : 0;
+	else if (fits)
+		c->idle_score += (256 - c->idle_score) / 4;
+	else
+		c->idle_score -= c->idle_score / 4;
+	if (c->idle_score >= 160)
+		return true;
+	if (c->idle_score < 96)
+		return false;
+	return !c->idle_sync;
+}
+
+static int land(struct consumer *c);
+
+/* consumer_set_idle(): run the next batch with pwritev()?  Lands first. */
+static int idle_sync(struct consumer *c, bool *sync)
+{
+	uint64_t now;
+	bool was = c->idle_sync;
+
+	*sync = false;
+	if (!c->idle)
+		return 0;
+	if (c->idle_hook) {
+		c->idle_sync = !c->idle_hook(c->idle_ctx);
+	} else {
+		now = mono_ns();
+		if (!c->idle_ns || now - c->idle_ns >= CONSUMER_IDLE_NS) {
+			c->idle_sync = !idle_cpu(c);
+			c->idle_ns = now;
+		}
+	}
+	*sync = c->idle_sync;
+	/* to pwritev(): the batches in flight first, the files in order */
+	if (c->idle_sync && !was)
+		return land(c);
+	return 0;
+}
+
 void consumer_fini(struct consumer *c)
 {
 	unsigned int i;
@@ -153,6 +250,10 @@ void consumer_fini(struct consumer *c)
 	}
 	free(c->dtail);
 	c->dtail = NULL;
+	if (c->load_fd >= 0)
+		close(c->load_fd);
+	c->load_fd = -1;
+	c->idle = false;
 	free(c->rel);
 	free(c->taken);
 	free(c->hold);
@@ -372,6 +473,7 @@ static int land_done(struct consumer *c)
 static int consumer_run(struct consumer *c, bool wait)
 {
 	struct consumer_batch *cb = c->fill;
+	bool sync = !c->use_uring;
 	int err;
 
 	err = fmt_flush(c->w, &cb->b);
@@ -383,7 +485,12 @@ static int consumer_run(struct consumer *c, bool wait)
 		if (err)
 			return write_failed(c, &cb->b, err);
 	}
-	if (!c->use_uring) {
+	if (!sync) {
+		err = idle_sync(c, &sync);
+		if (err)
+			return err;
+	}
+	if (sync) {
 		err = out_batch_run_sync(&cb->b);
 		if (err) {
 			err = write_failed(c, &cb->b, err);
@@ -398,6 +505,7 @@ static int consumer_run(struct consumer *c, bool wait)
 	err = wait ? land(c) : c->nr_fly == c->depth ? land_one(c) : 0;
 	if (err)
 		return err;
+	c->st.uring_batches++;
 	if (!wait) {
 		uring_io_start(&c->u, cb_index(c, cb), &cb->b);
 		c->nr_fly++;
@@ -739,8 +847,10 @@ bool consumer_hup(const struct consumer *c)
  * takes none (tmpfs, and ext4's buffered writes, up to at least Linux
  * 6.18), io_uring hands every write to an io-wq worker: the same copy as
  * pwritev(), plus the hand-off and the worker's wake-up, a gain only
- * while a CPU is idle for the worker, so pwritev() it is
- * (Documentation/performance.rst, "Native drain against a raw write").
+ * while a CPU is idle for the worker, so both are kept and the batch
+ * picks (CONSUMER_IO_IDLE, consumer_set_idle(); Documentation/
+ * performance.rst, "Buffered io_uring and an idle CPU"); pwritev() with
+ * one CPU.
  * The probe writes one byte with RWF_NOWAIT to an unnamed file (O_TMPFILE) in the
  * directory @path is or would be in; what cannot be probed keeps the
  * default, io_uring.
@@ -797,7 +907,7 @@ enum consumer_io consumer_io_pick(const char *path)
 	n = pwritev2(fd, &iov, 1, 0, RWF_NOWAIT);
 	close(fd);
 	if (n < 0 && errno == EOPNOTSUPP)
-		return CONSUMER_IO_SYNC;
+		return cpus_usable() > 1 ? CONSUMER_IO_IDLE : CONSUMER_IO_SYNC;
 	return CONSUMER_IO_URING;	/* written, or EAGAIN: it would block */
 }
 

@@ -71,6 +71,7 @@ struct consumer_stats {
 	uint64_t	items;		/* records/frames/messages written */
 	uint64_t	drops;		/* DROPNOTIFY records seen */
 	uint64_t	batches;
+	uint64_t	uring_batches;	/* of them, run with io_uring */
 };
 
 /*
@@ -145,6 +146,20 @@ struct consumer {
 	uint64_t		look_ns;	/* merge last returned 0 */
 	struct consumer_stats	st;
 	/*
+	 * consumer_set_idle(): io_uring only while a CPU is idle for its
+	 * worker, else pwritev() (@idle_sync).  @idle_score: how often a
+	 * look at /proc/loadavg (@load_fd) found one (0 to 256, decaying).
+	 * Tests set @idle_hook: its answer is the choice for each batch.
+	 */
+	bool			idle;
+	bool			idle_sync;
+	int			load_fd;
+	unsigned int		idle_cpus;	/* CPUs online */
+	unsigned int		idle_score;
+	uint64_t		idle_ns;	/* last look */
+	bool			(*idle_hook)(void *ctx);
+	void			*idle_ctx;
+	/*
 	 * The DROPNOTIFY of consumer_unannounced(): a batch may point to
 	 * it until it is on disk, so it lives as long as the batches.
 	 */
@@ -192,6 +207,16 @@ int consumer_init(struct consumer *c, struct pmcring_merge *m,
 /* How far the file's size is kept ahead of the O_DIRECT writes. */
 #define CONSUMER_DIO_AHEAD	(16u << 20)
 int consumer_set_direct(struct consumer *c, unsigned int depth);
+/*
+ * After consumer_init() with io_uring, buffered: write each batch with
+ * io_uring while a CPU is idle for the io-wq worker that copies it into
+ * the page cache (overlapping the merge), with pwritev() while none is
+ * (the same copy plus a hand-off): the system's runnable tasks
+ * (/proc/loadavg), looked at when a batch is run, at most once every
+ * CONSUMER_IDLE_NS.  -EINVAL: no io_uring, O_DIRECT, or one CPU.
+ */
+#define CONSUMER_IDLE_NS	1000000ull
+int consumer_set_idle(struct consumer *c);
 void consumer_fini(struct consumer *c);
 int consumer_begin(struct consumer *c);
 /*
@@ -222,7 +247,8 @@ int consumer_wait(struct consumer *c, uint64_t timeout_ns);
 /* POLLHUP seen on the session fd. */
 bool consumer_hup(const struct consumer *c);
 
-enum consumer_io { CONSUMER_IO_SYNC, CONSUMER_IO_URING };
+/* IDLE: io_uring while a CPU is idle, else pwritev() (consumer_set_idle()) */
+enum consumer_io { CONSUMER_IO_SYNC, CONSUMER_IO_URING, CONSUMER_IO_IDLE };
 /*
  * The faster way to write the file or directory @path (or the directory
  * it is to be created in), for when the user did not choose.

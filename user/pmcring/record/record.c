@@ -795,6 +795,7 @@ static int record_setup(struct recorder *r)
 {
 	struct pmcring_opts so = { .sz = sizeof(so) };
 	struct pmcring_merge_opts mo = { .sz = sizeof(mo) };
+	enum consumer_io pick;
 	bool use_uring;
 	int err;
 
@@ -923,9 +924,10 @@ static int record_setup(struct recorder *r)
 	 * except on tmpfs (Documentation/performance.rst)
 	 */
 	r->io_auto = !r->o.uring && !r->o.no_uring;
-	use_uring = r->o.uring || (r->io_auto &&
-		    (r->o.direct_io ? consumer_io_pick_direct(r->fo.path) :
-		     consumer_io_pick(r->fo.path)) == CONSUMER_IO_URING);
+	pick = !r->io_auto ? CONSUMER_IO_SYNC : r->o.direct_io ?
+	       consumer_io_pick_direct(r->fo.path) :
+	       consumer_io_pick(r->fo.path);
+	use_uring = r->o.uring || pick != CONSUMER_IO_SYNC;
 	err = consumer_init(&r->c, r->m, r->fo.nr_cpus, r->w, use_uring,
 			    pmcring_fd(r->s));
 	if (err && use_uring) {	/* ENOSYS, EPERM, ENOMEM (memlock) */
@@ -939,6 +941,12 @@ static int record_setup(struct recorder *r)
 		return 1;
 	}
 	r->c_inited = true;
+	/* io_uring while a CPU is idle for its worker, else pwritev() */
+	if (pick == CONSUMER_IO_IDLE && r->c.use_uring &&
+	    consumer_set_idle(&r->c)) {
+		fprintf(stderr, "pmcring: consumer: no idle CPU choice\n");
+		return 1;
+	}
 	if (r->o.direct_io) {
 		err = consumer_set_direct(&r->c, CONSUMER_DIO_DEPTH);
 		if (err) {
@@ -1149,13 +1157,25 @@ int cmd_record(int argc, char **argv)
 	if (!r->o.quiet && !ret) {
 		double secs = (double)(now_ns(CLOCK_MONOTONIC) - r->t_enable) / 1e9;
 		uint64_t back, lost = total_lost(r->s, &back);
-		char dio[48] = "";
+		char dio[48] = "", how[128];
 
 		/* --direct-io: and how many writes the consumer kept in flight */
 		if (r->c.dio)
 			snprintf(dio, sizeof(dio), r->c.use_uring ?
 				 ", O_DIRECT, %u in flight" : ", O_DIRECT",
 				 r->c.depth);
+		/* consumer_set_idle(): how many batches went each way */
+		if (r->c.idle && r->c.st.uring_batches &&
+		    r->c.st.uring_batches < r->c.st.batches)
+			snprintf(how, sizeof(how), "io_uring for %" PRIu64
+				 " of %" PRIu64 " batches, read/write while "
+				 "no CPU was idle", r->c.st.uring_batches,
+				 r->c.st.batches);
+		else
+			snprintf(how, sizeof(how), "%s",
+				 r->c.use_uring && (!r->c.idle ||
+						    r->c.st.uring_batches) ?
+				 "io_uring" : "read/write");
 		fprintf(stderr, "pmcring: %" PRIu64 " records, %" PRIu64
 			" bytes written to %s (%" PRIu64 " in the file) in "
 			"%.3f s (%.0f records/s, %.1f MB/s, %s%s%s); %" PRIu64
@@ -1163,8 +1183,7 @@ int cmd_record(int argc, char **argv)
 			r->c.st.items, secs,
 			(double)r->c.st.records / secs,
 			(double)r->c.st.bytes / secs / 1e6,
-			r->c.use_uring ? "io_uring" : "read/write",
-			r->io_auto ? ", auto" : "", dio, lost);
+			how, r->io_auto ? ", auto" : "", dio, lost);
 		/* what "in the file" counts, when it is not the records */
 		if (r->c.st.items != r->c.st.records)
 			fprintf(stderr, "pmcring: in the file: %s\n",

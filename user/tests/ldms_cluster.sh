@@ -36,7 +36,8 @@
 #     and the two daemons' sets are runs of pmcring's own stream;
 #   - a daemon that stops reading (SIGSTOP) with the connection up: the
 #     first SIGINT's stop waits for it and says so, the second ends the
-#     waits on both channels at once, what was not published counted.
+#     waits on both channels at once, what was not published counted;
+#     one SIGTERM or -d: the wait ends timeout= after the stop.
 #
 # Usage: ldms_cluster.sh          the test, KTAP; exit 0, 1, or 4 (skip)
 #        ldms_cluster.sh vm PMCLOG   a recording of the module (the VM's)
@@ -375,7 +376,7 @@ config name=blob_msg_writer path=$W/onem container=blobs message_tag=pmcmsg mess
 fi
 
 echo "KTAP version 1"
-echo "1..28"
+echo "1..29"
 N=20000
 # the node with the receive quota Documentation/ldms.rst's cluster sets
 QUOTA=4194304
@@ -841,7 +842,7 @@ for f in stall stallm; do
 	pubs=$(field "$W/$f.out" published)
 	unds=$(field "$W/$f.out" undelivered)
 	noms=$(field "$W/$f.out" no_msg)
-	grep -q "the stop waits for the daemon (signal again: stop at once)" "$W/$f.err" &&
+	grep -q "the stop waits for the daemon (at most timeout=5000 ms; signal again: stop at once)" "$W/$f.err" &&
 		grep -q "stopped at once: what was not yet published is counted undelivered" "$W/$f.err" &&
 		[ -n "$taken" ] && [ "${unds:-0}" -gt 0 ] &&
 		[ $((pubs + unds + ${noms:-0})) = "$taken" ] || { echo "# $f: counts or messages wrong"; bad=1; }
@@ -852,6 +853,56 @@ for f in stall stallm; do
 done
 ok $(( alive != 1 || r1 != 1 || r2 != 1 || took > 5000 || bad != 0 )) \
 	"daemon stopped (SIGSTOP), connection up: the first SIGINT waits and says so, the second stops both channels at once ($took ms, exit $r1 $r2), published + undelivered = taken, own files whole"
+
+# -- the same stalled daemon, one SIGTERM or --duration: timeout= ends it ----
+# A batch system sends one SIGTERM (then SIGKILL after its grace); an
+# unattended run has --duration.  After the stop a wait that lasts
+# timeout= gives the daemon up as the second signal does, and the file is
+# ended before any SIGKILL.
+ldmsd_start stall2 "$stp" "stream_enable
+msg_enable
+default_quota quota=262144" || exit 1
+"$FEED" -n 200000 -r 20000 -p 8 -o "$W/ownt1" -j \
+	--ldms "host=127.0.0.1,port=$stp,stream=pmcstall,type=json,window=64,timeout=2000" \
+	>"$W/stallt.out" 2>"$W/stallt.err" &
+f1=$!
+"$FEED" -n 200000 -r 20000 -p 8 -d 1500 -o "$W/ownt2" \
+	--ldms "host=127.0.0.1,port=$stp,stream=pmcstallm,channel=msg,batch=65536,timeout=2000" \
+	>"$W/stalld.out" 2>"$W/stalld.err" &
+f2=$!
+sleep 0.5
+kill -STOP "$(cat "$W/stall2.pid")"
+sleep 1
+t0=$(date +%s%N)
+kill -TERM $f1
+for i in $(seq 100); do
+	kill -0 $f1 2>/dev/null || kill -0 $f2 2>/dev/null || break
+	sleep 0.1
+done
+took=$(( ($(date +%s%N) - t0) / 1000000 ))
+kill -CONT "$(cat "$W/stall2.pid")"
+wait $f1
+r1=$?
+wait $f2
+r2=$?
+ldmsd_stop stall2
+bad=0
+for f in stallt stalld; do
+	sed "s/^/# $f: /" "$W/$f.out" "$W/$f.err"
+	taken=$(field "$W/$f.out" records)
+	pubs=$(field "$W/$f.out" published)
+	unds=$(field "$W/$f.out" undelivered)
+	noms=$(field "$W/$f.out" no_msg)
+	grep -q "the daemon took nothing for timeout=2000 ms after the stop: stopped at once" "$W/$f.err" &&
+		[ -n "$taken" ] && [ "${unds:-0}" -gt 0 ] &&
+		[ $((pubs + unds + ${noms:-0})) = "$taken" ] || { echo "# $f: counts or messages wrong"; bad=1; }
+	case $f in stallt) own=$(ls "$W"/ownt1/blobs/pmcring.DAT.*) ;;
+	*) own=$(ls "$W"/ownt2/blobs/pmcring.DAT.*) ;; esac
+	"$PMCRING" stat "$own" >"$W/$f.stat" 2>&1 ||
+		{ sed "s/^/# $f: /" "$W/$f.stat"; bad=1; }
+done
+ok $(( r1 != 1 || r2 != 1 || took > 6000 || bad != 0 )) \
+	"daemon stopped, one SIGTERM (stream channel) or -d 1500 (channel=msg): given up timeout=2000 ms after the stop ($took ms after the SIGTERM, exit $r1 $r2), published + undelivered = taken, own files whole"
 
 [ $fail = 0 ] || { echo "# logs:"; tail -n 5 "$W"/*.log "$W"/*.err 2>/dev/null | sed 's/^/# /'; }
 exit $fail

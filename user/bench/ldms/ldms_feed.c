@@ -339,6 +339,13 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	t0 = now_s();
+	if (pub && dur_ms) {	/* -d: the end, for the publisher's waits */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ldms_pub_stop_at(pub, (uint64_t)ts.tv_sec * 1000000000ull +
+				 (uint64_t)ts.tv_nsec + dur_ms * 1000000ull);
+	}
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
 		pr[cpu] = (struct prod){ .p = p, .cpu = cpu, .n = n,
 					 .rate = rate, .done = replay != NULL };

@@ -300,7 +300,10 @@ struct ldms_pub {
 	 */
 	const volatile sig_atomic_t *stop_count;
 	int			stop_at;
+	uint64_t		stop_ns;	/* ldms_pub_stop_at() */
+	uint64_t		stop_seen_ns;	/* a wait first saw the stop */
 	bool			cut;
+	bool			cut_stalled;	/* by timeout=, not a signal */
 	bool			cut_said;
 	bool			wait_said;
 	char			name[256];
@@ -434,6 +437,20 @@ void ldms_pub_stop_on(struct ldms_pub *p, const volatile sig_atomic_t *count,
 	p->stop_at = at;
 }
 
+void ldms_pub_stop_at(struct ldms_pub *p, uint64_t mono_ns)
+{
+	p->stop_ns = mono_ns;
+}
+
+static uint64_t pub_now_ns(void);
+
+/* A stop asked: a first signal, or the end ldms_pub_stop_at() set. */
+static bool pub_stop_asked(const struct ldms_pub *p)
+{
+	return (p->stop_count && *p->stop_count >= 1) ||
+	       (p->stop_ns && pub_now_ns() >= p->stop_ns);
+}
+
 /* Has the signal that stops at once come?  (Sets cut; prints nothing.) */
 static bool pub_cut(struct ldms_pub *p)
 {
@@ -448,25 +465,43 @@ static void pub_say_cut(struct ldms_pub *p)
 	if (!p->cut || p->cut_said)
 		return;
 	p->cut_said = true;
-	fprintf(stderr, "pmcring: --ldms: %s: stopped at once: what was not "
-		"yet published is counted undelivered, what was not yet "
-		"acknowledged not acknowledged\n", p->name);
+	if (p->cut_stalled)
+		fprintf(stderr, "pmcring: --ldms: %s: the daemon took nothing "
+			"for timeout=%u ms after the stop: ", p->name,
+			p->o.timeout_ms);
+	else
+		fprintf(stderr, "pmcring: --ldms: %s: ", p->name);
+	fprintf(stderr, "stopped at once: what was not yet published is "
+		"counted undelivered, what was not yet acknowledged not "
+		"acknowledged\n");
 }
 
 /*
- * A wait for the daemon that began at @since (CLOCK_MONOTONIC, ns): with a
- * stop asked and over a second gone, say what holds the stop, once (never
- * under p->lock).
+ * A wait for the daemon that began at @since (CLOCK_MONOTONIC, ns), with a
+ * stop asked: over a second gone, say what holds the stop, once; timeout=
+ * gone, give the daemon up as the second signal does (a batch system's one
+ * SIGTERM, or --duration, must end the recording while its file can still
+ * be ended).  Never under p->lock.
  */
-static uint64_t pub_now_ns(void);
 static void pub_waiting(struct ldms_pub *p, uint64_t since)
 {
-	if (p->wait_said || !p->stop_count || *p->stop_count < 1 ||
-	    pub_now_ns() - since < 1000000000ull)
+	uint64_t now = pub_now_ns(), waited;
+
+	if (!pub_stop_asked(p))
 		return;
-	p->wait_said = true;
-	fprintf(stderr, "pmcring: --ldms: %s: the stop waits for the daemon "
-		"(signal again: stop at once)\n", p->name);
+	if (!p->stop_seen_ns)
+		p->stop_seen_ns = now;
+	/* since the stop, or since this wait began if that is later */
+	waited = now - (since > p->stop_seen_ns ? since : p->stop_seen_ns);
+	if (waited >= (uint64_t)p->o.timeout_ms * 1000000ull) {
+		p->cut = true;
+		p->cut_stalled = true;
+	} else if (waited >= 1000000000ull && !p->wait_said) {
+		p->wait_said = true;
+		fprintf(stderr, "pmcring: --ldms: %s: the stop waits for the "
+			"daemon (at most timeout=%u ms; signal again: stop at "
+			"once)\n", p->name, p->o.timeout_ms);
+	}
 }
 
 /*

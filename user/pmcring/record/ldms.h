@@ -99,12 +99,19 @@ bool ldms_pub_gone(struct ldms_pub *p);
  * once *@count reaches @at, every wait for the daemon (window=, send quota,
  * the acknowledgements at close) ends within 100 ms, and what is not yet
  * published is counted undelivered ("stopped at once").  While a stop is
- * asked (*@count >= 1) and a wait lasts over a second, stderr says so, once.
- * A daemon that stops reading with the connection up would otherwise hold
- * the recording for as long, signals or not.
+ * asked (*@count >= 1) and a wait lasts over a second, stderr says so, once;
+ * one that lasts timeout= ends as the second signal would.  A daemon that
+ * stops reading with the connection up would otherwise hold the recording
+ * for as long, signals or not.
  */
 void ldms_pub_stop_on(struct ldms_pub *p, const volatile sig_atomic_t *count,
 		      int at);
+/*
+ * The recording's end (--duration), CLOCK_MONOTONIC ns: from then on, as
+ * after a first signal, a wait for the daemon that lasts timeout= gives the
+ * daemon up as the second signal does.
+ */
+void ldms_pub_stop_at(struct ldms_pub *p, uint64_t mono_ns);
 /* Wait (up to timeout=) for the acknowledgements, then disconnect. */
 void ldms_pub_close(struct ldms_pub *p);
 void ldms_pub_get_stats(const struct ldms_pub *p, struct ldms_pub_stats *st);

@@ -723,6 +723,8 @@ static int record_loop(struct recorder *r, int *child_sig)
 	st.start = st.last = now_ns(CLOCK_MONOTONIC);
 	if (r->o.duration_ms)
 		end_at = st.start + r->o.duration_ms * 1000000ull;
+	if (r->pub && end_at)	/* the same clock as pub_now_ns() */
+		ldms_pub_stop_at(r->pub, end_at);
 	for (;;) {
 		err = consumer_drain(&r->c, DRAIN_MAX, &n);
 		if (err)

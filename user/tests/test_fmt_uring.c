@@ -103,6 +103,11 @@ static bool idle_hook(void *ctx)
  * place of /proc/loadavg.
  */
 static const char *idle_load;
+/*
+ * The batches here are small (about 8 KB a drain); idle_min 0 lets the
+ * choice act on them, else CONSUMER_IDLE_MIN_BYTES keeps them on pwritev().
+ */
+static uint64_t idle_min;
 
 /* CPUs this process may run on: consumer_set_idle() wants two. */
 static int check_pick_cpus(void)
@@ -122,6 +127,9 @@ static void set_idle(struct consumer *c)
 	if (!idle_alt && !idle_load)
 		return;
 	REQUIRE(!consumer_set_idle(c), "consumer_set_idle");
+	CHECK(c->idle_min_bytes == CONSUMER_IDLE_MIN_BYTES,
+	      "consumer_set_idle(): small batches on pwritev() by default");
+	c->idle_min_bytes = idle_min;
 	idle_calls = 0;
 	if (!idle_load) {
 		c->idle_hook = idle_hook;
@@ -735,6 +743,10 @@ static void check_idle(const char *dir, const char *ref)
 	snprintf(line, sizeof(line), "4.00 4.00 4.00 %ld/100 4242\n",
 		 sysconf(_SC_NPROCESSORS_ONLN));
 	check_idle_load(dir, ref, line, false);
+	/* an idle machine, but batches below CONSUMER_IDLE_MIN_BYTES */
+	idle_min = CONSUMER_IDLE_MIN_BYTES;
+	check_idle_load(dir, ref, "0.50 0.40 0.30 1/100 4242\n", false);
+	idle_min = 0;
 }
 
 int main(void)

@@ -148,6 +148,7 @@ int consumer_set_idle(struct consumer *c)
 	c->idle = true;
 	c->idle_cpus = (unsigned int)n;
 	c->idle_ns = 0;
+	c->idle_min_bytes = CONSUMER_IDLE_MIN_BYTES;
 	return 0;
 }
 
@@ -197,11 +198,13 @@ static bool idle_cpu(struct consumer *c)
 
 static int land(struct consumer *c);
 
-/* consumer_set_idle(): run the next batch with pwritev()?  Lands first. */
-static int idle_sync(struct consumer *c, bool *sync)
+/*
+ * consumer_set_idle(): run the next batch, of @bytes, with pwritev()?
+ * Lands first.
+ */
+static int idle_sync(struct consumer *c, uint64_t bytes, bool *sync)
 {
 	uint64_t now;
-	bool was = c->idle_sync;
 
 	*sync = false;
 	if (!c->idle)
@@ -215,9 +218,10 @@ static int idle_sync(struct consumer *c, bool *sync)
 			c->idle_ns = now;
 		}
 	}
-	*sync = c->idle_sync;
+	/* a small batch: pwritev() whatever the CPUs, the score kept */
+	*sync = c->idle_sync || bytes < c->idle_min_bytes;
 	/* to pwritev(): the batches in flight first, the files in order */
-	if (c->idle_sync && !was)
+	if (*sync && c->nr_fly)
 		return land(c);
 	return 0;
 }
@@ -486,7 +490,7 @@ static int consumer_run(struct consumer *c, bool wait)
 			return write_failed(c, &cb->b, err);
 	}
 	if (!sync) {
-		err = idle_sync(c, &sync);
+		err = idle_sync(c, cb->b.bytes, &sync);
 		if (err)
 			return err;
 	}

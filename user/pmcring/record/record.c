@@ -1170,8 +1170,9 @@ int cmd_record(int argc, char **argv)
 		if (r->c.idle && r->c.st.uring_batches &&
 		    r->c.st.uring_batches < r->c.st.batches)
 			snprintf(how, sizeof(how), "io_uring for %" PRIu64
-				 " of %" PRIu64 " batches, read/write while "
-				 "no CPU was idle", r->c.st.uring_batches,
+				 " of %" PRIu64 " batches, read/write for "
+				 "small ones or while no CPU was idle",
+				 r->c.st.uring_batches,
 				 r->c.st.batches);
 		else
 			snprintf(how, sizeof(how), "%s",

@@ -797,6 +797,41 @@ ok $(( rc != 1 || r1 != 0 || $? != 0 || undr == 0 || pubr + undr + nomr != taken
 # The first SIGINT asks for the stop, which would drain into the daemon:
 # both say the stop waits for it; the second stops at once, what was not
 # published counted undelivered, the own file whole.
+# stalled DAEMON F1 F2 OUT1 OUT2 MSG: after the stop signal(s) sent by the
+# caller, wait up to 10 s for feeds F1 and F2 (then give the daemon back,
+# so a publisher that still waits ends, and fails), and check each: MSG
+# on stderr, published + undelivered = taken, some undelivered, its own
+# blob set (OWN DIR OUTn/...) read by pmcring stat.  Sets took (ms since
+# t0), r1, r2, bad.
+stalled()
+{
+	local d=$1 f own i
+	for i in $(seq 100); do
+		kill -0 "$2" 2>/dev/null || kill -0 "$3" 2>/dev/null || break
+		sleep 0.1
+	done
+	took=$(( ($(date +%s%N) - t0) / 1000000 ))
+	kill -CONT "$(cat "$W/$d.pid")"
+	wait "$2"
+	r1=$?
+	wait "$3"
+	r2=$?
+	ldmsd_stop "$d"
+	bad=0
+	for f in "$4" "$5"; do
+		sed "s/^/# $f: /" "$W/$f.out" "$W/$f.err"
+		taken=$(field "$W/$f.out" records)
+		pubs=$(field "$W/$f.out" published)
+		unds=$(field "$W/$f.out" undelivered)
+		noms=$(field "$W/$f.out" no_msg)
+		grep -q "$6" "$W/$f.err" && [ -n "$taken" ] && [ "${unds:-0}" -gt 0 ] &&
+			[ $((pubs + unds + ${noms:-0})) = "$taken" ] ||
+			{ echo "# $f: counts or messages wrong"; bad=1; }
+		own=$(ls "$W/own-$f"/blobs/pmcring.DAT.*)
+		"$PMCRING" stat "$own" >"$W/$f.stat" 2>&1 ||
+			{ sed "s/^/# $f: /" "$W/$f.stat"; bad=1; }
+	done
+}
 stp=$(port)
 ldmsd_start stall "$stp" "stream_enable
 msg_enable
@@ -805,12 +840,11 @@ load name=blob_stream_writer
 config name=blob_stream_writer path=$W/stall container=blobs stream=pmcstall timing=1 types=1
 load name=blob_msg_writer
 config name=blob_msg_writer path=$W/stallm container=blobs message_tag=pmcstallm timing=1 types=1" || exit 1
-mkdir -p "$W/ownst" "$W/ownstm"
-"$FEED" -n 200000 -r 20000 -p 8 -o "$W/ownst" \
+"$FEED" -n 200000 -r 20000 -p 8 -o "$W/own-stall" \
 	--ldms "host=127.0.0.1,port=$stp,stream=pmcstall,type=json,window=64" -j \
 	>"$W/stall.out" 2>"$W/stall.err" &
 f1=$!
-"$FEED" -n 200000 -r 20000 -p 8 -o "$W/ownstm" \
+"$FEED" -n 200000 -r 20000 -p 8 -o "$W/own-stallm" \
 	--ldms "host=127.0.0.1,port=$stp,stream=pmcstallm,channel=msg,batch=65536" \
 	>"$W/stallm.out" 2>"$W/stallm.err" &
 f2=$!
@@ -823,34 +857,9 @@ alive=0
 kill -0 $f1 2>/dev/null && kill -0 $f2 2>/dev/null && alive=1
 t0=$(date +%s%N)
 kill -INT $f1 $f2
-# (a publisher that still waits gets the daemon back after 10 s, and fails)
-for i in $(seq 100); do
-	kill -0 $f1 2>/dev/null || kill -0 $f2 2>/dev/null || break
-	sleep 0.1
-done
-took=$(( ($(date +%s%N) - t0) / 1000000 ))
-kill -CONT "$(cat "$W/stall.pid")"
-wait $f1
-r1=$?
-wait $f2
-r2=$?
-ldmsd_stop stall
-bad=0
-for f in stall stallm; do
-	sed "s/^/# $f: /" "$W/$f.out" "$W/$f.err"
-	taken=$(field "$W/$f.out" records)
-	pubs=$(field "$W/$f.out" published)
-	unds=$(field "$W/$f.out" undelivered)
-	noms=$(field "$W/$f.out" no_msg)
-	grep -q "the stop waits for the daemon (at most timeout=5000 ms; signal again: stop at once)" "$W/$f.err" &&
-		grep -q "stopped at once: what was not yet published is counted undelivered" "$W/$f.err" &&
-		[ -n "$taken" ] && [ "${unds:-0}" -gt 0 ] &&
-		[ $((pubs + unds + ${noms:-0})) = "$taken" ] || { echo "# $f: counts or messages wrong"; bad=1; }
-	case $f in stall) own=$(ls "$W"/ownst/blobs/pmcring.DAT.*) ;;
-	*) own=$(ls "$W"/ownstm/blobs/pmcring.DAT.*) ;; esac
-	"$PMCRING" stat "$own" >"$W/$f.stat" 2>&1 ||
-		{ sed "s/^/# $f: /" "$W/$f.stat"; bad=1; }
-done
+stalled stall $f1 $f2 stall stallm "the stop waits for the daemon (at most timeout=5000 ms; signal again: stop at once)"
+grep -q "stopped at once: what was not yet published is counted undelivered" "$W/stall.err" &&
+	grep -q "stopped at once: what was not yet published is counted undelivered" "$W/stallm.err" || bad=1
 ok $(( alive != 1 || r1 != 1 || r2 != 1 || took > 5000 || bad != 0 )) \
 	"daemon stopped (SIGSTOP), connection up: the first SIGINT waits and says so, the second stops both channels at once ($took ms, exit $r1 $r2), published + undelivered = taken, own files whole"
 
@@ -862,11 +871,11 @@ ok $(( alive != 1 || r1 != 1 || r2 != 1 || took > 5000 || bad != 0 )) \
 ldmsd_start stall2 "$stp" "stream_enable
 msg_enable
 default_quota quota=262144" || exit 1
-"$FEED" -n 200000 -r 20000 -p 8 -o "$W/ownt1" -j \
+"$FEED" -n 200000 -r 20000 -p 8 -o "$W/own-stallt" -j \
 	--ldms "host=127.0.0.1,port=$stp,stream=pmcstall,type=json,window=64,timeout=2000" \
 	>"$W/stallt.out" 2>"$W/stallt.err" &
 f1=$!
-"$FEED" -n 200000 -r 20000 -p 8 -d 1500 -o "$W/ownt2" \
+"$FEED" -n 200000 -r 20000 -p 8 -d 1500 -o "$W/own-stalld" \
 	--ldms "host=127.0.0.1,port=$stp,stream=pmcstallm,channel=msg,batch=65536,timeout=2000" \
 	>"$W/stalld.out" 2>"$W/stalld.err" &
 f2=$!
@@ -875,32 +884,7 @@ kill -STOP "$(cat "$W/stall2.pid")"
 sleep 1
 t0=$(date +%s%N)
 kill -TERM $f1
-for i in $(seq 100); do
-	kill -0 $f1 2>/dev/null || kill -0 $f2 2>/dev/null || break
-	sleep 0.1
-done
-took=$(( ($(date +%s%N) - t0) / 1000000 ))
-kill -CONT "$(cat "$W/stall2.pid")"
-wait $f1
-r1=$?
-wait $f2
-r2=$?
-ldmsd_stop stall2
-bad=0
-for f in stallt stalld; do
-	sed "s/^/# $f: /" "$W/$f.out" "$W/$f.err"
-	taken=$(field "$W/$f.out" records)
-	pubs=$(field "$W/$f.out" published)
-	unds=$(field "$W/$f.out" undelivered)
-	noms=$(field "$W/$f.out" no_msg)
-	grep -q "the daemon took nothing for timeout=2000 ms after the stop: stopped at once" "$W/$f.err" &&
-		[ -n "$taken" ] && [ "${unds:-0}" -gt 0 ] &&
-		[ $((pubs + unds + ${noms:-0})) = "$taken" ] || { echo "# $f: counts or messages wrong"; bad=1; }
-	case $f in stallt) own=$(ls "$W"/ownt1/blobs/pmcring.DAT.*) ;;
-	*) own=$(ls "$W"/ownt2/blobs/pmcring.DAT.*) ;; esac
-	"$PMCRING" stat "$own" >"$W/$f.stat" 2>&1 ||
-		{ sed "s/^/# $f: /" "$W/$f.stat"; bad=1; }
-done
+stalled stall2 $f1 $f2 stallt stalld "the daemon took nothing for timeout=2000 ms after the stop: stopped at once"
 ok $(( r1 != 1 || r2 != 1 || took > 6000 || bad != 0 )) \
 	"daemon stopped, one SIGTERM (stream channel) or -d 1500 (channel=msg): given up timeout=2000 ms after the stop ($took ms after the SIGTERM, exit $r1 $r2), published + undelivered = taken, own files whole"
 

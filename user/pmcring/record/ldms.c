@@ -732,7 +732,7 @@ static bool pub_reconnect(struct ldms_pub *p)
  */
 static int pub_msg(struct ldms_pub *p, const void *msg, size_t len)
 {
-	uint64_t since = pub_now_ns();
+	uint64_t since = 0;	/* the first refusal's: no clock per message */
 	struct timespec until;
 	int rc;
 
@@ -743,6 +743,8 @@ static int pub_msg(struct ldms_pub *p, const void *msg, size_t len)
 					NULL, 0444, msg, len);
 		if (rc != EAGAIN && rc != ENOBUFS)
 			return rc;
+		if (!since)
+			since = pub_now_ns();
 		pub_waiting(p, since);
 		if (pub_cut(p))
 			return ECANCELED;

@@ -330,17 +330,20 @@ lint: ksrc
 CHECK_ARM64 ?= 1
 check: DEB_PKGS += linux-headers-amd64 linux-headers-6.12-amd64 \
 		   linux-image-6.12-amd64
+# The builds go CHECK_JOBS at a time (default: every CPU; 316 s -> 207 s
+# on 2 cores for the x86, 6.12 and arm64 builds with LDMS).
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: deps
 ifeq ($(ARCH),amd64)
-	@$(MAKE) all ldms
-	@if [ "$(KVER)" != 6.12 ]; then $(MAKE) kmod KVER=6.12; fi
+	@$(MAKE) -j$(CHECK_JOBS) all ldms
+	@if [ "$(KVER)" != 6.12 ]; then $(MAKE) -j$(CHECK_JOBS) kmod KVER=6.12; fi
 ifeq ($(CHECK_ARM64),1)
 	@$(MAKE) deps ARCH=arm64
-	@$(MAKE) all ARCH=arm64
+	@$(MAKE) -j$(CHECK_JOBS) all ARCH=arm64
 endif
 else
-	@$(MAKE) all ldms ARCH=amd64
-	@$(MAKE) all
+	@$(MAKE) -j$(CHECK_JOBS) all ldms ARCH=amd64
+	@$(MAKE) -j$(CHECK_JOBS) all
 endif
 	@ARCH=$(ARCH) CHECK_ARM64=$(CHECK_ARM64) KVER=$(KVER) KREL=$(KREL) \
 		$(TOP)/selftests/lib/check.sh

@@ -246,7 +246,7 @@ else
 	took "VM suite"
 
 	# -- 3b. cli_matrix: the record x format x stop matrix -------------------
-	# Its own VM.  Its 68 cells each reload the module and place its
+	# Its own VM.  Its SIGKILL cells reload the module, every cell places its
 	# kprobes and tracepoints while the workload runs: under QEMU 7.2's
 	# multi-threaded TCG that live text patching hung the 6.1 guest in 3
 	# of about 7 runs on 25 Nov (a vCPU kept running QEMU's stale

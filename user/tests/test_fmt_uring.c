@@ -29,6 +29,7 @@
 #include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/uio.h>
+#include <limits.h>
 
 #include "libpmcring_test.h"
 #include "test_fmt_common.h"
@@ -108,6 +109,8 @@ static const char *idle_load;
  * choice act on them, else CONSUMER_IDLE_MIN_BYTES keeps them on pwritev().
  */
 static uint64_t idle_min;
+/* and UINT_MAX lets it act on batches of any number of writes */
+static unsigned int idle_max_ops = UINT_MAX;
 
 /* CPUs this process may run on: consumer_set_idle() wants two. */
 static int check_pick_cpus(void)
@@ -130,6 +133,10 @@ static void set_idle(struct consumer *c)
 	CHECK(c->idle_min_bytes == CONSUMER_IDLE_MIN_BYTES,
 	      "consumer_set_idle(): small batches on pwritev() by default");
 	c->idle_min_bytes = idle_min;
+	CHECK(c->idle_max_ops == CONSUMER_IDLE_MAX_OPS,
+	      "consumer_set_idle(): batches of many writes on pwritev() by "
+	      "default");
+	c->idle_max_ops = idle_max_ops;
 	idle_calls = 0;
 	if (!idle_load) {
 		c->idle_hook = idle_hook;
@@ -163,6 +170,44 @@ static void check_idle_load(const char *dir, const char *ref,
 	      "runnable \"%.*s\": %llu of %llu batches with io_uring, want %s",
 	      (int)strcspn(line, "\n"), line, (unsigned long long)idle_uring,
 	      (unsigned long long)idle_batches, want_uring ? "all" : "none");
+	unlink(load);
+}
+
+/*
+ * CONSUMER_IDLE_MAX_OPS on an idle machine (a runnable count of one):
+ * pmclog's batches (one write each) all with io_uring, blob's (DAT,
+ * OFFSET, TYPE and TIMING: four) all with pwritev(), the same files.
+ */
+static void check_idle_ops(const char *dir)
+{
+	char path[300], ref[300], load[300];
+	FILE *f;
+
+	snprintf(load, sizeof(load), "%s/loadavg", dir);
+	f = fopen(load, "w");
+	REQUIRE(f && fputs("0.50 0.40 0.30 1/100 4242\n", f) >= 0 &&
+		!fclose(f), "write %s", load);
+	idle_load = load;
+	idle_max_ops = CONSUMER_IDLE_MAX_OPS;
+	snprintf(path, sizeof(path), "%s/ops.pmclog", dir);
+	record(FMT_PMCLOG, path, true);
+	snprintf(ref, sizeof(ref), "%s/sync.pmclog", dir);
+	compare("pmclog, one write a batch, the idle choice", ref, path);
+	CHECK(idle_batches > 2 && idle_uring == idle_batches,
+	      "pmclog: %llu of %llu batches with io_uring, want all",
+	      (unsigned long long)idle_uring,
+	      (unsigned long long)idle_batches);
+	snprintf(path, sizeof(path), "%s/ops", dir);
+	record(FMT_BLOB, path, true);
+	snprintf(path, sizeof(path), "%s/ops/c/all.DAT.1700000000", dir);
+	snprintf(ref, sizeof(ref), "%s/sync/c/all.DAT.1700000000", dir);
+	compare("blob DAT, four writes a batch, the idle choice", ref, path);
+	CHECK(idle_batches > 2 && idle_uring == 0,
+	      "blob: %llu of %llu batches with io_uring, want none (more "
+	      "than %u writes each)", (unsigned long long)idle_uring,
+	      (unsigned long long)idle_batches, CONSUMER_IDLE_MAX_OPS);
+	idle_max_ops = UINT_MAX;
+	idle_load = NULL;
 	unlink(load);
 }
 
@@ -837,6 +882,7 @@ int main(void)
 		snprintf(b, sizeof(b), "%s/idle/c/all.DAT.1700000000", dir);
 		compare("blob DAT io_uring and pwritev in turn vs pwritev", a,
 			b);
+		check_idle_ops(dir);
 	}
 	/*
 	 * Without TIMING the records take blob's direct path (fmt_direct()'s

@@ -149,6 +149,7 @@ int consumer_set_idle(struct consumer *c)
 	c->idle_cpus = (unsigned int)n;
 	c->idle_ns = 0;
 	c->idle_min_bytes = CONSUMER_IDLE_MIN_BYTES;
+	c->idle_max_ops = CONSUMER_IDLE_MAX_OPS;
 	return 0;
 }
 
@@ -198,12 +199,23 @@ static bool idle_cpu(struct consumer *c)
 
 static int land(struct consumer *c);
 
-/*
- * consumer_set_idle(): run the next batch, of @bytes, with pwritev()?
- * Lands first.
- */
-static int idle_sync(struct consumer *c, uint64_t bytes, bool *sync)
+/* The writes batch @b makes (prepared here: both paths prepare it). */
+static unsigned int batch_ops(struct out_batch *b)
 {
+	unsigned int i, n = 0;
+
+	out_batch_prepare(b);
+	for (i = 0; i < b->nr_ops; i++)
+		n += b->ops[i].len != 0;
+	return n;
+}
+
+/*
+ * consumer_set_idle(): run batch @b with pwritev()?  Lands first.
+ */
+static int idle_sync(struct consumer *c, struct out_batch *b, bool *sync)
+{
+	unsigned int ops;
 	uint64_t now;
 
 	*sync = false;
@@ -218,8 +230,16 @@ static int idle_sync(struct consumer *c, uint64_t bytes, bool *sync)
 			c->idle_ns = now;
 		}
 	}
-	/* a small batch: pwritev() whatever the CPUs, the score kept */
-	*sync = c->idle_sync || bytes < c->idle_min_bytes;
+	/*
+	 * A small batch, many writes or none (nothing to hand a worker):
+	 * pwritev() whatever the CPUs.
+	 */
+	if (!c->idle_sync && b->bytes >= c->idle_min_bytes) {
+		ops = batch_ops(b);
+		*sync = !ops || ops > c->idle_max_ops;
+	} else {
+		*sync = true;
+	}
 	/* to pwritev(): the batches in flight first, the files in order */
 	if (*sync && c->nr_fly)
 		return land(c);
@@ -490,7 +510,7 @@ static int consumer_run(struct consumer *c, bool wait)
 			return write_failed(c, &cb->b, err);
 	}
 	if (!sync) {
-		err = idle_sync(c, cb->b.bytes, &sync);
+		err = idle_sync(c, &cb->b, &sync);
 		if (err)
 			return err;
 	}

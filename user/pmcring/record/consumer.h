@@ -160,6 +160,7 @@ struct consumer {
 	bool			(*idle_hook)(void *ctx);
 	void			*idle_ctx;
 	uint64_t		idle_min_bytes;	/* smaller: pwritev() */
+	unsigned int		idle_max_ops;	/* more writes: pwritev() */
 	/*
 	 * The DROPNOTIFY of consumer_unannounced(): a batch may point to
 	 * it until it is on disk, so it lives as long as the batches.
@@ -225,6 +226,17 @@ int consumer_set_direct(struct consumer *c, unsigned int depth);
  * 76,000 records/s of the recorder's own, against 400 with pwritev()).
  */
 #define CONSUMER_IDLE_MIN_BYTES	(64u << 10)
+/*
+ * A batch of more writes than this goes with pwritev() whatever the CPUs:
+ * io_uring runs a batch's writes as one linked chain, and each write after
+ * the first that the file cannot take at once goes to an io-wq worker
+ * again.  Measured on an idle host (make bench, native drain, 2026-11-29):
+ * blob (three files a segment: six writes or more a batch) drained at
+ * 0.37-0.45 of pmclog's rate with io_uring against 0.71-0.81 with
+ * pwritev(), on tmpfs and ext4; pmclog (one write) and barman (its frames
+ * and its header: two) are kept on the choice.
+ */
+#define CONSUMER_IDLE_MAX_OPS	2u
 int consumer_set_idle(struct consumer *c);
 void consumer_fini(struct consumer *c);
 int consumer_begin(struct consumer *c);

@@ -1159,7 +1159,7 @@ int cmd_record(int argc, char **argv)
 	if (!r->o.quiet && !ret) {
 		double secs = (double)(now_ns(CLOCK_MONOTONIC) - r->t_enable) / 1e9;
 		uint64_t back, lost = total_lost(r->s, &back);
-		char dio[48] = "", how[128];
+		char dio[48] = "", how[192];
 
 		/* --direct-io: and how many writes the consumer kept in flight */
 		if (r->c.dio)
@@ -1171,7 +1171,8 @@ int cmd_record(int argc, char **argv)
 		    r->c.st.uring_batches < r->c.st.batches)
 			snprintf(how, sizeof(how), "io_uring for %" PRIu64
 				 " of %" PRIu64 " batches, read/write for "
-				 "small ones or while no CPU was idle",
+				 "small ones, those of many writes or while "
+				 "no CPU was idle",
 				 r->c.st.uring_batches,
 				 r->c.st.batches);
 		else

@@ -232,8 +232,8 @@ int consumer_set_direct(struct consumer *c, unsigned int depth);
  * the first that the file cannot take at once goes to an io-wq worker
  * again.  Measured on an idle host (make bench, native drain, 2026-11-29):
  * blob (three files a segment: six writes or more a batch) drained at
- * 0.37-0.45 of pmclog's rate with io_uring against 0.71-0.81 with
- * pwritev(), on tmpfs and ext4; pmclog (one write) and barman (its frames
+ * 0.65-0.82 of its own pwritev() rate with io_uring, at 1.4-1.5x the CPU
+ * per record, on tmpfs and ext4; pmclog (one write) and barman (its frames
  * and its header: two) are kept on the choice.
  */
 #define CONSUMER_IDLE_MAX_OPS	2u
